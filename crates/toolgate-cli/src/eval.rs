@@ -1,0 +1,108 @@
+//! `toolgate eval`: retrieval metrics per strategy on a query set.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use anyhow::{Context, bail};
+use serde_json::{Map, Value, json};
+use toolgate::Strategy;
+use toolgate::eval::{Report, evaluate, load_queries};
+
+use crate::Outcome;
+
+/// Arguments of `toolgate eval`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The catalog to search (JSONL or a tools/list map).
+    #[arg(long, value_name = "FILE", required_unless_present = "set")]
+    catalog: Option<PathBuf>,
+    /// The queries with gold tools (JSONL).
+    #[arg(long, value_name = "FILE", required_unless_present = "set")]
+    queries: Option<PathBuf>,
+    /// A bench set folder holding catalog.jsonl and queries.jsonl (instead of both files).
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["catalog", "queries"])]
+    set: Option<PathBuf>,
+    /// The K of Recall@K, comma-separated.
+    #[arg(long, value_name = "K,...", value_delimiter = ',', default_values_t = [1, 5, 10])]
+    k: Vec<usize>,
+    /// One strategy (keyword, bm25, bm25f) or `all`, side by side in one run.
+    #[arg(long, value_name = "NAME|all", default_value = "all")]
+    strategy: String,
+    /// Print the stable JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let (catalog_path, queries_path) = match (&args.set, &args.catalog, &args.queries) {
+        (Some(dir), _, _) => (dir.join("catalog.jsonl"), dir.join("queries.jsonl")),
+        (None, Some(c), Some(q)) => (c.clone(), q.clone()),
+        _ => bail!("give --catalog FILE and --queries FILE, or --set DIR"),
+    };
+    if args.k.is_empty() || args.k.contains(&0) {
+        bail!("--k takes positive whole numbers, such as 1,5,10");
+    }
+    let strategies: Vec<Strategy> = if args.strategy == "all" {
+        Strategy::ALL.to_vec()
+    } else {
+        vec![args.strategy.parse::<Strategy>()?]
+    };
+    let catalog = crate::load_catalog(Some(&catalog_path))?;
+    let text = std::fs::read_to_string(&queries_path)
+        .with_context(|| format!("{}: cannot read", queries_path.display()))?;
+    let queries = load_queries(&queries_path.display().to_string(), &text, &catalog)?;
+    let reports: Vec<Report> = strategies.iter().map(|&s| evaluate(&catalog, &queries, s, &args.k)).collect();
+    if args.json {
+        let mut strategies = Map::new();
+        for r in &reports {
+            strategies.insert(r.strategy.as_str().to_owned(), report_json(r));
+        }
+        let v = json!({
+            "catalog": catalog_path.display().to_string(),
+            "queries": queries_path.display().to_string(),
+            "tools": catalog.len(),
+            "query_count": queries.len(),
+            "strategies": strategies,
+            "default": Strategy::DEFAULT.as_str(),
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+    } else {
+        writeln!(out, "{} tools, {} queries ({})", catalog.len(), queries.len(), queries_path.display())?;
+        let mut head = String::from("strategy ");
+        for k in &args.k {
+            head.push_str(&format!("  R@{k:<4}"));
+        }
+        writeln!(out, "{head}  nDCG@10  MRR     done@5  p50 µs")?;
+        for r in &reports {
+            let mut line = format!("{:<9}", r.strategy.as_str());
+            for k in &args.k {
+                line.push_str(&format!("  {:.3} ", r.all.recall[k]));
+            }
+            let mark = if r.strategy == Strategy::DEFAULT { "  (default)" } else { "" };
+            writeln!(
+                out,
+                "{line}  {:.3}    {:.3}   {:.3}   {:.1}{mark}",
+                r.all.ndcg10, r.all.mrr, r.all.complete5, r.query_p50_us
+            )?;
+        }
+    }
+    Ok(Outcome::Found)
+}
+
+fn report_json(r: &Report) -> Value {
+    let mut m = r.all.to_json();
+    let group = |g: Vec<(String, &toolgate::eval::Metrics)>| -> Value {
+        Value::Object(g.into_iter().map(|(k, v)| (k, Value::Object(v.to_json()))).collect())
+    };
+    m.insert("by_lang".into(), group(r.by_lang.iter().map(|(k, v)| (k.clone(), v)).collect()));
+    m.insert(
+        "by_gold_level".into(),
+        group(r.by_level.iter().map(|(k, v)| (k.as_str().to_owned(), v)).collect()),
+    );
+    m.insert("by_gold_size".into(), group(r.by_gold_size.iter().map(|(k, v)| (k.clone(), v)).collect()));
+    let round = |x: f64| (x * 10.0).round() / 10.0;
+    m.insert("query_p50_us".into(), json!(round(r.query_p50_us)));
+    m.insert("query_p99_us".into(), json!(round(r.query_p99_us)));
+    m.insert("build_ms".into(), json!(round(r.build_ms)));
+    Value::Object(m)
+}

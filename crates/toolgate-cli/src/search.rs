@@ -1,0 +1,120 @@
+//! `toolgate search`: one tool_search query over a catalog.
+
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde_json::{Value, json};
+use toolgate::Strategy;
+use toolgate::search::{Explanation, Index, Request};
+
+use crate::Outcome;
+use crate::output::{one_line, score_json};
+
+/// Arguments of `toolgate search`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// A JSONL catalog or a JSON map of server → tools/list result (default: the embedded
+    /// catalog of 527 real MCP tools).
+    #[arg(long, value_name = "FILE")]
+    catalog: Option<PathBuf>,
+    /// The ranker for free keywords: keyword, bm25 or bm25f.
+    #[arg(long, value_name = "NAME", default_value_t = Strategy::DEFAULT)]
+    strategy: Strategy,
+    /// How many tools at most.
+    #[arg(long, value_name = "N", default_value_t = 5)]
+    limit: usize,
+    /// Print the stable JSON object instead of text.
+    #[arg(long)]
+    json: bool,
+    /// Show each field's contribution to each hit's score.
+    #[arg(long)]
+    explain: bool,
+    /// The query: keywords in any language, `select:a,b`, a tool name, `server__`, `+required`.
+    #[arg(required = true, num_args = 1.., value_name = "QUERY")]
+    query: Vec<String>,
+}
+
+pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let catalog = crate::load_catalog(args.catalog.as_ref())?;
+    let index = Index::builder().strategy(args.strategy).build(&catalog);
+    let query = args.query.join(" ");
+    let found = index.search(Request::new(&query, args.limit));
+    let explanations: Vec<Explanation> = if args.explain {
+        found.hits.iter().map(|h| index.explain(&query, h.tool)).collect()
+    } else {
+        Vec::new()
+    };
+    if args.json {
+        let matches: Vec<Value> = found
+            .hits
+            .iter()
+            .enumerate()
+            .map(|(i, h)| {
+                let t = catalog.tool(h.tool);
+                let mut m = json!({
+                    "name": t.qualified_name(),
+                    "server": t.server(),
+                    "tool": t.name(),
+                    "score": score_json(h.score),
+                    "description": t.description(),
+                });
+                if let Some(e) = explanations.get(i) {
+                    m["explain"] = explanation_json(e);
+                }
+                m
+            })
+            .collect();
+        let v = json!({
+            "query": query,
+            "strategy": args.strategy.as_str(),
+            "matches": matches,
+            "already_loaded": [],
+            "unmatched_terms": found.unmatched_terms,
+            "pending_servers": [],
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+    } else if found.hits.is_empty() {
+        writeln!(out, "No tools matched \"{query}\".")?;
+    } else {
+        for (i, h) in found.hits.iter().enumerate() {
+            let t = catalog.tool(h.tool);
+            let score = if h.score.is_finite() { format!("{:.3}", h.score) } else { "exact".to_owned() };
+            writeln!(out, "{:>2}. {}  [{score}]", i + 1, t.qualified_name())?;
+            let desc = one_line(t.description(), 160);
+            if !desc.is_empty() {
+                writeln!(out, "    {desc}")?;
+            }
+            if let Some(e) = explanations.get(i) {
+                write_explanation(out, e)?;
+            }
+        }
+    }
+    if !args.json && !found.unmatched_terms.is_empty() {
+        writeln!(out, "Terms that matched no tool: {}", found.unmatched_terms.join(", "))?;
+    }
+    Ok(if found.hits.is_empty() { Outcome::Nothing } else { Outcome::Found })
+}
+
+fn explanation_json(e: &Explanation) -> Value {
+    let terms: Vec<Value> = e
+        .terms
+        .iter()
+        .map(|t| {
+            let fields: serde_json::Map<String, Value> =
+                t.fields.iter().map(|(f, s)| ((*f).to_owned(), score_json(*s))).collect();
+            json!({"term": t.term, "fields": fields})
+        })
+        .collect();
+    json!({"via": e.via, "terms": terms})
+}
+
+fn write_explanation(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
+    if e.terms.is_empty() {
+        return writeln!(out, "    via {}", e.via);
+    }
+    for t in &e.terms {
+        let parts: Vec<String> = t.fields.iter().map(|(f, s)| format!("{f} {s:.3}")).collect();
+        writeln!(out, "    {:<16} {}", t.term, parts.join(" + "))?;
+    }
+    Ok(())
+}

@@ -1,0 +1,151 @@
+//! `toolgate tokens`: what deferral saves.
+//!
+//! Counts, with the real `o200k_base` tokenizer, the tokens of sending every definition in full
+//! against the first request with everything deferred: the core tools' definitions, the
+//! `tool_search` meta-tool and the frozen announcement of the deferred names.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+
+use serde_json::{Map, Value, json};
+use toolgate::defer::is_deferred;
+use toolgate::request::{frozen_announcement, tool_search_tool};
+use toolgate::tokens::TokenCounter;
+
+use crate::Outcome;
+
+/// Arguments of `toolgate tokens`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// A JSONL catalog or a JSON map of server → tools/list result (default: the embedded
+    /// catalog of 527 real MCP tools).
+    #[arg(long, value_name = "FILE")]
+    catalog: Option<PathBuf>,
+    /// Print the stable JSON object instead of a table.
+    #[arg(long)]
+    json: bool,
+}
+
+/// The tools and definition tokens of one server.
+#[derive(Debug, Default, Clone, Copy)]
+struct ServerTokens {
+    tools: usize,
+    tokens: usize,
+}
+
+/// Everything `toolgate tokens` reports.
+#[derive(Debug)]
+struct Figures {
+    tools: usize,
+    deferred_tools: usize,
+    core_tools: usize,
+    full_load_tokens: usize,
+    core_tokens: usize,
+    tool_search_tokens: usize,
+    announcement_tokens: usize,
+    by_server: BTreeMap<String, ServerTokens>,
+}
+
+impl Figures {
+    fn first_request_tokens(&self) -> usize {
+        self.core_tokens + self.tool_search_tokens + self.announcement_tokens
+    }
+
+    /// Tokens the first request saves against a full load (negative when deferral costs more).
+    fn saved_tokens(&self) -> i64 {
+        self.full_load_tokens as i64 - self.first_request_tokens() as i64
+    }
+
+    /// The saving as a share of the full load, 0 for an empty load.
+    fn saved_share(&self) -> f64 {
+        if self.full_load_tokens == 0 {
+            0.0
+        } else {
+            self.saved_tokens() as f64 / self.full_load_tokens as f64
+        }
+    }
+}
+
+fn count(catalog: &toolgate::Catalog) -> Figures {
+    let counter = TokenCounter::get();
+    let mut f = Figures {
+        tools: catalog.len(),
+        deferred_tools: 0,
+        core_tools: 0,
+        full_load_tokens: 0,
+        core_tokens: 0,
+        tool_search_tokens: counter.definition(&tool_search_tool()),
+        announcement_tokens: 0,
+        by_server: BTreeMap::new(),
+    };
+    let mut deferred_names: Vec<&str> = Vec::new();
+    for tool in catalog.tools() {
+        let tokens = counter.definition(tool);
+        f.full_load_tokens += tokens;
+        let server = f.by_server.entry(tool.server().to_owned()).or_default();
+        server.tools += 1;
+        server.tokens += tokens;
+        if is_deferred(tool) {
+            f.deferred_tools += 1;
+            deferred_names.push(tool.qualified_name());
+        } else {
+            f.core_tools += 1;
+            f.core_tokens += tokens;
+        }
+    }
+    f.announcement_tokens = counter.count(&frozen_announcement(deferred_names));
+    f
+}
+
+pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let catalog = crate::load_catalog(args.catalog.as_ref())?;
+    let f = count(&catalog);
+    if args.json {
+        let by_server: Map<String, Value> = f
+            .by_server
+            .iter()
+            .map(|(name, s)| (name.clone(), json!({"tools": s.tools, "tokens": s.tokens})))
+            .collect();
+        let v = json!({
+            "tokenizer": TokenCounter::NAME,
+            "tools": f.tools,
+            "full_load_tokens": f.full_load_tokens,
+            "first_request_tokens": f.first_request_tokens(),
+            "by_server": by_server,
+            "deferred_tools": f.deferred_tools,
+            "core_tools": f.core_tools,
+            "tool_search_tokens": f.tool_search_tokens,
+            "announcement_tokens": f.announcement_tokens,
+            "saved_tokens": f.saved_tokens(),
+            "saved_share": (f.saved_share() * 10_000.0).round() / 10_000.0,
+        });
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+        return Ok(Outcome::Found);
+    }
+    writeln!(out, "tokenizer              {}", TokenCounter::NAME)?;
+    writeln!(
+        out,
+        "tools                  {} ({} deferred, {} core)",
+        f.tools, f.deferred_tools, f.core_tools
+    )?;
+    writeln!(out, "full load              {} tokens", f.full_load_tokens)?;
+    writeln!(
+        out,
+        "first request          {} tokens (core {} + tool_search {} + announcement {})",
+        f.first_request_tokens(),
+        f.core_tokens,
+        f.tool_search_tokens,
+        f.announcement_tokens
+    )?;
+    writeln!(out, "saved                  {} tokens ({:.1}%)", f.saved_tokens(), f.saved_share() * 100.0)?;
+    let mut servers: Vec<(&String, &ServerTokens)> = f.by_server.iter().collect();
+    servers.sort_by(|a, b| b.1.tokens.cmp(&a.1.tokens).then_with(|| a.0.cmp(b.0)));
+    let width = servers.iter().map(|(n, _)| n.chars().count()).max().unwrap_or(0).max("server".len());
+    writeln!(out)?;
+    writeln!(out, "{:<width$}  {:>5}  {:>7}", "server", "tools", "tokens")?;
+    for (name, s) in servers {
+        writeln!(out, "{name:<width$}  {:>5}  {:>7}", s.tools, s.tokens)?;
+    }
+    Ok(Outcome::Found)
+}

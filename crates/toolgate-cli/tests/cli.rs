@@ -1,0 +1,371 @@
+//! Integration tests of the `toolgate` binary: golden `--json` outputs, the query language as
+//! seen from the command line, exit codes and error messages.
+//!
+//! Every command runs with the crate directory as its working directory and relative paths, so
+//! that the paths echoed in JSON are stable. Golden files live in `tests/golden/`; run with
+//! `UPDATE_GOLDEN=1` to rewrite them from the current output.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+const SMALL_CATALOG: &str = "tests/fixtures/small.jsonl";
+const SMALL_QUERIES: &str = "tests/fixtures/small-queries.jsonl";
+const BAD_CATALOG: &str = "tests/fixtures/bad-line3.jsonl";
+const SCREENSHOT_QUERY: &str = "take a screenshot of a web page";
+/// Three real qualified names of the embedded catalog, from three servers.
+const SELECTED: [&str; 3] =
+    ["playwright__playwright_screenshot", "12306-mcp__get-tickets", "yahoo-finance__get_current_stock_price"];
+/// Latency fields of `eval --json`, which vary from run to run.
+const LATENCY_KEYS: [&str; 3] = ["query_p50_us", "query_p99_us", "build_ms"];
+
+fn crate_dir() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Runs `toolgate` with `args` in the crate directory.
+fn toolgate(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(args)
+        .current_dir(crate_dir())
+        .output()
+        .unwrap_or_else(|e| panic!("cannot run toolgate {args:?}: {e}"))
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).expect("stdout is UTF-8")
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8(o.stderr.clone()).expect("stderr is UTF-8")
+}
+
+/// Runs `toolgate` and checks the exit code.
+fn toolgate_exit(args: &[&str], code: i32) -> Output {
+    let o = toolgate(args);
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "toolgate {args:?}: expected exit {code}\n--- stdout\n{}\n--- stderr\n{}",
+        stdout(&o),
+        stderr(&o)
+    );
+    o
+}
+
+/// Runs `toolgate` expecting success and parses its JSON output.
+fn toolgate_json(args: &[&str]) -> Value {
+    let o = toolgate_exit(args, 0);
+    serde_json::from_str(&stdout(&o))
+        .unwrap_or_else(|e| panic!("toolgate {args:?}: not JSON: {e}\n{}", stdout(&o)))
+}
+
+/// The qualified names of a `search --json` result, in order.
+fn match_names(v: &Value) -> Vec<String> {
+    v["matches"]
+        .as_array()
+        .expect("`matches` is an array")
+        .iter()
+        .map(|m| m["name"].as_str().expect("match name is a string").to_owned())
+        .collect()
+}
+
+fn golden_path(name: &str) -> PathBuf {
+    crate_dir().join("tests/golden").join(name)
+}
+
+/// Compares `actual` with the golden file `name`, or rewrites it when `UPDATE_GOLDEN=1`.
+fn check_golden(name: &str, actual: &str) {
+    let path = golden_path(name);
+    if std::env::var("UPDATE_GOLDEN").as_deref() == Ok("1") {
+        std::fs::write(&path, actual).unwrap_or_else(|e| panic!("cannot write {}: {e}", path.display()));
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+        panic!("cannot read golden file {}: {e}\n(run with UPDATE_GOLDEN=1 to create it)", path.display())
+    });
+    if expected == actual {
+        return;
+    }
+    let exp: Vec<&str> = expected.lines().collect();
+    let act: Vec<&str> = actual.lines().collect();
+    let mut diff = String::new();
+    let mut shown = 0;
+    for i in 0..exp.len().max(act.len()) {
+        let (e, a) = (exp.get(i), act.get(i));
+        if e == a {
+            continue;
+        }
+        if shown == 20 {
+            diff.push_str("  ... (more differences)\n");
+            break;
+        }
+        shown += 1;
+        diff.push_str(&format!("  line {}:\n", i + 1));
+        diff.push_str(&format!("    - {}\n", e.copied().unwrap_or("<missing>")));
+        diff.push_str(&format!("    + {}\n", a.copied().unwrap_or("<missing>")));
+    }
+    if shown == 0 {
+        diff.push_str("  (the files differ only in line endings or a final newline)\n");
+    }
+    panic!(
+        "output differs from golden file {} ({} lines expected, {} actual; `-` golden, `+` actual):\n{diff}\
+         If the change is intended, rerun with UPDATE_GOLDEN=1 and review the diff.",
+        path.display(),
+        exp.len(),
+        act.len()
+    );
+}
+
+/// Runs `toolgate` expecting success and checks its stdout against a golden file.
+fn check_golden_output(name: &str, args: &[&str]) {
+    let o = toolgate_exit(args, 0);
+    let out = stdout(&o);
+    serde_json::from_str::<Value>(&out).unwrap_or_else(|e| panic!("toolgate {args:?}: not JSON: {e}\n{out}"));
+    check_golden(name, &out);
+}
+
+/// Replaces every latency value in `v` with 0, after checking it is a number; returns how many
+/// were found.
+fn zero_latencies(v: &mut Value) -> usize {
+    match v {
+        Value::Object(map) => {
+            let mut n = 0;
+            for (k, child) in map.iter_mut() {
+                if LATENCY_KEYS.contains(&k.as_str()) {
+                    assert!(child.is_number(), "`{k}` must be a number, got {child}");
+                    *child = Value::from(0);
+                    n += 1;
+                } else {
+                    n += zero_latencies(child);
+                }
+            }
+            n
+        }
+        Value::Array(items) => items.iter_mut().map(zero_latencies).sum(),
+        _ => 0,
+    }
+}
+
+#[test]
+fn golden_search_json_screenshot_query_on_embedded_catalog() {
+    check_golden_output("search-screenshot.json", &["search", "--json", SCREENSHOT_QUERY]);
+}
+
+#[test]
+fn golden_search_json_select_three_names() {
+    let query = format!("select:{}", SELECTED.join(","));
+    check_golden_output("search-select.json", &["search", "--json", &query]);
+}
+
+#[test]
+fn golden_search_json_on_small_fixture_catalog() {
+    check_golden_output(
+        "search-small.json",
+        &["search", "--json", "--catalog", SMALL_CATALOG, "weather forecast for the next days"],
+    );
+}
+
+#[test]
+fn golden_tokens_json_on_embedded_catalog() {
+    check_golden_output("tokens-embedded.json", &["tokens", "--json"]);
+}
+
+#[test]
+fn golden_eval_json_all_strategies_on_small_fixture_with_latencies_zeroed() {
+    let args =
+        ["eval", "--json", "--catalog", SMALL_CATALOG, "--queries", SMALL_QUERIES, "--strategy", "all"];
+    let mut v = toolgate_json(&args);
+    let strategies = v["strategies"].as_object().expect("`strategies` is an object");
+    assert_eq!(strategies.keys().map(String::as_str).collect::<Vec<_>>(), ["bm25", "bm25f", "keyword"]);
+    for (name, s) in strategies {
+        for key in LATENCY_KEYS {
+            assert!(
+                s.get(key).is_some_and(Value::is_number),
+                "strategy {name}: `{key}` missing or not a number"
+            );
+        }
+    }
+    assert_eq!(
+        zero_latencies(&mut v),
+        3 * LATENCY_KEYS.len(),
+        "latency fields appear only once per strategy"
+    );
+    assert_eq!(v["catalog"], SMALL_CATALOG);
+    assert_eq!(v["queries"], SMALL_QUERIES);
+    let text = serde_json::to_string_pretty(&v).expect("JSON serialises") + "\n";
+    check_golden("eval-small.json", &text);
+}
+
+#[test]
+fn screenshot_query_ranks_a_screenshot_tool_first() {
+    let v = toolgate_json(&["search", "--json", SCREENSHOT_QUERY]);
+    let names = match_names(&v);
+    let first = names.first().expect("at least one match");
+    assert!(first.contains("screenshot"), "first match {first} (all: {names:?})");
+    assert_eq!(v["query"], SCREENSHOT_QUERY);
+    assert_eq!(v["strategy"], "bm25f");
+}
+
+#[test]
+fn select_query_returns_exactly_the_three_named_tools() {
+    let query = format!("select:{}", SELECTED.join(","));
+    let v = toolgate_json(&["search", "--json", &query]);
+    assert_eq!(match_names(&v), SELECTED);
+    for m in v["matches"].as_array().unwrap() {
+        assert!(m["score"].is_null(), "select hits have no finite score: {m}");
+    }
+    assert_eq!(v["unmatched_terms"], serde_json::json!([]));
+}
+
+#[test]
+fn select_query_reports_unknown_names_as_unmatched() {
+    let v = toolgate_json(&["search", "--json", "select:playwright__playwright_screenshot,no_such__tool"]);
+    assert_eq!(match_names(&v), ["playwright__playwright_screenshot"]);
+    assert_eq!(v["unmatched_terms"], serde_json::json!(["no_such__tool"]));
+}
+
+#[test]
+fn exact_qualified_name_query_returns_that_tool_first() {
+    for name in SELECTED {
+        let v = toolgate_json(&["search", "--json", name]);
+        let names = match_names(&v);
+        assert_eq!(names.first().map(String::as_str), Some(name), "query {name}: {names:?}");
+        assert!(v["matches"][0]["score"].is_null(), "an exact-name hit has no finite score");
+    }
+}
+
+#[test]
+fn required_term_keeps_only_matches_containing_it() {
+    let has_stock = |m: &Value| {
+        let text = format!("{} {}", m["name"].as_str().unwrap(), m["description"].as_str().unwrap());
+        text.to_lowercase().contains("stock")
+    };
+    let loose = toolgate_json(&["search", "--json", "--limit", "10", "stock price"]);
+    assert!(
+        loose["matches"].as_array().unwrap().iter().any(|m| !has_stock(m)),
+        "without `+`, some match lacks the term (else this test shows nothing): {:?}",
+        match_names(&loose)
+    );
+    let strict = toolgate_json(&["search", "--json", "--limit", "10", "+stock price"]);
+    let matches = strict["matches"].as_array().unwrap();
+    assert!(matches.len() >= 5, "{:?}", match_names(&strict));
+    for m in matches {
+        assert!(has_stock(m), "{} has no `stock` in its name or description", m["name"]);
+    }
+}
+
+#[test]
+fn chinese_train_ticket_query_finds_12306_tools_with_get_tickets_in_top_3() {
+    let v = toolgate_json(&["search", "--json", "帮我查一下明天上海到北京的火车余票"]);
+    let matches = v["matches"].as_array().unwrap();
+    assert_eq!(matches.len(), 5, "{:?}", match_names(&v));
+    let servers: Vec<&str> = matches.iter().map(|m| m["server"].as_str().unwrap()).collect();
+    assert_eq!(servers[0], "12306-mcp", "top 5: {:?}", match_names(&v));
+    assert!(servers.iter().filter(|s| **s == "12306-mcp").count() >= 3, "top 5: {:?}", match_names(&v));
+    let tickets = match_names(&v).iter().position(|n| n == "12306-mcp__get-tickets");
+    assert!(tickets.is_some_and(|p| p < 3), "get-tickets at {tickets:?}: {:?}", match_names(&v));
+}
+
+#[test]
+fn query_matching_nothing_exits_1_with_message() {
+    let o = toolgate_exit(&["search", "zzqqxx"], 1);
+    let out = stdout(&o);
+    assert!(out.contains("No tools matched \"zzqqxx\""), "{out}");
+    let o = toolgate_exit(&["search", "--json", "zzqqxx"], 1);
+    let v: Value = serde_json::from_str(&stdout(&o)).expect("JSON even when nothing matched");
+    assert_eq!(v["matches"], serde_json::json!([]));
+    assert_eq!(v["unmatched_terms"], serde_json::json!(["zzqqxx"]));
+}
+
+#[test]
+fn malformed_catalog_exits_2_naming_file_and_line() {
+    for args in [
+        vec!["search", "--catalog", BAD_CATALOG, "note"],
+        vec!["tokens", "--catalog", BAD_CATALOG],
+        vec!["eval", "--catalog", BAD_CATALOG, "--queries", SMALL_QUERIES],
+    ] {
+        let o = toolgate_exit(&args, 2);
+        let err = stderr(&o);
+        assert!(
+            err.contains("bad-line3.jsonl:3:"),
+            "toolgate {args:?}: stderr names no file and line:\n{err}"
+        );
+        assert!(stdout(&o).is_empty(), "toolgate {args:?}: nothing on stdout");
+    }
+}
+
+#[test]
+fn missing_catalog_file_exits_2_naming_it() {
+    let o = toolgate_exit(&["tokens", "--catalog", "tests/fixtures/no-such-file.jsonl"], 2);
+    assert!(stderr(&o).contains("no-such-file.jsonl"), "{}", stderr(&o));
+}
+
+#[test]
+fn unknown_strategy_exits_2() {
+    let o = toolgate_exit(
+        &["eval", "--catalog", SMALL_CATALOG, "--queries", SMALL_QUERIES, "--strategy", "nope"],
+        2,
+    );
+    assert!(stderr(&o).contains("unknown strategy `nope`"), "{}", stderr(&o));
+    let o = toolgate_exit(&["search", "--strategy", "nope", "weather"], 2);
+    assert!(stderr(&o).contains("nope"), "{}", stderr(&o));
+}
+
+#[test]
+fn tokens_json_on_embedded_catalog_shows_deferral_saves_over_80_percent() {
+    let v = toolgate_json(&["tokens", "--json"]);
+    assert_eq!(v["tokenizer"], "o200k_base");
+    assert_eq!(v["tools"], 527);
+    let full = v["full_load_tokens"].as_u64().expect("full_load_tokens");
+    let first = v["first_request_tokens"].as_u64().expect("first_request_tokens");
+    assert!(first * 5 < full, "first request {first} is not below 20% of full load {full}");
+    let by_server = v["by_server"].as_object().expect("by_server");
+    assert_eq!(by_server.len(), 70);
+    let tools: u64 = by_server.values().map(|s| s["tools"].as_u64().unwrap()).sum();
+    let tokens: u64 = by_server.values().map(|s| s["tokens"].as_u64().unwrap()).sum();
+    assert_eq!(tools, 527);
+    assert_eq!(tokens, full, "per-server tokens add up to the full load");
+}
+
+#[test]
+fn tokens_json_on_small_fixture_adds_up() {
+    let v = toolgate_json(&["tokens", "--json", "--catalog", SMALL_CATALOG]);
+    let n = |k: &str| v[k].as_u64().unwrap_or_else(|| panic!("`{k}` is a whole number: {v}"));
+    assert_eq!(n("tools"), 10);
+    assert_eq!(n("deferred_tools") + n("core_tools"), 10);
+    // Every fixture tool is an MCP tool, so all are deferred and no core definition is sent.
+    assert_eq!(n("core_tools"), 0);
+    assert_eq!(n("first_request_tokens"), n("tool_search_tokens") + n("announcement_tokens"));
+    assert_eq!(n("saved_tokens"), n("full_load_tokens") - n("first_request_tokens"));
+    let share = v["saved_share"].as_f64().unwrap();
+    let expected = n("saved_tokens") as f64 / n("full_load_tokens") as f64;
+    assert!((share - expected).abs() < 1e-4, "saved_share {share}, expected about {expected}");
+    let servers: BTreeSet<&str> = v["by_server"].as_object().unwrap().keys().map(String::as_str).collect();
+    assert_eq!(servers, BTreeSet::from(["amap-maps", "github", "weather"]));
+}
+
+#[test]
+fn tokens_text_lists_servers_by_tokens_descending() {
+    let o = toolgate_exit(&["tokens", "--catalog", SMALL_CATALOG], 0);
+    let out = stdout(&o);
+    for label in ["full load", "first request", "saved"] {
+        assert!(out.contains(label), "no `{label}` line:\n{out}");
+    }
+    let v = toolgate_json(&["tokens", "--json", "--catalog", SMALL_CATALOG]);
+    let mut expected: Vec<(u64, &str)> = v["by_server"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(name, s)| (s["tokens"].as_u64().unwrap(), name.as_str()))
+        .collect();
+    expected.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+    let listed: Vec<&str> = out
+        .lines()
+        .filter_map(|l| l.split_whitespace().next())
+        .filter(|w| expected.iter().any(|(_, name)| name == w))
+        .collect();
+    assert_eq!(listed, expected.iter().map(|(_, name)| *name).collect::<Vec<_>>(), "{out}");
+}

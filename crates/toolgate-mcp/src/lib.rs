@@ -1,0 +1,49 @@
+//! The only crate that speaks MCP: conversions between toolgate's catalog and MCP tool
+//! listings. The gateway (upstream pool, downstream server) grows here on `rmcp`.
+
+use serde_json::{Map, Value, json};
+use toolgate::Tool;
+
+/// A tool as an MCP `tools/list` result lists it: the qualified name, the description, the
+/// input schema as `inputSchema`, and the annotations when there are any.
+pub fn mcp_tool(tool: &Tool) -> Value {
+    let mut v = json!({
+        "name": tool.qualified_name(),
+        "description": tool.description(),
+        "inputSchema": tool.input_schema(),
+    });
+    if !tool.annotations().is_empty() {
+        v["annotations"] = Value::Object(tool.annotations().clone());
+    }
+    v
+}
+
+/// A `tools/list` result for `tools`, with no pagination cursor.
+pub fn tools_list<'a>(tools: impl IntoIterator<Item = &'a Tool>) -> Value {
+    let tools: Vec<Value> = tools.into_iter().map(mcp_tool).collect();
+    let mut result = Map::new();
+    result.insert("tools".into(), Value::Array(tools));
+    Value::Object(result)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate::Catalog;
+
+    #[test]
+    fn a_listing_reads_back_as_the_same_catalog() {
+        let catalog = Catalog::embedded();
+        let listing = tools_list(catalog.tools().iter().filter(|t| t.server() == "12306-mcp"));
+        let n = listing["tools"].as_array().unwrap().len();
+        assert_eq!(n, 8);
+        // A gateway in front of a gateway: the qualified names become the tool names.
+        let text = json!({ "gateway": listing }).to_string();
+        let again = Catalog::from_text("listing", &text).unwrap();
+        assert_eq!(again.len(), n);
+        let first = catalog.tool(catalog.get("12306-mcp__get-current-date").unwrap());
+        assert_eq!(again.tools()[0].name(), first.qualified_name());
+        assert_eq!(again.tools()[0].input_schema(), first.input_schema());
+        assert_eq!(again.tools()[0].description(), first.description());
+    }
+}

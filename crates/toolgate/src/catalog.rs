@@ -1,0 +1,468 @@
+//! The catalog: every tool known to the host, normalised and hashed.
+//!
+//! Tools come from JSONL catalog files (one tool a line), from the JSON object that maps each
+//! server to its MCP `tools/list` result, or from code ([`ToolSpec`]). Each tool gets a
+//! [qualified name](crate::naming) `server__tool` and a [definition hash](DefinitionHash).
+
+mod load;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+
+use serde_json::{Map, Value};
+use sha2::{Digest, Sha256};
+
+pub use load::{CatalogError, CatalogErrorKind, Location};
+
+use crate::naming;
+
+/// The label of the embedded catalog in messages.
+pub const EMBEDDED_LABEL: &str = "<embedded livemcpbench catalog>";
+const EMBEDDED_JSONL: &str = include_str!("../../../bench/livemcpbench/catalog.jsonl");
+
+/// Where a tool comes from; decides how it is deferred (see [`crate::defer`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Origin {
+    /// A tool of an MCP server: deferred unless it is marked always-load.
+    Mcp,
+    /// A built-in tool of the host: deferred only when it says `should_defer`.
+    Builtin,
+}
+
+/// Index of a tool inside one [`Catalog`]; only meaningful for that catalog.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct ToolId(pub u32);
+
+impl ToolId {
+    /// The position of the tool in its catalog.
+    pub fn index(self) -> usize {
+        self.0 as usize
+    }
+}
+
+/// SHA-256 of a tool's canonical JSON definition (keys sorted, no white space).
+///
+/// The definition is `{"annotations", "description", "input_schema", "name"}` with the tool's
+/// own (not qualified) name, so that the hash changes exactly when what the model would read
+/// changes.
+#[derive(Clone, Copy, PartialEq, Eq, Hash)]
+pub struct DefinitionHash([u8; 32]);
+
+impl DefinitionHash {
+    /// The raw digest.
+    pub fn as_bytes(&self) -> &[u8; 32] {
+        &self.0
+    }
+}
+
+impl fmt::Display for DefinitionHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        for b in self.0 {
+            write!(f, "{b:02x}")?;
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Debug for DefinitionHash {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "DefinitionHash({self})")
+    }
+}
+
+/// What a caller hands the catalog builder for one tool.
+#[derive(Debug, Clone)]
+pub struct ToolSpec {
+    /// The server id (or pseudo-server) the tool belongs to.
+    pub server: String,
+    /// The tool's own name, exactly as published.
+    pub name: String,
+    /// The published description, verbatim.
+    pub description: String,
+    /// The JSON Schema of the arguments.
+    pub input_schema: Value,
+    /// MCP tool annotations (`readOnlyHint`, `title`, ...).
+    pub annotations: Map<String, Value>,
+    /// MCP or built-in.
+    pub origin: Origin,
+    /// Always sent in full (`alwaysLoad`, or MCP `_meta["anthropic/alwaysLoad"]`).
+    pub always_load: bool,
+    /// For built-ins: deferred even though not MCP.
+    pub should_defer: bool,
+    /// Extra words for search only; never shown to the model.
+    pub search_hint: Option<String>,
+}
+
+impl ToolSpec {
+    /// An MCP tool with an empty object schema and no annotations.
+    pub fn mcp(server: &str, name: &str, description: &str) -> ToolSpec {
+        ToolSpec {
+            server: server.to_owned(),
+            name: name.to_owned(),
+            description: description.to_owned(),
+            input_schema: serde_json::json!({"type": "object", "properties": {}}),
+            annotations: Map::new(),
+            origin: Origin::Mcp,
+            always_load: false,
+            should_defer: false,
+            search_hint: None,
+        }
+    }
+
+    /// A built-in tool of the host (pseudo-server `builtin`).
+    pub fn builtin(name: &str, description: &str) -> ToolSpec {
+        ToolSpec { origin: Origin::Builtin, ..ToolSpec::mcp("builtin", name, description) }
+    }
+
+    /// Replaces the input schema.
+    pub fn with_schema(mut self, schema: Value) -> ToolSpec {
+        self.input_schema = schema;
+        self
+    }
+}
+
+/// One tool of the catalog: immutable once built.
+#[derive(Debug, Clone)]
+pub struct Tool {
+    qualified: String,
+    spec: ToolSpec,
+    hash: DefinitionHash,
+}
+
+impl Tool {
+    /// The unique `server__tool` name shown to the model.
+    pub fn qualified_name(&self) -> &str {
+        &self.qualified
+    }
+    /// The server id as given.
+    pub fn server(&self) -> &str {
+        &self.spec.server
+    }
+    /// The tool's own name as published.
+    pub fn name(&self) -> &str {
+        &self.spec.name
+    }
+    /// The published description.
+    pub fn description(&self) -> &str {
+        &self.spec.description
+    }
+    /// The JSON Schema of the arguments.
+    pub fn input_schema(&self) -> &Value {
+        &self.spec.input_schema
+    }
+    /// MCP annotations.
+    pub fn annotations(&self) -> &Map<String, Value> {
+        &self.spec.annotations
+    }
+    /// MCP or built-in.
+    pub fn origin(&self) -> Origin {
+        self.spec.origin
+    }
+    /// Whether the tool is always sent in full.
+    pub fn always_load(&self) -> bool {
+        self.spec.always_load
+    }
+    /// Whether a built-in asks to be deferred.
+    pub fn should_defer(&self) -> bool {
+        self.spec.should_defer
+    }
+    /// Extra search words, never shown to the model.
+    pub fn search_hint(&self) -> Option<&str> {
+        self.spec.search_hint.as_deref()
+    }
+    /// The SHA-256 of the canonical definition.
+    pub fn hash(&self) -> DefinitionHash {
+        self.hash
+    }
+    /// `readOnlyHint: true` in the annotations.
+    pub fn read_only_hint(&self) -> bool {
+        self.spec.annotations.get("readOnlyHint") == Some(&Value::Bool(true))
+    }
+
+    /// A meta-tool of toolgate itself (`tool_search`, `call_tool`): its qualified name is its
+    /// bare name, and it belongs to no catalog.
+    pub fn meta(name: &str, description: &str, input_schema: Value) -> Tool {
+        let spec = ToolSpec { input_schema, ..ToolSpec::builtin(name, description) };
+        let hash = definition_hash(&spec);
+        Tool { qualified: name.to_owned(), spec, hash }
+    }
+
+    /// The definition as a model API receives it: `{"name", "description", "input_schema"}`
+    /// with the qualified name.
+    pub fn definition(&self) -> Value {
+        serde_json::json!({
+            "name": self.qualified,
+            "description": self.spec.description,
+            "input_schema": self.spec.input_schema,
+        })
+    }
+}
+
+/// Every tool known to the host. Build it with [`Catalog::builder`].
+///
+/// Immutable and cheap to clone (the tools are shared).
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    tools: Arc<[Tool]>,
+    by_name: Arc<HashMap<String, ToolId>>,
+}
+
+impl Catalog {
+    /// A builder collecting tools from files and code.
+    pub fn builder() -> CatalogBuilder {
+        CatalogBuilder::default()
+    }
+
+    /// Reads a catalog file: JSONL (one tool a line) or a JSON object mapping each server to
+    /// its `tools/list` result. `label` names the source in errors (usually the path).
+    pub fn from_text(label: &str, text: &str) -> Result<Catalog, CatalogError> {
+        Catalog::builder().text(label, text)?.build()
+    }
+
+    /// Reads a catalog file from disk (see [`Catalog::from_text`]).
+    pub fn from_path(path: &std::path::Path) -> Result<Catalog, CatalogError> {
+        Catalog::builder().path(path)?.build()
+    }
+
+    /// The default catalog compiled into the library: the 527 real MCP tools of 70 servers
+    /// from LiveMCPBench (Apache-2.0; see `bench/livemcpbench/SOURCE.md` in the repository).
+    pub fn embedded() -> Catalog {
+        static EMBEDDED: std::sync::OnceLock<Catalog> = std::sync::OnceLock::new();
+        EMBEDDED
+            .get_or_init(|| {
+                Catalog::from_text(EMBEDDED_LABEL, EMBEDDED_JSONL).expect("the embedded catalog is valid")
+            })
+            .clone()
+    }
+
+    /// All tools, in the order they were added.
+    pub fn tools(&self) -> &[Tool] {
+        &self.tools
+    }
+
+    /// Number of tools.
+    pub fn len(&self) -> usize {
+        self.tools.len()
+    }
+
+    /// Whether there are no tools.
+    pub fn is_empty(&self) -> bool {
+        self.tools.is_empty()
+    }
+
+    /// The tool with this id.
+    ///
+    /// # Panics
+    /// When the id comes from another catalog and is out of range.
+    pub fn tool(&self, id: ToolId) -> &Tool {
+        &self.tools[id.index()]
+    }
+
+    /// Ids of all tools in catalog order.
+    pub fn ids(&self) -> impl Iterator<Item = ToolId> + '_ {
+        (0..self.tools.len() as u32).map(ToolId)
+    }
+
+    /// Looks a tool up by its qualified name (exactly).
+    pub fn get(&self, qualified: &str) -> Option<ToolId> {
+        self.by_name.get(qualified).copied()
+    }
+
+    /// Resolves a name the way a model may write it: the qualified name, the same with an
+    /// `mcp__` prefix (`mcp__server__tool`), in any letter case.
+    pub fn resolve(&self, name: &str) -> Option<ToolId> {
+        if let Some(id) = self.get(name) {
+            return Some(id);
+        }
+        let trimmed = name.trim();
+        let bare = strip_mcp_prefix(trimmed);
+        if let Some(id) = self.get(bare) {
+            return Some(id);
+        }
+        let lower = bare.to_lowercase();
+        self.ids().find(|&id| self.tool(id).qualified.to_lowercase() == lower)
+    }
+
+    /// The distinct server ids, sorted.
+    pub fn servers(&self) -> Vec<&str> {
+        let mut s: Vec<&str> = self.tools.iter().map(|t| t.server()).collect();
+        s.sort_unstable();
+        s.dedup();
+        s
+    }
+
+    /// A new catalog holding only the tools for which `keep` is true (order kept).
+    pub fn filter(&self, mut keep: impl FnMut(&Tool) -> bool) -> Catalog {
+        let tools: Vec<Tool> = self.tools.iter().filter(|t| keep(t)).cloned().collect();
+        Catalog::index_tools(tools)
+    }
+
+    fn index_tools(tools: Vec<Tool>) -> Catalog {
+        let by_name =
+            tools.iter().enumerate().map(|(i, t)| (t.qualified.clone(), ToolId(i as u32))).collect();
+        Catalog { tools: tools.into(), by_name: Arc::new(by_name) }
+    }
+}
+
+/// Strips a leading `mcp__` (any case) from a model-written tool name.
+pub(crate) fn strip_mcp_prefix(name: &str) -> &str {
+    match name.get(..5) {
+        Some(p) if p.eq_ignore_ascii_case("mcp__") && name.len() > 5 => &name[5..],
+        _ => name,
+    }
+}
+
+/// Collects tools; [`CatalogBuilder::build`] names and hashes them.
+#[derive(Debug, Default)]
+pub struct CatalogBuilder {
+    specs: Vec<ToolSpec>,
+    /// Where each spec came from (file and line), for errors found at build time.
+    origins: Vec<Option<(String, Location)>>,
+}
+
+impl CatalogBuilder {
+    /// Adds one tool.
+    pub fn tool(mut self, spec: ToolSpec) -> CatalogBuilder {
+        self.specs.push(spec);
+        self.origins.push(None);
+        self
+    }
+
+    /// Adds every tool of a catalog text (JSONL or a `tools/list` map); see
+    /// [`Catalog::from_text`].
+    pub fn text(mut self, label: &str, text: &str) -> Result<CatalogBuilder, CatalogError> {
+        for (spec, location) in load::parse(label, text)? {
+            self.specs.push(spec);
+            self.origins.push(Some((label.to_owned(), location)));
+        }
+        Ok(self)
+    }
+
+    /// Adds every tool of a catalog file.
+    pub fn path(self, path: &std::path::Path) -> Result<CatalogBuilder, CatalogError> {
+        let label = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| CatalogError {
+            source_label: label.clone(),
+            location: Location::File,
+            kind: CatalogErrorKind::Io(e.to_string()),
+        })?;
+        self.text(&label, &text)
+    }
+
+    /// Names (see [`crate::naming`]), hashes and indexes the tools.
+    ///
+    /// Two tools with the same server and the same name are an error: the second would
+    /// shadow the first.
+    pub fn build(self) -> Result<Catalog, CatalogError> {
+        let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
+        for (i, s) in self.specs.iter().enumerate() {
+            if s.name.is_empty() {
+                return Err(CatalogError::at_tool(self.origins[i].as_ref(), i, CatalogErrorKind::EmptyName));
+            }
+            if seen.insert((&s.server, &s.name), i).is_some() {
+                return Err(CatalogError::at_tool(
+                    self.origins[i].as_ref(),
+                    i,
+                    CatalogErrorKind::DuplicateName(format!("{}__{}", s.server, s.name)),
+                ));
+            }
+        }
+        let pairs: Vec<(&str, &str)> =
+            self.specs.iter().map(|s| (s.server.as_str(), s.name.as_str())).collect();
+        let names = naming::qualify_all(&pairs);
+        let tools = self
+            .specs
+            .into_iter()
+            .zip(names)
+            .map(|(spec, qualified)| {
+                let hash = definition_hash(&spec);
+                Tool { qualified, spec, hash }
+            })
+            .collect();
+        Ok(Catalog::index_tools(tools))
+    }
+}
+
+fn definition_hash(spec: &ToolSpec) -> DefinitionHash {
+    let def = serde_json::json!({
+        "annotations": spec.annotations,
+        "description": spec.description,
+        "input_schema": spec.input_schema,
+        "name": spec.name,
+    });
+    let mut canonical = String::new();
+    write_canonical(&def, &mut canonical);
+    DefinitionHash(Sha256::digest(canonical.as_bytes()).into())
+}
+
+/// Writes `v` as canonical JSON: object keys sorted by their UTF-8 bytes, no white space.
+///
+/// Written by hand so that the result does not depend on whether some crate in the build
+/// turned on `serde_json/preserve_order`.
+pub fn write_canonical(v: &Value, out: &mut String) {
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            keys.sort();
+            out.push('{');
+            for (i, k) in keys.into_iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String(k.clone()).to_string());
+                out.push(':');
+                write_canonical(&map[k], out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_canonical(item, out);
+            }
+            out.push(']');
+        }
+        scalar => out.push_str(&scalar.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hash_ignores_key_order_but_not_content() {
+        let a = ToolSpec::mcp("s", "t", "d")
+            .with_schema(serde_json::json!({"type": "object", "properties": {"a": {}, "b": {}}}));
+        let b: Value =
+            serde_json::from_str(r#"{"properties": {"b": {}, "a": {}}, "type": "object"}"#).unwrap();
+        let b = ToolSpec::mcp("s", "t", "d").with_schema(b);
+        assert_eq!(definition_hash(&a), definition_hash(&b));
+        let c = ToolSpec::mcp("s", "t", "d2");
+        assert_ne!(definition_hash(&a), definition_hash(&c));
+        assert_eq!(definition_hash(&a).to_string().len(), 64);
+    }
+
+    #[test]
+    fn resolve_accepts_mcp_prefix_and_case() {
+        let cat = Catalog::builder().tool(ToolSpec::mcp("git", "git_log", "")).build().unwrap();
+        assert_eq!(cat.resolve("git__git_log"), Some(ToolId(0)));
+        assert_eq!(cat.resolve("mcp__git__git_log"), Some(ToolId(0)));
+        assert_eq!(cat.resolve("GIT__Git_Log"), Some(ToolId(0)));
+        assert_eq!(cat.resolve("git__git"), None);
+    }
+
+    #[test]
+    fn duplicate_tool_is_an_error() {
+        let err = Catalog::builder()
+            .tool(ToolSpec::mcp("git", "log", ""))
+            .tool(ToolSpec::mcp("git", "log", ""))
+            .build()
+            .unwrap_err();
+        assert_eq!(err.to_string(), "tool 2: duplicate qualified name git__log");
+    }
+}

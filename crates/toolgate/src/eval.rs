@@ -1,0 +1,330 @@
+//! eval: here are a catalog and queries with gold tools, tell me how well each ranker finds them.
+//!
+//! Metrics follow `bench/FORMAT.md` exactly: the ranked tools are mapped to the query's gold
+//! level (qualified name, bare name or server) and de-duplicated keeping the first occurrence;
+//! then Recall@K, nDCG@10 (binary gain, ideal DCG over min(|G|, 10) items), MRR (no cut-off) and
+//! complete@5 are averaged over the queries.
+
+use std::collections::{BTreeMap, HashSet};
+use std::fmt;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::catalog::{Catalog, Tool};
+use crate::search::{Index, IndexBuilder, Request, Strategy};
+
+/// What the gold strings of a query are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum GoldLevel {
+    /// Qualified names `server__name` (as in the source, before normalisation).
+    Tool,
+    /// Bare tool names: any server's tool of that name counts.
+    Name,
+    /// Server ids.
+    Server,
+}
+
+impl GoldLevel {
+    /// The name used in query files and JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GoldLevel::Tool => "tool",
+            GoldLevel::Name => "name",
+            GoldLevel::Server => "server",
+        }
+    }
+
+    /// The label a tool has at this level.
+    pub fn label(self, tool: &Tool) -> String {
+        match self {
+            GoldLevel::Tool => format!("{}__{}", tool.server(), tool.name()),
+            GoldLevel::Name => tool.name().to_owned(),
+            GoldLevel::Server => tool.server().to_owned(),
+        }
+    }
+}
+
+/// One query with its gold items.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    /// Unique id.
+    pub id: String,
+    /// The request as the retriever sees it.
+    pub query: String,
+    /// The relevant items; all are needed for complete@K.
+    pub gold: Vec<String>,
+    /// `en`, `zh` or `mixed`.
+    pub lang: String,
+    /// What the gold strings are.
+    pub gold_level: GoldLevel,
+}
+
+/// A query file that could not be read; names the file, the line and the problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct QueryError {
+    /// The file.
+    pub source_label: String,
+    /// The 1-based line, 0 for the file as a whole.
+    pub line: usize,
+    /// What was wrong.
+    pub message: String,
+}
+
+impl fmt::Display for QueryError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line == 0 {
+            write!(f, "{}: {}", self.source_label, self.message)
+        } else {
+            write!(f, "{}:{}: {}", self.source_label, self.line, self.message)
+        }
+    }
+}
+
+impl std::error::Error for QueryError {}
+
+/// Reads a JSONL query set (`{"id", "query", "gold", "lang", "gold_level"}` a line) and checks
+/// that every gold item exists in `catalog` at its level.
+pub fn load_queries(label: &str, text: &str, catalog: &Catalog) -> Result<Vec<Query>, QueryError> {
+    let err = |line, message: String| QueryError { source_label: label.to_owned(), line, message };
+    let mut pools: BTreeMap<GoldLevel, HashSet<String>> = BTreeMap::new();
+    for level in [GoldLevel::Tool, GoldLevel::Name, GoldLevel::Server] {
+        pools.insert(level, catalog.tools().iter().map(|t| level.label(t)).collect());
+    }
+    let mut out = Vec::new();
+    let mut ids = HashSet::new();
+    for (i, line) in text.lines().enumerate() {
+        let n = i + 1;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| err(n, format!("invalid JSON: {e}")))?;
+        let s = |key: &str| -> Result<String, QueryError> {
+            v.get(key)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| err(n, format!("key `{key}` must be a string")))
+        };
+        let id = s("id")?;
+        let query = s("query")?;
+        let lang = s("lang")?;
+        let gold_level = match s("gold_level")?.as_str() {
+            "tool" => GoldLevel::Tool,
+            "name" => GoldLevel::Name,
+            "server" => GoldLevel::Server,
+            other => return Err(err(n, format!("gold_level `{other}` is not tool, name or server"))),
+        };
+        let gold: Vec<String> = match v.get("gold") {
+            Some(Value::Array(a)) if !a.is_empty() => a
+                .iter()
+                .map(|g| {
+                    g.as_str().map(str::to_owned).ok_or_else(|| err(n, "gold items must be strings".into()))
+                })
+                .collect::<Result<_, _>>()?,
+            _ => return Err(err(n, "key `gold` must be a non-empty list".into())),
+        };
+        if let Some(g) = gold.iter().find(|g| !pools[&gold_level].contains(*g)) {
+            return Err(err(
+                n,
+                format!("gold `{g}` is not in the catalog (gold_level {})", gold_level.as_str()),
+            ));
+        }
+        if !ids.insert(id.clone()) {
+            return Err(err(n, format!("duplicate id `{id}`")));
+        }
+        out.push(Query { id, query, gold, lang, gold_level });
+    }
+    if out.is_empty() {
+        return Err(err(0, "no queries".into()));
+    }
+    Ok(out)
+}
+
+/// Averaged retrieval metrics over some queries.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Metrics {
+    /// Number of queries averaged.
+    pub n: usize,
+    /// Recall@K for each K asked for.
+    pub recall: BTreeMap<usize, f64>,
+    /// nDCG@10.
+    pub ndcg10: f64,
+    /// Mean reciprocal rank (no cut-off).
+    pub mrr: f64,
+    /// Share of queries with every gold item in the top 5.
+    pub complete5: f64,
+}
+
+/// The metrics of one query.
+pub fn score_query(ranked: &[String], gold: &[String], ks: &[usize]) -> Metrics {
+    let mut seen = HashSet::new();
+    let list: Vec<&String> = ranked.iter().filter(|l| seen.insert(l.as_str())).collect();
+    let g: HashSet<&str> = gold.iter().map(String::as_str).collect();
+    let hits_in = |k: usize| list.iter().take(k).filter(|l| g.contains(l.as_str())).count();
+    let recall = ks.iter().map(|&k| (k, hits_in(k) as f64 / g.len() as f64)).collect();
+    let dcg: f64 = list
+        .iter()
+        .take(10)
+        .enumerate()
+        .filter(|(_, l)| g.contains(l.as_str()))
+        .map(|(r, _)| 1.0 / ((r + 2) as f64).log2())
+        .sum();
+    let idcg: f64 = (0..g.len().min(10)).map(|r| 1.0 / ((r + 2) as f64).log2()).sum();
+    let mrr = list.iter().position(|l| g.contains(l.as_str())).map_or(0.0, |r| 1.0 / (r + 1) as f64);
+    Metrics {
+        n: 1,
+        recall,
+        ndcg10: dcg / idcg,
+        mrr,
+        complete5: if hits_in(5) == g.len() { 1.0 } else { 0.0 },
+    }
+}
+
+impl Metrics {
+    fn add(&mut self, other: &Metrics) {
+        self.n += other.n;
+        for (k, v) in &other.recall {
+            *self.recall.entry(*k).or_default() += v;
+        }
+        self.ndcg10 += other.ndcg10;
+        self.mrr += other.mrr;
+        self.complete5 += other.complete5;
+    }
+
+    fn averaged(mut self) -> Metrics {
+        let n = self.n.max(1) as f64;
+        for v in self.recall.values_mut() {
+            *v /= n;
+        }
+        self.ndcg10 /= n;
+        self.mrr /= n;
+        self.complete5 /= n;
+        self
+    }
+
+    /// The metrics as the JSON object of the `eval --json` contract (rounded to 4 places).
+    pub fn to_json(&self) -> serde_json::Map<String, Value> {
+        let mut m = serde_json::Map::new();
+        let r = |x: f64| Value::from((x * 10_000.0).round() / 10_000.0);
+        for (k, v) in &self.recall {
+            m.insert(format!("recall@{k}"), r(*v));
+        }
+        m.insert("ndcg@10".into(), r(self.ndcg10));
+        m.insert("mrr".into(), r(self.mrr));
+        m.insert("complete@5".into(), r(self.complete5));
+        m.insert("n".into(), Value::from(self.n));
+        m
+    }
+}
+
+/// How one strategy did on a query set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The strategy.
+    pub strategy: Strategy,
+    /// Over all queries.
+    pub all: Metrics,
+    /// Per query language.
+    pub by_lang: BTreeMap<String, Metrics>,
+    /// Per gold level.
+    pub by_level: BTreeMap<GoldLevel, Metrics>,
+    /// Per number of gold items: `1` and `2+`.
+    pub by_gold_size: BTreeMap<String, Metrics>,
+    /// Median latency of one search with a limit of 10, in microseconds.
+    pub query_p50_us: f64,
+    /// 99th-percentile latency of the same, in microseconds.
+    pub query_p99_us: f64,
+    /// Time to build the index, in milliseconds.
+    pub build_ms: f64,
+}
+
+/// Runs every query through `strategy` over `catalog` and averages the metrics.
+pub fn evaluate(catalog: &Catalog, queries: &[Query], strategy: Strategy, ks: &[usize]) -> Report {
+    evaluate_with(catalog, queries, Index::builder().strategy(strategy), ks)
+}
+
+/// Like [`evaluate`], with an index built by `builder` (for tuning parameters).
+pub fn evaluate_with(catalog: &Catalog, queries: &[Query], builder: IndexBuilder, ks: &[usize]) -> Report {
+    let start = Instant::now();
+    let index = builder.build(catalog);
+    let strategy = index.strategy();
+    let build_ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut all = Metrics::default();
+    let mut by_lang: BTreeMap<String, Metrics> = BTreeMap::new();
+    let mut by_level: BTreeMap<GoldLevel, Metrics> = BTreeMap::new();
+    let mut by_gold_size: BTreeMap<String, Metrics> = BTreeMap::new();
+    for q in queries {
+        let found = index.search(Request::new(&q.query, usize::MAX));
+        let labels: Vec<String> =
+            found.hits.iter().map(|h| q.gold_level.label(catalog.tool(h.tool))).collect();
+        let m = score_query(&labels, &q.gold, ks);
+        all.add(&m);
+        by_lang.entry(q.lang.clone()).or_default().add(&m);
+        by_level.entry(q.gold_level).or_default().add(&m);
+        let size = if q.gold.len() == 1 { "1" } else { "2+" };
+        by_gold_size.entry(size.to_owned()).or_default().add(&m);
+    }
+    let mut times: Vec<f64> = queries
+        .iter()
+        .map(|q| {
+            let t = Instant::now();
+            let found = index.search(Request::new(&q.query, 10));
+            std::hint::black_box(found);
+            t.elapsed().as_secs_f64() * 1e6
+        })
+        .collect();
+    times.sort_by(f64::total_cmp);
+    let pct = |p: f64| times.get(((times.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
+    Report {
+        strategy,
+        all: all.averaged(),
+        by_lang: averaged(by_lang),
+        by_level: averaged(by_level),
+        by_gold_size: averaged(by_gold_size),
+        query_p50_us: pct(0.5),
+        query_p99_us: pct(0.99),
+        build_ms,
+    }
+}
+
+fn averaged<K: Ord>(m: BTreeMap<K, Metrics>) -> BTreeMap<K, Metrics> {
+    m.into_iter().map(|(k, v)| (k, v.averaged())).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(v: &[&str]) -> Vec<String> {
+        v.iter().map(|x| x.to_string()).collect()
+    }
+
+    #[test]
+    fn metrics_follow_the_bench_definitions() {
+        let m = score_query(&s(&["a", "x", "a", "b"]), &s(&["b", "a"]), &[1, 5, 10]);
+        assert_eq!(m.recall[&1], 0.5);
+        assert_eq!(m.recall[&5], 1.0);
+        assert_eq!(m.mrr, 1.0);
+        assert_eq!(m.complete5, 1.0);
+        // De-duplicated list: a, x, b → DCG = 1 + 1/log2(4); IDCG = 1 + 1/log2(3).
+        let want = (1.0 + 0.5) / (1.0 + 1.0 / 3f64.log2());
+        assert!((m.ndcg10 - want).abs() < 1e-12);
+        let none = score_query(&s(&["x"]), &s(&["a"]), &[1]);
+        assert_eq!((none.mrr, none.ndcg10, none.complete5), (0.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn bad_query_lines_name_the_line() {
+        let cat = Catalog::from_text("c", r#"{"server":"git","name":"git_log","description":""}"#).unwrap();
+        let good = r#"{"id":"1","query":"q","gold":["git__git_log"],"lang":"en","gold_level":"tool"}"#;
+        let e = load_queries(
+            "q.jsonl",
+            &format!("{good}\n{}", good.replace("git__git_log", "git__nope").replace("\"1\"", "\"2\"")),
+            &cat,
+        )
+        .unwrap_err();
+        assert_eq!(e.to_string(), "q.jsonl:2: gold `git__nope` is not in the catalog (gold_level tool)");
+        let e = load_queries("q.jsonl", &format!("{good}\n{good}"), &cat).unwrap_err();
+        assert_eq!(e.to_string(), "q.jsonl:2: duplicate id `1`");
+    }
+}

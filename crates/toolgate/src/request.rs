@@ -1,0 +1,170 @@
+//! request: here are the catalog, the deferral decision and a session, give me this turn's
+//! tool list and how to announce the deferred names.
+//!
+//! The order of the tool list is what keeps a provider's prompt cache warm: core tools first
+//! (sorted by qualified name, so an upstream listing its tools in another order changes
+//! nothing), then `tool_search`, then the session's active tools in activation order. A new
+//! activation only appends; the bytes before it stay the same.
+
+use std::collections::BTreeSet;
+
+use serde_json::json;
+
+use crate::catalog::{Catalog, Tool};
+use crate::defer::Deferral;
+use crate::session::Session;
+
+/// The name of the search meta-tool. It is never deferred.
+pub const TOOL_SEARCH: &str = "tool_search";
+
+/// Default number of tools one `tool_search` call loads.
+pub const DEFAULT_SEARCH_LIMIT: usize = 5;
+
+/// Most tools one `tool_search` call may load.
+pub const MAX_SEARCH_LIMIT: usize = 20;
+
+/// The `tool_search` meta-tool as the model sees it.
+pub fn tool_search_tool() -> Tool {
+    Tool::meta(
+        TOOL_SEARCH,
+        "Load tools that are not in your tool list yet. The names of the tools you can load are \
+         listed in <available-deferred-tools>. Loaded tools are callable directly on your next step.\n\
+         Query forms:\n\
+         - \"select:name_a,name_b\": load these tools by exact name (best when you know the names)\n\
+         - keywords, in any language (\"send slack message\", \"截图 网页\"): search names, descriptions and parameters\n\
+         - \"server__\": the tools of one server\n\
+         - \"+term\": a term every result must match",
+        json!({
+            "type": "object",
+            "properties": {
+                "query": {
+                    "type": "string",
+                    "description": "Use \"select:<tool_name>\" for direct selection, or keywords to search."
+                },
+                "limit": {
+                    "type": "integer",
+                    "minimum": 1,
+                    "maximum": MAX_SEARCH_LIMIT,
+                    "default": DEFAULT_SEARCH_LIMIT,
+                    "description": "How many tools to load at most."
+                },
+                "servers": {
+                    "type": "array",
+                    "items": {"type": "string"},
+                    "description": "Only tools of these servers."
+                }
+            },
+            "required": ["query"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+/// The frozen announcement: every deferred name, sorted, in one block that stays byte-identical
+/// for the whole session (seed 000 §4).
+pub fn frozen_announcement<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+    let sorted: BTreeSet<&str> = names.into_iter().collect();
+    let mut out = String::from("<available-deferred-tools>\n");
+    for n in sorted {
+        out.push_str(n);
+        out.push('\n');
+    }
+    out.push_str("</available-deferred-tools>");
+    out
+}
+
+/// What changed in the deferred names since the last announcement.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Delta {
+    /// Names that became available, sorted.
+    pub added: Vec<String>,
+    /// Names that went away, sorted.
+    pub removed: Vec<String>,
+}
+
+impl Delta {
+    /// Whether nothing changed.
+    pub fn is_empty(&self) -> bool {
+        self.added.is_empty() && self.removed.is_empty()
+    }
+
+    /// The delta as a block the model reads; empty when nothing changed.
+    pub fn render(&self) -> String {
+        if self.is_empty() {
+            return String::new();
+        }
+        let mut out = String::from("<deferred-tools-delta>\n");
+        for n in &self.added {
+            out.push_str(&format!("+ {n}\n"));
+        }
+        for n in &self.removed {
+            out.push_str(&format!("- {n}\n"));
+        }
+        out.push_str("</deferred-tools-delta>");
+        out
+    }
+}
+
+/// Announces deferred names as deltas: the first call announces every name as added, later
+/// calls only what changed.
+#[derive(Debug, Clone, Default)]
+pub struct Announcer {
+    announced: BTreeSet<String>,
+}
+
+impl Announcer {
+    /// An announcer that has announced nothing yet.
+    pub fn new() -> Announcer {
+        Announcer::default()
+    }
+
+    /// The names announced so far, sorted.
+    pub fn announced(&self) -> impl Iterator<Item = &str> {
+        self.announced.iter().map(String::as_str)
+    }
+
+    /// Records `current` as announced and returns what changed.
+    pub fn announce<'a>(&mut self, current: impl IntoIterator<Item = &'a str>) -> Delta {
+        let now: BTreeSet<String> = current.into_iter().map(str::to_owned).collect();
+        let added = now.difference(&self.announced).cloned().collect();
+        let removed = self.announced.difference(&now).cloned().collect();
+        self.announced = now;
+        Delta { added, removed }
+    }
+}
+
+/// This turn's tool list: core tools (by qualified name), `tool_search`, then the active set in
+/// activation order. With deferral off, every tool in catalog order and no `tool_search`.
+pub fn tool_list<'a>(
+    catalog: &'a Catalog,
+    deferral: &Deferral,
+    session: &Session,
+    tool_search: &'a Tool,
+) -> Vec<&'a Tool> {
+    if !deferral.enabled() {
+        return catalog.tools().iter().collect();
+    }
+    let mut core: Vec<&Tool> =
+        catalog.ids().filter(|&id| !deferral.is_deferred(id)).map(|id| catalog.tool(id)).collect();
+    core.sort_by(|a, b| a.qualified_name().cmp(b.qualified_name()));
+    core.push(tool_search);
+    for name in session.active() {
+        if let Some(id) = catalog.get(name) {
+            if deferral.is_deferred(id) {
+                core.push(catalog.tool(id));
+            }
+        }
+    }
+    core
+}
+
+/// The deferred names the model may load (every deferred tool of the catalog, sorted).
+pub fn deferred_names<'a>(catalog: &'a Catalog, deferral: &Deferral) -> Vec<&'a str> {
+    let mut names: Vec<&str> = catalog
+        .ids()
+        .filter(|&id| deferral.is_deferred(id))
+        .map(|id| catalog.tool(id).qualified_name())
+        .collect();
+    names.sort_unstable();
+    names
+}

@@ -1,0 +1,546 @@
+//! index: here is a catalog, give me the tools a query asks for.
+//!
+//! The query language (Claude Code's, seed 000 §5) is the same for every ranker:
+//!
+//! | form | meaning |
+//! |---|---|
+//! | `select:a,b,c` | exactly these tools, by name |
+//! | `github__git_log` | a bare exact name: that tool alone |
+//! | `github__`, `mcp__github` | every tool whose name starts so (a server prefix) |
+//! | `+slack send` | `slack` must match, `send` only ranks |
+//! | anything else | free keywords in any language, ranked |
+//!
+//! Free keywords are ranked by one of the [`Strategy`] rankers. Whatever the ranker, a term that
+//! names a tool exactly puts that tool first (the exact-name guarantee), and ties are broken
+//! by qualified name.
+
+mod bm25f;
+mod keyword;
+pub mod text;
+
+use std::collections::{HashMap, HashSet};
+use std::fmt;
+use std::str::FromStr;
+
+use bm25f::Bm25Index;
+pub use bm25f::{Bm25Params, Field};
+use keyword::KeywordIndex;
+
+use crate::catalog::{Catalog, ToolId, strip_mcp_prefix};
+use crate::naming;
+
+/// A ranker for free keywords.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Strategy {
+    /// Claude Code's keyword scorer (weights 12/10, 6/5, 3, 4, 2), the baseline.
+    Keyword,
+    /// Plain Okapi BM25 over all fields as one text: what most people would write.
+    Bm25,
+    /// Field-weighted BM25 with identifier splitting, Chinese bigrams, stop words and plural
+    /// folding: the default.
+    Bm25f,
+}
+
+impl Strategy {
+    /// Every strategy, in the order `eval --strategy all` reports them.
+    pub const ALL: [Strategy; 3] = [Strategy::Keyword, Strategy::Bm25, Strategy::Bm25f];
+
+    /// The strategy used when none is named (the best on the bench sets; see `docs/ranking.md`).
+    pub const DEFAULT: Strategy = Strategy::Bm25f;
+
+    /// The name used on the command line and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Keyword => "keyword",
+            Strategy::Bm25 => "bm25",
+            Strategy::Bm25f => "bm25f",
+        }
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A strategy name that is not known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownStrategy(pub String);
+
+impl fmt::Display for UnknownStrategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.as_str()).collect();
+        write!(f, "unknown strategy `{}` (expected one of: {})", self.0, names.join(", "))
+    }
+}
+
+impl std::error::Error for UnknownStrategy {}
+
+impl FromStr for Strategy {
+    type Err = UnknownStrategy;
+    fn from_str(s: &str) -> Result<Strategy, UnknownStrategy> {
+        Strategy::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| UnknownStrategy(s.to_owned()))
+    }
+}
+
+/// One ranked tool.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Hit {
+    /// The tool.
+    pub tool: ToolId,
+    /// Its score under the strategy (exact-name and `select:` hits score `f32::INFINITY`).
+    pub score: f32,
+}
+
+/// Which form of the query language a query took.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum QueryForm {
+    /// `select:a,b`.
+    Select,
+    /// The whole query is a tool's name.
+    Exact,
+    /// `github__` or `mcp__github`.
+    Prefix,
+    /// Free keywords (with optional `+required` terms).
+    Keywords,
+}
+
+/// What one search found, before any session state is applied.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Found {
+    /// The query form.
+    pub form: QueryForm,
+    /// The tools, best first.
+    pub hits: Vec<Hit>,
+    /// Query terms (or `select:` names) that matched no tool at all.
+    pub unmatched_terms: Vec<String>,
+}
+
+/// What to search for.
+#[derive(Debug, Clone, Copy)]
+pub struct Request<'a> {
+    /// The query, in the query language above.
+    pub query: &'a str,
+    /// How many tools at most.
+    pub limit: usize,
+    /// Only tools of these servers, if given.
+    pub servers: Option<&'a [String]>,
+}
+
+impl<'a> Request<'a> {
+    /// A request with no server filter.
+    pub fn new(query: &'a str, limit: usize) -> Request<'a> {
+        Request { query, limit, servers: None }
+    }
+}
+
+#[derive(Debug)]
+enum Engine {
+    Keyword(KeywordIndex),
+    Bm25(Bm25Index),
+}
+
+/// The search structure over a (policy-filtered) catalog. Immutable, `Send + Sync`.
+#[derive(Debug)]
+pub struct Index {
+    catalog: Catalog,
+    strategy: Strategy,
+    engine: Engine,
+    /// Position of each tool's qualified name in sorted order, for tie-breaking.
+    name_rank: Vec<u32>,
+    /// Lower-case qualified names (also without `mcp__`), bare names and normalised bare names
+    /// → the tools they name, sorted by qualified name.
+    names: HashMap<String, Vec<ToolId>>,
+}
+
+/// Builds an [`Index`].
+#[derive(Debug, Clone)]
+pub struct IndexBuilder {
+    strategy: Strategy,
+    params: Option<Bm25Params>,
+}
+
+impl IndexBuilder {
+    /// The ranker for free keywords.
+    pub fn strategy(mut self, strategy: Strategy) -> IndexBuilder {
+        self.strategy = strategy;
+        self
+    }
+
+    /// Overrides the BM25 parameters of the `bm25` and `bm25f` strategies (for tuning).
+    pub fn params(mut self, params: Bm25Params) -> IndexBuilder {
+        self.params = Some(params);
+        self
+    }
+
+    /// Indexes every tool of `catalog` (a cheap clone of it is kept).
+    pub fn build(self, catalog: &Catalog) -> Index {
+        let engine = match self.strategy {
+            Strategy::Keyword => Engine::Keyword(KeywordIndex::build(catalog)),
+            Strategy::Bm25 => {
+                Engine::Bm25(Bm25Index::build(catalog, self.params.unwrap_or_else(Bm25Params::plain)))
+            }
+            Strategy::Bm25f => {
+                Engine::Bm25(Bm25Index::build(catalog, self.params.unwrap_or_else(Bm25Params::bm25f)))
+            }
+        };
+        let mut order: Vec<u32> = (0..catalog.len() as u32).collect();
+        order.sort_by(|&a, &b| {
+            catalog.tool(ToolId(a)).qualified_name().cmp(catalog.tool(ToolId(b)).qualified_name())
+        });
+        let mut name_rank = vec![0; catalog.len()];
+        for (rank, &i) in order.iter().enumerate() {
+            name_rank[i as usize] = rank as u32;
+        }
+        let mut names: HashMap<String, Vec<ToolId>> = HashMap::new();
+        let mut qualified: HashMap<String, ToolId> = HashMap::new();
+        for &i in &order {
+            let id = ToolId(i);
+            let t = catalog.tool(id);
+            qualified.insert(t.qualified_name().to_lowercase(), id);
+            for key in [t.name().to_lowercase(), naming::normalize_tool(t.name()).to_lowercase()] {
+                let v = names.entry(key).or_default();
+                if !v.contains(&id) {
+                    v.push(id);
+                }
+            }
+        }
+        // A qualified name names one tool and wins over a bare name that happens to equal it.
+        for (k, id) in qualified {
+            names.insert(k, vec![id]);
+        }
+        Index { catalog: catalog.clone(), strategy: self.strategy, engine, name_rank, names }
+    }
+}
+
+/// One term's part in a hit's score, for `--explain`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TermExplanation {
+    /// The term as the ranker saw it.
+    pub term: String,
+    /// Each field's contribution (`name`, `server`, `description`, `hint`, `schema`, and for the
+    /// keyword scorer `full-name`).
+    pub fields: Vec<(&'static str, f32)>,
+}
+
+/// Why a tool ranked where it did.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Explanation {
+    /// The tool.
+    pub tool: ToolId,
+    /// How it was found: `select`, `exact name`, `prefix` or the strategy's name.
+    pub via: String,
+    /// The term contributions (empty for `select`, exact-name and prefix hits).
+    pub terms: Vec<TermExplanation>,
+}
+
+impl Index {
+    /// A builder with the default strategy.
+    pub fn builder() -> IndexBuilder {
+        IndexBuilder { strategy: Strategy::DEFAULT, params: None }
+    }
+
+    /// The catalog this index covers.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// The ranker of free keywords.
+    pub fn strategy(&self) -> Strategy {
+        self.strategy
+    }
+
+    /// Runs one query in the query language.
+    pub fn search(&self, req: Request<'_>) -> Found {
+        let query = req.query.trim();
+        let allowed = |id: ToolId| match req.servers {
+            Some(servers) => servers.iter().any(|s| s == self.catalog.tool(id).server()),
+            None => true,
+        };
+        let sure = |ids: Vec<ToolId>| -> Vec<Hit> {
+            ids.into_iter()
+                .filter(|&id| allowed(id))
+                .take(req.limit)
+                .map(|tool| Hit { tool, score: f32::INFINITY })
+                .collect()
+        };
+        if let Some(rest) = strip_prefix_ci(query, "select:") {
+            let mut ids = Vec::new();
+            let mut unmatched = Vec::new();
+            for name in rest.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                let found = self.named(name);
+                if found.is_empty() {
+                    unmatched.push(name.to_owned());
+                }
+                for id in found {
+                    if !ids.contains(&id) {
+                        ids.push(id);
+                    }
+                }
+            }
+            return Found { form: QueryForm::Select, hits: sure(ids), unmatched_terms: unmatched };
+        }
+        let exact = self.named(query);
+        if !exact.is_empty() {
+            return Found { form: QueryForm::Exact, hits: sure(exact), unmatched_terms: Vec::new() };
+        }
+        if let Some(prefix) = server_prefix(query) {
+            let ids: Vec<ToolId> =
+                self.sorted_by_name(self.catalog.ids().filter(|&id| {
+                    self.catalog.tool(id).qualified_name().to_lowercase().starts_with(&prefix)
+                }));
+            if !ids.is_empty() {
+                return Found { form: QueryForm::Prefix, hits: sure(ids), unmatched_terms: Vec::new() };
+            }
+        }
+        self.keywords(query, req.limit, &allowed)
+    }
+
+    /// Tools a name refers to: a qualified name (with or without `mcp__`, any case), or a bare
+    /// tool name (every server's tool of that name, sorted by qualified name).
+    pub fn named(&self, name: &str) -> Vec<ToolId> {
+        if name.is_empty() || name.chars().any(char::is_whitespace) {
+            return Vec::new();
+        }
+        let lower = name.to_lowercase();
+        if let Some(ids) = self.names.get(&lower) {
+            return ids.clone();
+        }
+        let bare = strip_mcp_prefix(&lower);
+        self.names.get(bare).cloned().unwrap_or_default()
+    }
+
+    fn sorted_by_name(&self, ids: impl Iterator<Item = ToolId>) -> Vec<ToolId> {
+        let mut v: Vec<ToolId> = ids.collect();
+        v.sort_by_key(|id| self.name_rank[id.index()]);
+        v
+    }
+
+    fn keywords(&self, query: &str, limit: usize, allowed: &dyn Fn(ToolId) -> bool) -> Found {
+        let mut required: Vec<&str> = Vec::new();
+        let mut words: Vec<&str> = Vec::new();
+        for w in query.split_whitespace() {
+            match w.strip_prefix('+') {
+                Some(r) if !r.is_empty() => {
+                    required.push(r);
+                    words.push(r);
+                }
+                _ => words.push(w),
+            }
+        }
+        // The exact-name guarantee: a term that names a tool puts it first.
+        let mut named: Vec<ToolId> = Vec::new();
+        for w in &words {
+            if is_identifier_like(w) {
+                for id in self.named(w) {
+                    if !named.contains(&id) {
+                        named.push(id);
+                    }
+                }
+            }
+        }
+        let (mut scored, unmatched) = match &self.engine {
+            Engine::Keyword(k) => self.rank_keyword(k, &words, &required),
+            Engine::Bm25(b) => self.rank_bm25(b, &words, &required),
+        };
+        scored.retain(|h| allowed(h.tool) && !named.contains(&h.tool));
+        let mut hits: Vec<Hit> = named
+            .into_iter()
+            .filter(|&id| allowed(id))
+            .map(|tool| Hit { tool, score: f32::INFINITY })
+            .collect();
+        let room = limit.saturating_sub(hits.len());
+        self.top(&mut scored, room);
+        hits.extend(scored);
+        hits.truncate(limit);
+        Found { form: QueryForm::Keywords, hits, unmatched_terms: unmatched }
+    }
+
+    /// Sorts the best `k` of `hits` to the front (score descending, then name) and drops the rest.
+    fn top(&self, hits: &mut Vec<Hit>, k: usize) {
+        let cmp = |a: &Hit, b: &Hit| {
+            b.score
+                .total_cmp(&a.score)
+                .then_with(|| self.name_rank[a.tool.index()].cmp(&self.name_rank[b.tool.index()]))
+        };
+        if k < hits.len() {
+            if k == 0 {
+                hits.clear();
+                return;
+            }
+            hits.select_nth_unstable_by(k - 1, cmp);
+            hits.truncate(k);
+        }
+        hits.sort_unstable_by(cmp);
+    }
+
+    fn rank_keyword(&self, k: &KeywordIndex, words: &[&str], required: &[&str]) -> (Vec<Hit>, Vec<String>) {
+        let terms: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
+        let required: Vec<String> = required.iter().map(|w| w.to_lowercase()).collect();
+        let mut hits = Vec::new();
+        let mut matched = vec![false; terms.len()];
+        for doc in 0..k.len() {
+            if !required.iter().all(|r| k.meets(doc, r)) {
+                continue;
+            }
+            for (i, t) in terms.iter().enumerate() {
+                if !matched[i] {
+                    let h = k.term_hit(doc, t);
+                    matched[i] = h.part > 0 || h.full || h.hint || h.description;
+                }
+            }
+            let s = k.score(doc, &terms);
+            if s > 0 {
+                hits.push(Hit { tool: ToolId(doc as u32), score: s as f32 });
+            }
+        }
+        let unmatched = terms.iter().zip(&matched).filter(|(_, m)| !**m).map(|(t, _)| t.clone()).collect();
+        (hits, unmatched)
+    }
+
+    fn rank_bm25(&self, b: &Bm25Index, words: &[&str], required: &[&str]) -> (Vec<Hit>, Vec<String>) {
+        let mut ids: Vec<u32> = Vec::new();
+        let mut unmatched = Vec::new();
+        let mut buf = Vec::new();
+        for w in words {
+            buf.clear();
+            b.analyzer().tokens(w, &mut buf);
+            let mut any = false;
+            for t in &buf {
+                if let Some(id) = b.term(t) {
+                    any = true;
+                    if !ids.contains(&id) {
+                        ids.push(id);
+                    }
+                }
+            }
+            if !any && !buf.is_empty() {
+                unmatched.push(w.to_lowercase());
+            }
+        }
+        // A required term must have every one of its analysed terms in the tool.
+        let mut required_ids: Vec<Vec<u32>> = Vec::new();
+        for r in required {
+            buf.clear();
+            b.analyzer().tokens(r, &mut buf);
+            let group: Option<Vec<u32>> = buf.iter().map(|t| b.term(t)).collect();
+            match group {
+                Some(g) if !g.is_empty() => required_ids.push(g),
+                // A required term no tool has: nothing can match.
+                _ => return (Vec::new(), unmatched),
+            }
+        }
+        let mut hits = Vec::new();
+        b.score(&ids, &mut |doc, score| {
+            if required_ids.iter().all(|g| g.iter().all(|&t| b.contains(t, doc))) {
+                hits.push(Hit { tool: ToolId(doc), score });
+            }
+        });
+        (hits, unmatched)
+    }
+
+    /// Why `tool` ranks for `query` (free keywords; other forms say how they matched).
+    pub fn explain(&self, query: &str, tool: ToolId) -> Explanation {
+        let found = self.search(Request::new(query, usize::MAX));
+        let via = match found.form {
+            QueryForm::Select => "select",
+            QueryForm::Exact => "exact name",
+            QueryForm::Prefix => "prefix",
+            QueryForm::Keywords => {
+                if found.hits.iter().any(|h| h.tool == tool && h.score.is_infinite()) {
+                    "exact name"
+                } else {
+                    self.strategy.as_str()
+                }
+            }
+        };
+        let mut terms = Vec::new();
+        if found.form == QueryForm::Keywords {
+            let words: Vec<&str> = query
+                .split_whitespace()
+                .map(|w| w.strip_prefix('+').filter(|r| !r.is_empty()).unwrap_or(w))
+                .collect();
+            match &self.engine {
+                Engine::Keyword(k) => {
+                    let mut so_far = 0u32;
+                    for w in words {
+                        let t = w.to_lowercase();
+                        let h = k.term_hit(tool.index(), &t);
+                        let mut fields = Vec::new();
+                        if h.part > 0 {
+                            fields.push(("name", h.part as f32));
+                        }
+                        so_far += h.part;
+                        if h.full && so_far == 0 {
+                            fields.push(("full-name", 3.0));
+                            so_far += 3;
+                        }
+                        if h.hint {
+                            fields.push(("hint", 4.0));
+                            so_far += 4;
+                        }
+                        if h.description {
+                            fields.push(("description", 2.0));
+                            so_far += 2;
+                        }
+                        if !fields.is_empty() {
+                            terms.push(TermExplanation { term: t, fields });
+                        }
+                    }
+                }
+                Engine::Bm25(b) => {
+                    let mut seen = HashSet::new();
+                    let mut buf = Vec::new();
+                    for w in words {
+                        buf.clear();
+                        b.analyzer().tokens(w, &mut buf);
+                        for t in &buf {
+                            let Some(id) = b.term(t) else { continue };
+                            if !seen.insert(id) {
+                                continue;
+                            }
+                            let fields: Vec<(&'static str, f32)> = b
+                                .explain(self.catalog.tool(tool), id, t)
+                                .into_iter()
+                                .map(|(f, s)| (f.as_str(), s))
+                                .collect();
+                            if !fields.is_empty() {
+                                terms.push(TermExplanation { term: t.clone(), fields });
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        Explanation { tool, via: via.to_owned(), terms }
+    }
+}
+
+fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
+    let head = s.get(..prefix.len())?;
+    head.eq_ignore_ascii_case(prefix).then(|| &s[prefix.len()..])
+}
+
+/// `github__` or `mcp__github` (one word) → the lower-case name prefix to match.
+fn server_prefix(query: &str) -> Option<String> {
+    if query.chars().any(char::is_whitespace) {
+        return None;
+    }
+    let lower = query.to_lowercase();
+    if let Some(rest) = lower.strip_prefix("mcp__") {
+        return (!rest.is_empty()).then(|| rest.to_owned());
+    }
+    (lower.ends_with(naming::SEPARATOR) && lower.len() > 2).then_some(lower)
+}
+
+/// Whether a query word could be a tool name rather than an ordinary word: it has a
+/// separator (`_`, `-`, `.`) or a camelCase hump. `search` names a tool only as the whole
+/// query; `git_log` names it anywhere.
+fn is_identifier_like(w: &str) -> bool {
+    w.contains(['_', '-', '.'])
+        || w.chars().zip(w.chars().skip(1)).any(|(a, b)| a.is_lowercase() && b.is_uppercase())
+}
+
+#[cfg(test)]
+mod tests;

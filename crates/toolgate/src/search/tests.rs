@@ -1,0 +1,332 @@
+//! Snapshot tests of ranking (`UPDATE_EXPECT=1` refreshes them) and property tests of the index
+//! against brute-force scoring.
+
+use expect_test::{Expect, expect};
+use proptest::prelude::{ProptestConfig, any, prop_assert, prop_assert_eq, proptest};
+use proptest::strategy::Strategy as _;
+
+use super::bm25f::{Bm25Params, brute_force};
+use super::*;
+use crate::catalog::{Catalog, ToolSpec};
+
+fn small() -> Catalog {
+    let schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "repo_path": {"type": "string", "description": "Path to the git repository"},
+            "max_count": {"type": "integer"}
+        }
+    });
+    Catalog::builder()
+        .tool(ToolSpec::mcp("git", "git_log", "Shows the commit logs").with_schema(schema.clone()))
+        .tool(
+            ToolSpec::mcp(
+                "git",
+                "git_diff_unstaged",
+                "Shows changes in the working directory that are not yet staged",
+            )
+            .with_schema(schema),
+        )
+        .tool(ToolSpec::mcp("github", "create_issue", "Create a new issue in a GitHub repository"))
+        .tool(ToolSpec::mcp("github", "list_issues", "List issues in a GitHub repository"))
+        .tool(ToolSpec::mcp("slack", "send_message", "Send a message to a Slack channel"))
+        .tool(ToolSpec::mcp("filesystem", "read_file", "Read the complete contents of a file"))
+        .tool(ToolSpec::mcp("other", "read_file", "Reads a file from the sandbox"))
+        .tool(ToolSpec::mcp("weather", "get_forecast", "天气预报：查询城市未来几天的天气"))
+        .tool(ToolSpec::mcp("codex", "ask_codex", "Ask Codex a question"))
+        .build()
+        .unwrap()
+}
+
+fn check_in(catalog: &Catalog, strategy: Strategy, query: &str, expect: Expect) {
+    let index = Index::builder().strategy(strategy).build(catalog);
+    let found = index.search(Request::new(query, 5));
+    let mut out = format!("{:?}\n", found.form);
+    for h in &found.hits {
+        let score = if h.score.is_finite() { format!("{:.3}", h.score) } else { "sure".into() };
+        out.push_str(&format!("{} {score}\n", catalog.tool(h.tool).qualified_name()));
+    }
+    if !found.unmatched_terms.is_empty() {
+        out.push_str(&format!("unmatched: {}\n", found.unmatched_terms.join(" ")));
+    }
+    expect.assert_eq(&out);
+}
+
+fn check(query: &str, expect: Expect) {
+    check_in(&small(), Strategy::Bm25f, query, expect);
+}
+
+fn check_embedded(query: &str, expect: Expect) {
+    check_in(&Catalog::embedded(), Strategy::DEFAULT, query, expect);
+}
+
+#[test]
+fn select_returns_exactly_the_named_tools() {
+    check(
+        "select:slack__send_message, GIT__GIT_LOG,mcp__github__list_issues,nope",
+        expect![[r#"
+            Select
+            slack__send_message sure
+            git__git_log sure
+            github__list_issues sure
+            unmatched: nope
+        "#]],
+    );
+}
+
+#[test]
+fn a_bare_name_on_two_servers_selects_both() {
+    check(
+        "read_file",
+        expect![[r#"
+            Exact
+            filesystem__read_file sure
+            other__read_file sure
+        "#]],
+    );
+}
+
+#[test]
+fn server_prefix_lists_the_server() {
+    check(
+        "mcp__github",
+        expect![[r#"
+            Prefix
+            github__create_issue sure
+            github__list_issues sure
+        "#]],
+    );
+    check(
+        "git__",
+        expect![[r#"
+            Prefix
+            git__git_diff_unstaged sure
+            git__git_log sure
+        "#]],
+    );
+}
+
+#[test]
+fn required_terms_filter() {
+    check(
+        "+github issue",
+        expect![[r#"
+            Keywords
+            github__list_issues 1.998
+            github__create_issue 1.977
+        "#]],
+    );
+    check(
+        "+nothinglikethis issue",
+        expect![[r#"
+            Keywords
+            unmatched: nothinglikethis
+        "#]],
+    );
+}
+
+#[test]
+fn a_named_tool_comes_first_whatever_the_scores() {
+    check(
+        "show me changes git_log",
+        expect![[r#"
+            Keywords
+            git__git_log sure
+            git__git_diff_unstaged 1.398
+            github__list_issues 0.351
+            github__create_issue 0.328
+            unmatched: show
+        "#]],
+    );
+}
+
+#[test]
+fn identifiers_in_queries_split_like_names() {
+    check(
+        "ask codex",
+        expect![[r#"
+            Keywords
+            codex__ask_codex 3.091
+        "#]],
+    );
+}
+
+#[test]
+fn schema_fields_are_searched() {
+    check(
+        "repository path",
+        expect![[r#"
+            Keywords
+            github__list_issues 0.351
+            git__git_diff_unstaged 0.341
+            git__git_log 0.341
+            github__create_issue 0.328
+        "#]],
+    );
+}
+
+#[test]
+fn chinese_is_segmented() {
+    check(
+        "明天天气怎么样",
+        expect![[r#"
+            Keywords
+            weather__get_forecast 0.861
+        "#]],
+    );
+}
+
+#[test]
+fn keyword_baseline_uses_claude_code_weights() {
+    check_in(
+        &small(),
+        Strategy::Keyword,
+        "send message slack",
+        expect![[r#"
+            Keywords
+            slack__send_message 42.000
+        "#]],
+    );
+}
+
+#[test]
+fn screenshot_tools_come_first() {
+    check_embedded(
+        "take a screenshot of a web page",
+        expect![[r#"
+            Keywords
+            playwright__playwright_screenshot 8.536
+            puppeteer__puppeteer_screenshot 8.455
+            image-extractor__extract_image_from_url 5.466
+            duckduckgo-search__duckduckgo_web_search 3.604
+            image-extractor__extract_image_from_file 3.179
+        "#]],
+    );
+}
+
+#[test]
+fn chinese_ticket_request_finds_12306() {
+    check_embedded(
+        "帮我查一下明天上海到北京的火车余票",
+        expect![[r#"
+            Keywords
+            12306-mcp__get-stations-code-in-city 5.862
+            12306-mcp__get-tickets 3.831
+            12306-mcp__get-interline-tickets 3.115
+            12306-mcp__get-station-code-of-citys 3.108
+            12306-mcp__get-station-code-by-names 3.018
+        "#]],
+    );
+}
+
+#[test]
+fn nothing_matched_says_which_terms() {
+    check(
+        "zzqqxx",
+        expect![[r#"
+            Keywords
+            unmatched: zzqqxx
+        "#]],
+    );
+}
+
+#[test]
+fn hostile_queries_do_not_panic() {
+    let index = Index::builder().build(&small());
+    for q in [
+        "",
+        "   ",
+        "select:",
+        "select:,,,",
+        "+",
+        "++",
+        "mcp__",
+        "__",
+        "\u{0}\u{feff}",
+        &"a".repeat(100_000),
+        "+\u{4e00}",
+    ] {
+        let found = index.search(Request::new(q, 5));
+        assert!(found.hits.len() <= 5, "{q:?}");
+    }
+    assert!(index.search(Request::new("git_log", 0)).hits.is_empty());
+}
+
+#[test]
+fn servers_filter_keeps_only_those_servers() {
+    let index = Index::builder().build(&small());
+    let servers = vec!["other".to_owned()];
+    let found = index.search(Request { query: "read file", limit: 5, servers: Some(&servers) });
+    let names: Vec<&str> = found.hits.iter().map(|h| index.catalog().tool(h.tool).qualified_name()).collect();
+    assert_eq!(names, ["other__read_file"]);
+}
+
+const WORDS: &[&str] =
+    &["read", "file", "git", "log", "issue", "send", "message", "list", "天气", "查询", "repo", "path"];
+
+fn arb_catalog() -> impl proptest::strategy::Strategy<Value = Catalog> {
+    let tool = (
+        0..4usize,
+        proptest::collection::vec(0..WORDS.len(), 1..4),
+        proptest::collection::vec(0..WORDS.len(), 0..8),
+    );
+    proptest::collection::vec(tool, 1..30).prop_map(|tools| {
+        let mut b = Catalog::builder();
+        for (i, (server, name, desc)) in tools.into_iter().enumerate() {
+            let name: Vec<&str> = name.iter().map(|&w| WORDS[w]).collect();
+            let desc: Vec<&str> = desc.iter().map(|&w| WORDS[w]).collect();
+            b = b.tool(ToolSpec::mcp(
+                &format!("s{server}"),
+                &format!("{}_{i}", name.join("_")),
+                &desc.join(" "),
+            ));
+        }
+        b.build().unwrap()
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    #[test]
+    fn ranked_search_agrees_with_brute_force(catalog in arb_catalog(), words in proptest::collection::vec(0..WORDS.len(), 1..4), plain in any::<bool>()) {
+        let query: Vec<&str> = words.iter().map(|&w| WORDS[w]).collect();
+        let query = query.join(" ");
+        let (strategy, params) = if plain { (Strategy::Bm25, Bm25Params::plain()) } else { (Strategy::Bm25f, Bm25Params::bm25f()) };
+        let index = Index::builder().strategy(strategy).build(&catalog);
+        let found = index.search(Request::new(&query, usize::MAX));
+        let mut terms = Vec::new();
+        params.analyzer.tokens(&query, &mut terms);
+        let mut want: Vec<(f32, &str, ToolId)> = catalog
+            .ids()
+            .map(|id| (brute_force(&catalog, &params, id, &terms), catalog.tool(id).qualified_name(), id))
+            .filter(|(s, _, _)| *s > 0.0)
+            .collect();
+        want.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(b.1)));
+        prop_assert_eq!(found.hits.len(), want.len());
+        for (hit, (score, name, _)) in found.hits.iter().zip(&want) {
+            prop_assert!((hit.score - score).abs() < 1e-4, "{} vs {} for {}", hit.score, score, name);
+        }
+        // Same order up to ties within rounding.
+        for pair in found.hits.windows(2) {
+            prop_assert!(pair[0].score >= pair[1].score - 1e-6);
+        }
+    }
+
+    #[test]
+    fn keyword_search_agrees_with_brute_force(catalog in arb_catalog(), words in proptest::collection::vec(0..WORDS.len(), 1..4)) {
+        let query: Vec<&str> = words.iter().map(|&w| WORDS[w]).collect();
+        let query = query.join(" ");
+        let index = Index::builder().strategy(Strategy::Keyword).build(&catalog);
+        let found = index.search(Request::new(&query, usize::MAX));
+        let k = keyword::KeywordIndex::build(&catalog);
+        let terms: Vec<String> = query.split_whitespace().map(str::to_owned).collect();
+        let mut want: Vec<(u32, &str)> = (0..catalog.len())
+            .map(|d| (k.score(d, &terms), catalog.tool(ToolId(d as u32)).qualified_name()))
+            .filter(|(s, _)| *s > 0)
+            .collect();
+        want.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));
+        let got: Vec<(u32, &str)> = found.hits.iter().map(|h| (h.score as u32, catalog.tool(h.tool).qualified_name())).collect();
+        prop_assert_eq!(got, want);
+    }
+}

@@ -1,0 +1,256 @@
+//! session: here is one conversation, keep its active set and run its `tool_search` calls.
+//!
+//! The active set is run-scoped (one per [`Session`], never global) and keeps activation order,
+//! which is the order the tools are appended to the tool list. It can be rebuilt from a
+//! transcript: Anthropic `tool_reference` blocks, toolgate's own `tool_search` results, and
+//! compaction boundary records that carry the set across a summary (seed 000 §6).
+
+use std::collections::HashSet;
+
+use serde_json::{Value, json};
+
+use crate::catalog::{Catalog, ToolId};
+use crate::defer::Deferral;
+use crate::search::{Found, Hit, Index, Request};
+
+/// The first line of a `tool_search` result that loaded tools.
+const LOADED_HEADER: &str = "Loaded ";
+/// The line that names tools already loaded.
+pub const ALREADY_LOADED: &str = "Already loaded — call it directly: ";
+
+/// One conversation's state: the active set, in activation order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Session {
+    active: Vec<String>,
+    set: HashSet<String>,
+}
+
+/// What one `tool_search` call did, in the words of the JSON contract.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchResult {
+    /// The query as given.
+    pub query: String,
+    /// Every tool the query found, best first (loaded now or before).
+    pub matches: Vec<Hit>,
+    /// The subset of `matches` that was active (or core) before this call.
+    pub already_loaded: Vec<ToolId>,
+    /// Query terms that matched no tool.
+    pub unmatched_terms: Vec<String>,
+    /// Servers still connecting, whose tools could not be searched yet.
+    pub pending_servers: Vec<String>,
+}
+
+impl SearchResult {
+    /// The tools this call loaded (in `matches` but not `already_loaded`).
+    pub fn loaded(&self) -> impl Iterator<Item = ToolId> + '_ {
+        self.matches.iter().map(|h| h.tool).filter(|t| !self.already_loaded.contains(t))
+    }
+
+    /// The result as the model reads it.
+    pub fn render(&self, catalog: &Catalog) -> String {
+        let mut out = String::new();
+        let loaded: Vec<ToolId> = self.loaded().collect();
+        if !loaded.is_empty() {
+            let s = if loaded.len() == 1 { "" } else { "s" };
+            out.push_str(&format!(
+                "{LOADED_HEADER}{} tool{s}; call directly on your next step:\n",
+                loaded.len()
+            ));
+            for id in &loaded {
+                let t = catalog.tool(*id);
+                out.push_str(&format!("- {}: {}\n", t.qualified_name(), short(t.description())));
+            }
+        }
+        if !self.already_loaded.is_empty() {
+            let names: Vec<&str> =
+                self.already_loaded.iter().map(|id| catalog.tool(*id).qualified_name()).collect();
+            out.push_str(&format!("{ALREADY_LOADED}{}\n", names.join(", ")));
+        }
+        if self.matches.is_empty() {
+            out.push_str(&format!(
+                "No tools matched \"{}\". Try other keywords, a server prefix such as \"github__\", or \
+                 select:NAME with a name from <available-deferred-tools>.\n",
+                self.query
+            ));
+        }
+        if !self.unmatched_terms.is_empty() {
+            out.push_str(&format!("Terms that matched no tool: {}\n", self.unmatched_terms.join(", ")));
+        }
+        if !self.pending_servers.is_empty() {
+            out.push_str(&format!(
+                "Servers still connecting (their tools are not searchable yet; try again shortly): {}\n",
+                self.pending_servers.join(", ")
+            ));
+        }
+        out.truncate(out.trim_end().len());
+        out
+    }
+}
+
+/// A description cut to its first line and 200 characters.
+fn short(text: &str) -> String {
+    let line = text.trim().lines().next().unwrap_or_default().trim();
+    if line.chars().count() <= 200 {
+        return line.to_owned();
+    }
+    let cut: String = line.chars().take(199).collect();
+    format!("{}…", cut.trim_end())
+}
+
+impl Session {
+    /// A session with nothing active.
+    pub fn new() -> Session {
+        Session::default()
+    }
+
+    /// The active tools' qualified names, in activation order.
+    pub fn active(&self) -> &[String] {
+        &self.active
+    }
+
+    /// Whether a tool is active.
+    pub fn is_active(&self, name: &str) -> bool {
+        self.set.contains(name)
+    }
+
+    /// Activates tools (qualified names); returns those that were not active yet, in order.
+    pub fn activate<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+        let mut added = Vec::new();
+        for n in names {
+            if self.set.insert(n.to_owned()) {
+                self.active.push(n.to_owned());
+                added.push(n.to_owned());
+            }
+        }
+        added
+    }
+
+    /// Removes a tool from the active set (eviction); returns whether it was active.
+    pub fn deactivate(&mut self, name: &str) -> bool {
+        if self.set.remove(name) {
+            self.active.retain(|n| n != name);
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Runs one `tool_search` call: searches `index`, activates the deferred hits, and reports
+    /// hits that were active or core already. `pending_servers` are named in the result.
+    pub fn tool_search(
+        &mut self,
+        index: &Index,
+        deferral: &Deferral,
+        req: Request<'_>,
+        pending_servers: &[String],
+    ) -> SearchResult {
+        let Found { hits, unmatched_terms, .. } = index.search(req);
+        let catalog = index.catalog();
+        let mut already_loaded = Vec::new();
+        for h in &hits {
+            let name = catalog.tool(h.tool).qualified_name();
+            if !deferral.is_deferred(h.tool) || self.is_active(name) {
+                already_loaded.push(h.tool);
+            } else {
+                self.activate([name]);
+            }
+        }
+        SearchResult {
+            query: req.query.to_owned(),
+            matches: hits,
+            already_loaded,
+            unmatched_terms,
+            pending_servers: pending_servers.to_vec(),
+        }
+    }
+
+    /// The compaction boundary record that carries the active set across a summary.
+    pub fn boundary(&self) -> Value {
+        json!({
+            "type": "system",
+            "subtype": "compact_boundary",
+            "compact_metadata": {"pre_compact_discovered_tools": self.active},
+        })
+    }
+
+    /// Rebuilds the active set from a transcript: a list of messages (Anthropic Messages
+    /// shape) and boundary records, oldest first.
+    ///
+    /// Found, in order of appearance: `tool_reference` blocks (`tool_name`) anywhere in a
+    /// message; the text of `tool_search` results (the `Loaded …` list and the
+    /// `Already loaded …` line); compaction boundary records, which replace what came before
+    /// them with their own list. Names not in `catalog` are skipped, since the tool is gone.
+    pub fn from_transcript(messages: &[Value], catalog: &Catalog) -> Session {
+        let mut s = Session::new();
+        for m in messages {
+            if let Some(list) = boundary_list(m) {
+                s = Session::new();
+                s.activate(list.iter().filter(|n| catalog.get(n).is_some()).map(String::as_str));
+                continue;
+            }
+            let mut names = Vec::new();
+            collect_discovered(m, &mut names);
+            s.activate(names.iter().filter(|n| catalog.get(n).is_some()).map(String::as_str));
+        }
+        s
+    }
+}
+
+/// The discovered tools of a compaction boundary record, if `m` is one.
+fn boundary_list(m: &Value) -> Option<Vec<String>> {
+    let is_boundary = m.get("subtype").and_then(Value::as_str) == Some("compact_boundary")
+        || m.get("type").and_then(Value::as_str) == Some("compact_boundary");
+    if !is_boundary {
+        return None;
+    }
+    let meta = m.get("compact_metadata").or_else(|| m.get("compactMetadata")).unwrap_or(m);
+    let list = meta
+        .get("pre_compact_discovered_tools")
+        .or_else(|| meta.get("preCompactDiscoveredTools"))
+        .or_else(|| meta.get("discovered_tools"))?;
+    Some(list.as_array()?.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+}
+
+fn collect_discovered(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(map) => {
+            if map.get("type").and_then(Value::as_str) == Some("tool_reference") {
+                if let Some(n) = map.get("tool_name").and_then(Value::as_str) {
+                    out.push(n.to_owned());
+                }
+                return;
+            }
+            for child in map.values() {
+                collect_discovered(child, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|i| collect_discovered(i, out)),
+        Value::String(text) => names_in_result_text(text, out),
+        _ => {}
+    }
+}
+
+/// Tool names in the text of a `tool_search` result rendered by [`SearchResult::render`].
+fn names_in_result_text(text: &str, out: &mut Vec<String>) {
+    if !text.starts_with(LOADED_HEADER) && !text.starts_with(ALREADY_LOADED) {
+        return;
+    }
+    let mut in_list = false;
+    for line in text.lines() {
+        if line.starts_with(LOADED_HEADER) {
+            in_list = true;
+        } else if let Some(rest) = line.strip_prefix(ALREADY_LOADED) {
+            in_list = false;
+            out.extend(rest.split(',').map(|n| n.trim().to_owned()).filter(|n| !n.is_empty()));
+        } else if let Some(item) = line.strip_prefix("- ").filter(|_| in_list) {
+            if let Some((name, _)) = item.split_once(": ") {
+                out.push(name.trim().to_owned());
+            }
+        } else {
+            in_list = false;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,202 @@
+//! Tests of the active set, `tool_search` results and transcript rebuilding.
+
+use std::collections::BTreeSet;
+
+use expect_test::expect;
+use proptest::prelude::{ProptestConfig, prop_assert, prop_assert_eq, proptest};
+use serde_json::json;
+
+use super::*;
+use crate::catalog::ToolSpec;
+use crate::defer::{DeferConfig, DeferMode};
+use crate::request::{Announcer, frozen_announcement, tool_list, tool_search_tool};
+
+fn catalog() -> Catalog {
+    let mut core = ToolSpec::builtin("Read", "Read a file");
+    core.always_load = true;
+    Catalog::builder()
+        .tool(ToolSpec::mcp("github", "create_issue", "Create a new issue"))
+        .tool(ToolSpec::mcp("github", "list_issues", "List issues of a repository"))
+        .tool(ToolSpec::mcp("slack", "send_message", "Send a message to a channel"))
+        .tool(core)
+        .build()
+        .unwrap()
+}
+
+fn on() -> DeferConfig {
+    DeferConfig { mode: DeferMode::On, ..DeferConfig::default() }
+}
+
+#[test]
+fn tool_search_activates_and_reports_already_loaded() {
+    let cat = catalog();
+    let index = Index::builder().build(&cat);
+    let deferral = Deferral::decide(&cat, &on());
+    let mut s = Session::new();
+    let r = s.tool_search(&index, &deferral, Request::new("list issues", 5), &[]);
+    expect![[r#"
+        Loaded 2 tools; call directly on your next step:
+        - github__list_issues: List issues of a repository
+        - github__create_issue: Create a new issue"#]]
+    .assert_eq(&r.render(&cat));
+    assert_eq!(s.active(), ["github__list_issues", "github__create_issue"]);
+    let r = s.tool_search(
+        &index,
+        &deferral,
+        Request::new("select:github__list_issues,builtin__Read", 5),
+        &["jira".to_owned()],
+    );
+    expect![[r#"
+        Already loaded — call it directly: github__list_issues, builtin__Read
+        Servers still connecting (their tools are not searchable yet; try again shortly): jira"#]]
+    .assert_eq(&r.render(&cat));
+    assert_eq!(s.active().len(), 2, "a core tool is never added to the active set");
+    let r = s.tool_search(&index, &deferral, Request::new("zzqqxx", 5), &[]);
+    expect![[r#"
+        No tools matched "zzqqxx". Try other keywords, a server prefix such as "github__", or select:NAME with a name from <available-deferred-tools>.
+        Terms that matched no tool: zzqqxx"#]]
+    .assert_eq(&r.render(&cat));
+}
+
+#[test]
+fn tool_list_keeps_the_prefix_stable() {
+    let cat = catalog();
+    let index = Index::builder().build(&cat);
+    let deferral = Deferral::decide(&cat, &on());
+    let search = tool_search_tool();
+    let mut s = Session::new();
+    let names = |s: &Session| -> Vec<String> {
+        tool_list(&cat, &deferral, s, &search).iter().map(|t| t.qualified_name().to_owned()).collect()
+    };
+    assert_eq!(names(&s), ["builtin__Read", "tool_search"]);
+    s.tool_search(&index, &deferral, Request::new("select:slack__send_message", 5), &[]);
+    let first = names(&s);
+    s.tool_search(&index, &deferral, Request::new("select:github__create_issue", 5), &[]);
+    let second = names(&s);
+    assert_eq!(first, ["builtin__Read", "tool_search", "slack__send_message"]);
+    assert_eq!(&second[..3], &first[..], "a new activation only appends");
+    let off = Deferral::decide(&cat, &DeferConfig { mode: DeferMode::Off, ..on() });
+    assert_eq!(tool_list(&cat, &off, &s, &search).len(), 4, "deferral off: every tool, no tool_search");
+}
+
+#[test]
+fn announcements_frozen_and_as_deltas() {
+    let cat = catalog();
+    let deferral = Deferral::decide(&cat, &on());
+    let names = crate::request::deferred_names(&cat, &deferral);
+    expect![[r#"
+        <available-deferred-tools>
+        github__create_issue
+        github__list_issues
+        slack__send_message
+        </available-deferred-tools>"#]]
+    .assert_eq(&frozen_announcement(names.iter().copied()));
+    let mut a = Announcer::new();
+    assert_eq!(a.announce(names.iter().copied()).added.len(), 3);
+    assert!(a.announce(names.iter().copied()).is_empty());
+    let delta = a.announce(["github__list_issues", "jira__search"]);
+    expect![[r#"
+        <deferred-tools-delta>
+        + jira__search
+        - github__create_issue
+        - slack__send_message
+        </deferred-tools-delta>"#]]
+    .assert_eq(&delta.render());
+}
+
+#[test]
+fn transcript_rebuilds_the_active_set() {
+    let cat = catalog();
+    let index = Index::builder().build(&cat);
+    let deferral = Deferral::decide(&cat, &on());
+    let mut live = Session::new();
+    let r1 = live.tool_search(&index, &deferral, Request::new("select:slack__send_message", 5), &[]);
+    let r2 = live.tool_search(&index, &deferral, Request::new("issues", 5), &[]);
+    let transcript = vec![
+        json!({"role": "user", "content": "post to slack, then file issues"}),
+        json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "tool_search", "input": {"query": "select:slack__send_message"}}]}),
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": r1.render(&cat)}]}),
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "text", "text": r2.render(&cat)}]}]}),
+    ];
+    assert_eq!(Session::from_transcript(&transcript, &cat), live);
+
+    // Anthropic tool_reference blocks count the same.
+    let refs =
+        vec![json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "x", "content": [
+            {"type": "tool_reference", "tool_name": "github__list_issues"},
+            {"type": "tool_reference", "tool_name": "gone__tool"}
+        ]}]})];
+    assert_eq!(Session::from_transcript(&refs, &cat).active(), ["github__list_issues"]);
+}
+
+#[test]
+fn active_set_survives_compaction() {
+    let cat = catalog();
+    let mut live = Session::new();
+    live.activate(["slack__send_message", "github__create_issue"]);
+    // The summary replaced every message that loaded the tools; only the boundary is left.
+    let after = vec![
+        live.boundary(),
+        json!({"role": "user", "content": "(summary of the earlier conversation)"}),
+        json!({"role": "user", "content": [{"type": "tool_reference", "tool_name": "github__list_issues"}]}),
+    ];
+    let rebuilt = Session::from_transcript(&after, &cat);
+    assert_eq!(rebuilt.active(), ["slack__send_message", "github__create_issue", "github__list_issues"]);
+    // Claude Code's spelling of the record is read too.
+    let cc = vec![
+        json!({"type": "system", "subtype": "compact_boundary", "compactMetadata": {"preCompactDiscoveredTools": ["github__list_issues"]}}),
+    ];
+    assert_eq!(Session::from_transcript(&cc, &cat).active(), ["github__list_issues"]);
+}
+
+#[derive(Debug, Clone)]
+enum Op {
+    Activate(Vec<u8>),
+    Deactivate(u8),
+}
+
+fn arb_op() -> impl proptest::strategy::Strategy<Value = Op> {
+    use proptest::prelude::*;
+    prop_oneof![
+        proptest::collection::vec(0u8..12, 0..4).prop_map(Op::Activate),
+        (0u8..12).prop_map(Op::Deactivate),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn active_set_agrees_with_a_btreeset(ops in proptest::collection::vec(arb_op(), 0..40)) {
+        let mut s = Session::new();
+        let mut model: BTreeSet<String> = BTreeSet::new();
+        let mut order: Vec<String> = Vec::new();
+        for op in ops {
+            match op {
+                Op::Activate(ids) => {
+                    let names: Vec<String> = ids.iter().map(|i| format!("s__t{i}")).collect();
+                    let added = s.activate(names.iter().map(String::as_str));
+                    let mut want = Vec::new();
+                    for n in names {
+                        if model.insert(n.clone()) {
+                            order.push(n.clone());
+                            want.push(n);
+                        }
+                    }
+                    prop_assert_eq!(added, want);
+                }
+                Op::Deactivate(i) => {
+                    let n = format!("s__t{i}");
+                    prop_assert_eq!(s.deactivate(&n), model.remove(&n));
+                    order.retain(|x| *x != n);
+                }
+            }
+            let got: BTreeSet<String> = s.active().iter().cloned().collect();
+            prop_assert_eq!(&got, &model);
+            prop_assert_eq!(s.active(), &order[..]);
+            for n in &model {
+                prop_assert!(s.is_active(n));
+            }
+        }
+    }
+}
