@@ -9,6 +9,10 @@
 //!   queries, English and Chinese, so the time reported is the mean time of one query.
 //!
 //! Both check their result inside the timed loop, so that a fast run doing nothing fails.
+//! `query/keyword/100000` is left out: the keyword scorer scans every tool, and one query on
+//! 100,000 tools takes about 0.2 s. In criterion's test mode (`cargo test --benches`, each
+//! benchmark run once in a debug build) the 100,000-tool benchmarks are left out too.
+//!
 //! The Chinese queries carry an ASCII word, as real ones often do: the keyword baseline splits
 //! on white space only and never matches a run of Chinese characters inside a sentence.
 
@@ -19,8 +23,8 @@ use std::hint::black_box;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
 use toolgate::search::Request;
 use toolgate::{Catalog, Index, Strategy};
 
@@ -67,28 +71,58 @@ fn catalog(n: usize) -> &'static Catalog {
     CATALOGS[slot].get_or_init(|| MATERIAL.get_or_init(Material::embedded).catalog(n))
 }
 
-/// Applies the sampling settings of one catalog size to a group.
-fn configure(group: &mut BenchmarkGroup<'_, WallTime>, n: usize) {
+/// What a benchmark times.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Build,
+    Query,
+}
+
+/// About how long one iteration takes on a 2-core machine: the measured time per tool, times
+/// the number of tools. Only used to choose the sampling, so it need not be exact.
+fn expected(kind: Kind, strategy: Strategy, n: usize) -> Duration {
+    let nanos_per_tool = match (kind, strategy) {
+        (Kind::Build, Strategy::Keyword) => 10_000,
+        (Kind::Build, _) => 55_000,
+        (Kind::Query, Strategy::Keyword) => 2_000,
+        (Kind::Query, _) => 4,
+    };
+    Duration::from_nanos(nanos_per_tool * n as u64)
+}
+
+/// Sets the sampling of a group for the next benchmark.
+///
+/// Fast benchmarks take 20 samples in 3 s. Slow ones take the 10 samples criterion requires,
+/// each timed on its own (flat sampling), with time for at least one iteration per sample.
+fn configure(group: &mut BenchmarkGroup<'_, WallTime>, expected: Duration) {
     group.warm_up_time(Duration::from_secs(1));
-    if n >= 100_000 {
-        // One iteration can take a good part of a second: time each sample separately.
-        group.sample_size(10).measurement_time(Duration::from_secs(6)).sampling_mode(SamplingMode::Flat);
+    if expected >= Duration::from_millis(10) {
+        let time = (expected * 12).max(Duration::from_secs(3));
+        group.sample_size(10).measurement_time(time).sampling_mode(SamplingMode::Flat);
     } else {
         group.sample_size(20).measurement_time(Duration::from_secs(3)).sampling_mode(SamplingMode::Auto);
     }
 }
 
-/// Whether a strategy is benchmarked on catalogs of `n` tools.
-fn benchmarked(strategy: Strategy, n: usize) -> bool {
-    // The keyword baseline scans every tool for every query; see the measurement in the report.
-    !(strategy == Strategy::Keyword && n > 100_000)
+/// Whether criterion runs each benchmark once as a test instead of measuring it: it does
+/// unless `--bench` is given without `--test` (`cargo test --benches` gives neither).
+fn test_mode() -> bool {
+    let args: Vec<String> = std::env::args().collect();
+    !args.iter().any(|a| a == "--bench") || args.iter().any(|a| a == "--test")
+}
+
+/// The catalog sizes to run: in test mode the largest is left out, because a debug build
+/// takes about half a minute to index 100,000 tools.
+fn sizes() -> Vec<usize> {
+    let test = test_mode();
+    SIZES.into_iter().filter(|&n| !(test && n >= 100_000)).collect()
 }
 
 fn build(c: &mut Criterion) {
     let mut group = c.benchmark_group("build");
-    for n in SIZES {
-        configure(&mut group, n);
-        for strategy in STRATEGIES.into_iter().filter(|&s| benchmarked(s, n)) {
+    for n in sizes() {
+        for strategy in STRATEGIES {
+            configure(&mut group, expected(Kind::Build, strategy, n));
             group.bench_function(BenchmarkId::new(strategy.as_str(), n), |b| {
                 let catalog = catalog(n);
                 b.iter(|| {
@@ -104,9 +138,13 @@ fn build(c: &mut Criterion) {
 
 fn query(c: &mut Criterion) {
     let mut group = c.benchmark_group("query");
-    for n in SIZES {
-        configure(&mut group, n);
-        for strategy in STRATEGIES.into_iter().filter(|&s| benchmarked(s, n)) {
+    for n in sizes() {
+        for strategy in STRATEGIES {
+            if strategy == Strategy::Keyword && n >= 100_000 {
+                // One query takes 0.14 to 0.47 s here: too slow to sample, and not in question.
+                continue;
+            }
+            configure(&mut group, expected(Kind::Query, strategy, n));
             // Built on first use and kept: criterion calls the routine once per sample.
             let index = OnceCell::new();
             let mut next = 0;
@@ -125,53 +163,5 @@ fn query(c: &mut Criterion) {
     group.finish();
 }
 
-
-#[allow(clippy::print_stderr)]
-fn probe(_c: &mut Criterion) {
-    if std::env::var_os("TOOLGATE_PROBE").is_none() { return; }
-    use std::time::Instant;
-    if std::env::var_os("TOOLGATE_PROBE").unwrap() == "bm25" {
-        let cat = catalog(10_000);
-        for _ in 0..3 { let t = Instant::now(); let i = Index::builder().build(cat); eprintln!("bm25f 10k build {:?} {}", t.elapsed(), i.catalog().len()); }
-        return;
-    }
-    for n in SIZES {
-        let m = Material::embedded();
-        let t = Instant::now();
-        let specs = m.specs(n);
-        eprintln!("specs {n}: {:?}", t.elapsed());
-        if std::env::var_os("TOOLGATE_PROBE").unwrap() == "specs" { let t = Instant::now(); drop(specs); eprintln!("drop {:?}", t.elapsed()); continue; }
-        let t = Instant::now();
-        let b = specs.into_iter().fold(Catalog::builder(), |b, s| b.tool(s));
-        eprintln!("builder {n}: {:?}", t.elapsed());
-        let c2 = b.build().unwrap();
-        eprintln!("build {n}: {:?} {}", t.elapsed(), c2.len());
-        if std::env::var_os("TOOLGATE_PROBE").unwrap() == "gen" { continue; }
-        let t = Instant::now();
-        let cat = catalog(n);
-        eprintln!("gen {n}: {:?}, servers {}", t.elapsed(), cat.servers().len());
-        for tool in cat.tools().iter().take(if n == 1000 { 12 } else { 0 }) {
-            eprintln!("  {} | {}", tool.qualified_name(), tool.description());
-        }
-        for strategy in STRATEGIES {
-            let t = Instant::now();
-            let index = Index::builder().strategy(strategy).build(cat);
-            eprintln!(" {strategy} build {:?}", t.elapsed());
-            let mut all = Vec::new();
-            for q in QUERIES {
-                let mut ts = Vec::new();
-                let mut hits = 0;
-                for _ in 0..5 { let t = Instant::now(); let f = index.search(Request::new(q, LIMIT)); ts.push(t.elapsed()); hits = f.hits.len(); }
-                ts.sort();
-                all.push(ts[2]);
-                let top: Vec<&str> = index.search(Request::new(q, 3)).hits.iter().map(|h| cat.tool(h.tool).qualified_name()).collect();
-                eprintln!("   {:>10?} {hits:2} {q} -> {top:?}", ts[2]);
-            }
-            all.sort();
-            eprintln!("  {strategy} {n} per-query p50 {:?} max {:?}", all[all.len()/2], all[all.len()-1]);
-        }
-    }
-}
-
-criterion_group!(benches, probe, build, query);
+criterion_group!(benches, build, query);
 criterion_main!(benches);

@@ -385,15 +385,19 @@ impl CatalogBuilder {
 }
 
 fn definition_hash(spec: &ToolSpec) -> DefinitionHash {
-    let def = serde_json::json!({
-        "annotations": spec.annotations,
-        "description": spec.description,
-        "input_schema": spec.input_schema,
-        "name": spec.name,
-    });
-    let mut canonical = String::new();
-    write_canonical(&def, &mut canonical);
-    DefinitionHash(Sha256::digest(canonical.as_bytes()).into())
+    // The canonical JSON of {"annotations", "description", "input_schema", "name"} (keys in
+    // sorted order), streamed into the hash without building the document.
+    let mut h = Sink(HashWriter(Sha256::new()));
+    h.put(b"{\"annotations\":");
+    canonical_object(spec.annotations.iter(), &mut h);
+    h.put(b",\"description\":");
+    h.string(&spec.description);
+    h.put(b",\"input_schema\":");
+    canonical(&spec.input_schema, &mut h);
+    h.put(b",\"name\":");
+    h.string(&spec.name);
+    h.put(b"}");
+    DefinitionHash(h.0.0.finalize().into())
 }
 
 /// Writes `v` as canonical JSON: object keys sorted by their UTF-8 bytes, no white space.
@@ -401,33 +405,70 @@ fn definition_hash(spec: &ToolSpec) -> DefinitionHash {
 /// Written by hand so that the result does not depend on whether some crate in the build
 /// turned on `serde_json/preserve_order`.
 pub fn write_canonical(v: &Value, out: &mut String) {
+    let mut sink = Sink(Vec::new());
+    canonical(v, &mut sink);
+    out.push_str(&String::from_utf8(sink.0).expect("serde_json writes UTF-8"));
+}
+
+/// Where canonical JSON goes: a buffer or a hash.
+struct Sink<T>(T);
+
+impl<T: std::io::Write> Sink<T> {
+    fn put(&mut self, bytes: &[u8]) {
+        self.0.write_all(bytes).expect("writing to memory does not fail");
+    }
+
+    fn string(&mut self, s: &str) {
+        serde_json::to_writer(&mut self.0, s).expect("writing to memory does not fail");
+    }
+}
+
+/// A SHA-256 that takes writes.
+struct HashWriter(Sha256);
+
+impl std::io::Write for HashWriter {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.0.update(buf);
+        Ok(buf.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+fn canonical<T: std::io::Write>(v: &Value, out: &mut Sink<T>) {
     match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.into_iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String(k.clone()).to_string());
-                out.push(':');
-                write_canonical(&map[k], out);
-            }
-            out.push('}');
-        }
+        Value::Object(map) => canonical_object(map.iter(), out),
         Value::Array(items) => {
-            out.push('[');
+            out.put(b"[");
             for (i, item) in items.iter().enumerate() {
                 if i > 0 {
-                    out.push(',');
+                    out.put(b",");
                 }
-                write_canonical(item, out);
+                canonical(item, out);
             }
-            out.push(']');
+            out.put(b"]");
         }
-        scalar => out.push_str(&scalar.to_string()),
+        scalar => serde_json::to_writer(&mut out.0, scalar).expect("writing to memory does not fail"),
     }
+}
+
+fn canonical_object<'a, T: std::io::Write>(
+    entries: impl Iterator<Item = (&'a String, &'a Value)>,
+    out: &mut Sink<T>,
+) {
+    let mut entries: Vec<(&String, &Value)> = entries.collect();
+    entries.sort_unstable_by(|a, b| a.0.cmp(b.0));
+    out.put(b"{");
+    for (i, (k, v)) in entries.into_iter().enumerate() {
+        if i > 0 {
+            out.put(b",");
+        }
+        out.string(k);
+        out.put(b":");
+        canonical(v, out);
+    }
+    out.put(b"}");
 }
 
 #[cfg(test)]

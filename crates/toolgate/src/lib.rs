@@ -46,6 +46,7 @@
 #![deny(missing_docs)]
 
 pub mod catalog;
+pub mod config;
 pub mod defer;
 pub mod eval;
 pub mod gate;

@@ -149,10 +149,10 @@ pub fn tool_list<'a>(
     core.sort_by(|a, b| a.qualified_name().cmp(b.qualified_name()));
     core.push(tool_search);
     for name in session.active() {
-        if let Some(id) = catalog.get(name) {
-            if deferral.is_deferred(id) {
-                core.push(catalog.tool(id));
-            }
+        if let Some(id) = catalog.get(name)
+            && deferral.is_deferred(id)
+        {
+            core.push(catalog.tool(id));
         }
     }
     core

@@ -10,7 +10,8 @@
 //! - its name joins two to four real name parts, the first one taken from the first parts of
 //!   real names (`get`, `list`, `search`, ...);
 //! - its description holds one to three real sentences in the template's language (often the
-//!   template's own first sentence first), sometimes followed by a sentence of real words;
+//!   template's own first sentence first), sometimes followed by a sentence of real words, and
+//!   empty when the template's is (as for 19 of the 527 real tools);
 //! - its input schema and annotations are the template's.
 //!
 //! The random numbers come from SplitMix64 with a fixed seed, so every run builds the same
@@ -216,10 +217,12 @@ impl Material {
         let count = 1 + rng.below(3);
         let mut chosen: [&str; 3] = [""; 3];
         for (k, slot) in chosen.iter_mut().take(count).enumerate() {
-            *slot = if k == 0 && !rng.one_in(3) { first } else { rng.pick(pool).as_str() };
+            let own = (k == 0 && !rng.one_in(3)) || pool.is_empty();
+            *slot = if own { first } else { rng.pick(pool).as_str() };
         }
         let extra_words = if words.is_empty() || !rng.one_in(4) { 0 } else { 4 + rng.below(6) };
-        let mut out = String::with_capacity(chosen.iter().map(|s| s.len() + 1).sum::<usize>() + 16 * extra_words);
+        let mut out =
+            String::with_capacity(chosen.iter().map(|s| s.len() + 1).sum::<usize>() + 16 * extra_words);
         for sentence in &chosen[..count] {
             if !out.is_empty() {
                 out.push_str(joiner);

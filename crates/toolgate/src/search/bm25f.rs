@@ -12,7 +12,8 @@
 //! list, so a query only adds numbers up. See `docs/ranking.md` for the weights and why.
 
 use std::cell::RefCell;
-use std::collections::HashMap;
+
+use rustc_hash::FxHashMap;
 
 use serde_json::Value;
 
@@ -85,16 +86,21 @@ impl Bm25Params {
     }
 }
 
-/// The terms of each field of a tool.
+/// Calls `f` with the field index (in [`Field::ALL`] order) and each term of a tool.
+pub(crate) fn each_field_term(tool: &Tool, analyzer: &Analyzer, f: &mut dyn FnMut(usize, &str)) {
+    analyzer.each_term(tool.name(), &mut |t| f(0, t));
+    analyzer.each_term(tool.server(), &mut |t| f(1, t));
+    analyzer.each_term(tool.description(), &mut |t| f(2, t));
+    if let Some(h) = tool.search_hint() {
+        analyzer.each_term(h, &mut |t| f(3, t));
+    }
+    schema_text(tool.input_schema(), 0, &mut |s| analyzer.each_term(s, &mut |t| f(4, t)));
+}
+
+/// The terms of each field of a tool, as strings (for explanations and tests).
 pub(crate) fn tool_fields(tool: &Tool, analyzer: &Analyzer) -> [Vec<String>; 5] {
     let mut f: [Vec<String>; 5] = Default::default();
-    analyzer.tokens(tool.name(), &mut f[0]);
-    analyzer.tokens(tool.server(), &mut f[1]);
-    analyzer.tokens(tool.description(), &mut f[2]);
-    if let Some(h) = tool.search_hint() {
-        analyzer.tokens(h, &mut f[3]);
-    }
-    schema_text(tool.input_schema(), 0, &mut |s| analyzer.tokens(s, &mut f[4]));
+    each_field_term(tool, analyzer, &mut |fi, t| f[fi].push(t.to_owned()));
     f
 }
 
@@ -138,7 +144,7 @@ pub(crate) fn schema_text(schema: &Value, depth: usize, emit: &mut dyn FnMut(&st
 #[derive(Debug)]
 pub(crate) struct Bm25Index {
     params: Bm25Params,
-    terms: HashMap<Box<str>, u32>,
+    terms: FxHashMap<Box<str>, u32>,
     /// Postings of term t are `docs[offsets[t]..offsets[t + 1]]`, ascending by doc.
     offsets: Vec<u32>,
     docs: Vec<u32>,
@@ -149,6 +155,76 @@ pub(crate) struct Bm25Index {
     n_docs: usize,
 }
 
+/// The postings of some consecutive tools, with their own term dictionary.
+#[derive(Debug, Default)]
+struct Partial {
+    terms: FxHashMap<Box<str>, u32>,
+    /// term -> [(tool, tf per field)], tools ascending.
+    per_term: Vec<Vec<(u32, [u16; 5])>>,
+    /// Length of each field of each tool.
+    lens: Vec<[u32; 5]>,
+}
+
+impl Partial {
+    /// Reads `tools`, the first of which is tool number `first`.
+    fn read(tools: &[Tool], first: u32, params: &Bm25Params) -> Partial {
+        let mut p = Partial { lens: Vec::with_capacity(tools.len()), ..Partial::default() };
+        // The tool being read: each term's position in `local`, found through `slot[term]`
+        // (valid when `owner[term]` is this tool), so that counting needs no sort and no map.
+        let mut local: Vec<(u32, [u16; 5])> = Vec::new();
+        let mut slot: Vec<u32> = Vec::new();
+        let mut owner: Vec<u32> = Vec::new();
+        for (d, tool) in (first..).zip(tools) {
+            local.clear();
+            let mut len = [0u32; 5];
+            each_field_term(tool, &params.analyzer, &mut |fi, t| {
+                let fi = if params.merged { 0 } else { fi };
+                let id = match p.terms.get(t) {
+                    Some(&id) => id,
+                    None => {
+                        let id = p.per_term.len() as u32;
+                        p.terms.insert(t.into(), id);
+                        p.per_term.push(Vec::new());
+                        slot.push(0);
+                        owner.push(u32::MAX);
+                        id
+                    }
+                };
+                let i = id as usize;
+                if owner[i] != d {
+                    owner[i] = d;
+                    slot[i] = local.len() as u32;
+                    local.push((id, [0; 5]));
+                }
+                let tf = &mut local[slot[i] as usize].1[fi];
+                *tf = tf.saturating_add(1);
+                len[fi] += 1;
+            });
+            p.lens.push(len);
+            for &(id, tf) in &local {
+                p.per_term[id as usize].push((d, tf));
+            }
+        }
+        p
+    }
+
+    /// Appends the tools of `later`, which all come after this part's.
+    fn absorb(&mut self, later: Partial) {
+        let mut postings: Vec<Option<Vec<(u32, [u16; 5])>>> = later.per_term.into_iter().map(Some).collect();
+        for (term, id) in later.terms {
+            let list = postings[id as usize].take().expect("each term id once");
+            match self.terms.get(&term) {
+                Some(&mine) => self.per_term[mine as usize].extend(list),
+                None => {
+                    self.terms.insert(term, self.per_term.len() as u32);
+                    self.per_term.push(list);
+                }
+            }
+        }
+        self.lens.extend(later.lens);
+    }
+}
+
 thread_local! {
     static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
 }
@@ -156,42 +232,40 @@ thread_local! {
 impl Bm25Index {
     pub(crate) fn build(catalog: &Catalog, params: Bm25Params) -> Bm25Index {
         let n = catalog.len();
-        let fields: Vec<[Vec<String>; 5]> =
-            catalog.tools().iter().map(|t| merge(tool_fields(t, &params.analyzer), params.merged)).collect();
+        // Reading the tools is most of the work: split it over the cores, then merge the
+        // dictionaries. Later parts hold later tools, so appended postings stay ascending.
+        let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(8);
+        let chunk = n.div_ceil(threads).max(512);
+        let tools = catalog.tools();
+        let mut parts: Vec<Partial> = std::thread::scope(|scope| {
+            let handles: Vec<_> = tools
+                .chunks(chunk)
+                .enumerate()
+                .map(|(i, part)| {
+                    let params = &params;
+                    scope.spawn(move || Partial::read(part, (i * chunk) as u32, params))
+                })
+                .collect();
+            handles.into_iter().map(|h| h.join().expect("index reader panicked")).collect()
+        });
+        let mut merged = if parts.is_empty() { Partial::default() } else { parts.remove(0) };
+        for part in parts {
+            merged.absorb(part);
+        }
+        let Partial { terms, per_term, lens } = merged;
         let mut avg_len = [0f32; 5];
-        for doc in &fields {
-            for (a, f) in avg_len.iter_mut().zip(doc) {
-                *a += f.len() as f32;
+        for len in &lens {
+            for (a, l) in avg_len.iter_mut().zip(len) {
+                *a += *l as f32;
             }
         }
         for a in &mut avg_len {
             *a = (*a / n.max(1) as f32).max(1e-6);
         }
-        // term -> [(doc, tf per field)]
-        let mut terms: HashMap<Box<str>, u32> = HashMap::new();
-        let mut per_term: Vec<Vec<(u32, [u16; 5])>> = Vec::new();
-        for (d, doc) in fields.iter().enumerate() {
-            let mut local: HashMap<&str, [u16; 5]> = HashMap::new();
-            for (fi, f) in doc.iter().enumerate() {
-                for t in f {
-                    let e = local.entry(t.as_str()).or_default();
-                    e[fi] = e[fi].saturating_add(1);
-                }
-            }
-            let mut local: Vec<_> = local.into_iter().collect();
-            local.sort_unstable_by(|a, b| a.0.cmp(b.0));
-            for (t, tf) in local {
-                let next = terms.len() as u32;
-                let id = *terms.entry(t.into()).or_insert(next);
-                if id as usize == per_term.len() {
-                    per_term.push(Vec::new());
-                }
-                per_term[id as usize].push((d as u32, tf));
-            }
-        }
+        let total: usize = per_term.iter().map(Vec::len).sum();
         let mut offsets = Vec::with_capacity(per_term.len() + 1);
-        let mut docs = Vec::new();
-        let mut scores = Vec::new();
+        let mut docs = Vec::with_capacity(total);
+        let mut scores = Vec::with_capacity(total);
         let mut idf = Vec::with_capacity(per_term.len());
         offsets.push(0);
         for postings in &per_term {
@@ -199,7 +273,7 @@ impl Bm25Index {
             let w = (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
             idf.push(w);
             for &(d, tf) in postings {
-                let tf_tilde = weighted_tf(&params, &tf, &fields[d as usize], &avg_len);
+                let tf_tilde = weighted_tf(&params, &tf, &lens[d as usize], &avg_len);
                 docs.push(d);
                 scores.push(w * tf_tilde / (params.k1 + tf_tilde));
             }
@@ -261,7 +335,8 @@ impl Bm25Index {
         for (fi, f) in fields.iter().enumerate() {
             tf[fi] = f.iter().filter(|t| t.as_str() == term_text).count() as u16;
         }
-        let tf_tilde = weighted_tf(&self.params, &tf, &fields, &self.avg_len);
+        let lens = lengths(&fields);
+        let tf_tilde = weighted_tf(&self.params, &tf, &lens, &self.avg_len);
         if tf_tilde <= 0.0 {
             return Vec::new();
         }
@@ -271,7 +346,7 @@ impl Bm25Index {
             .enumerate()
             .filter(|&(fi, _)| tf[fi] > 0)
             .map(|(fi, &field)| {
-                let part = field_tf(&self.params, fi, tf[fi], fields[fi].len(), &self.avg_len);
+                let part = field_tf(&self.params, fi, tf[fi], lens[fi], &self.avg_len);
                 (field, total * part / tf_tilde)
             })
             .collect()
@@ -287,14 +362,18 @@ fn merge(fields: [Vec<String>; 5], merged: bool) -> [Vec<String>; 5] {
     all
 }
 
-fn field_tf(params: &Bm25Params, fi: usize, tf: u16, len: usize, avg_len: &[f32; 5]) -> f32 {
+fn field_tf(params: &Bm25Params, fi: usize, tf: u16, len: u32, avg_len: &[f32; 5]) -> f32 {
     let b = params.b[fi];
     let norm = 1.0 - b + b * len as f32 / avg_len[fi];
     params.weights[fi] * tf as f32 / norm
 }
 
-fn weighted_tf(params: &Bm25Params, tf: &[u16; 5], fields: &[Vec<String>; 5], avg_len: &[f32; 5]) -> f32 {
-    (0..5).filter(|&fi| tf[fi] > 0).map(|fi| field_tf(params, fi, tf[fi], fields[fi].len(), avg_len)).sum()
+fn weighted_tf(params: &Bm25Params, tf: &[u16; 5], lens: &[u32; 5], avg_len: &[f32; 5]) -> f32 {
+    (0..5).filter(|&fi| tf[fi] > 0).map(|fi| field_tf(params, fi, tf[fi], lens[fi], avg_len)).sum()
+}
+
+fn lengths(fields: &[Vec<String>; 5]) -> [u32; 5] {
+    std::array::from_fn(|fi| fields[fi].len() as u32)
 }
 
 /// The score of one tool for a query, computed from scratch: the model the index is tested
@@ -333,7 +412,7 @@ pub(crate) fn brute_force(
         for (fi, field) in doc.iter().enumerate() {
             let tf = field.iter().filter(|x| *x == t).count();
             if tf > 0 {
-                tf_tilde += field_tf(params, fi, tf as u16, field.len(), &avg);
+                tf_tilde += field_tf(params, fi, tf as u16, field.len() as u32, &avg);
             }
         }
         if tf_tilde > 0.0 {

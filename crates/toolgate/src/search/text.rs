@@ -56,13 +56,6 @@ pub fn split_identifier(s: &str) -> String {
     out
 }
 
-const STOP_WORDS: &[&str] = &[
-    "a", "an", "and", "any", "are", "as", "at", "be", "by", "can", "could", "do", "does", "for", "from",
-    "have", "how", "i", "if", "in", "into", "is", "it", "its", "me", "my", "of", "on", "or", "our", "please",
-    "should", "so", "some", "that", "the", "their", "them", "then", "there", "these", "this", "those", "to",
-    "us", "was", "we", "what", "when", "where", "which", "who", "will", "with", "would", "you", "your",
-];
-
 /// Folds English plurals (a light S-stemmer): `repositories` → `repository`,
 /// `boxes` → `box`, `files` → `file`; leaves `status`, `class`, `news` alone.
 pub fn fold_plural(word: &str) -> &str {
@@ -71,7 +64,7 @@ pub fn fold_plural(word: &str) -> &str {
         return word;
     }
     if word.ends_with("ies") && !word.ends_with("eies") && !word.ends_with("aies") {
-        // Callers re-add the `y`; see `stem`.
+        // The caller re-adds the `y`.
         return &word[..n - 3];
     }
     if word.ends_with("sses") || word.ends_with("xes") || word.ends_with("ches") || word.ends_with("shes") {
@@ -86,15 +79,6 @@ pub fn fold_plural(word: &str) -> &str {
         return &word[..n - 1];
     }
     word
-}
-
-fn stem(word: &str) -> String {
-    let folded = fold_plural(word);
-    if folded.len() + 3 == word.len() && word.ends_with("ies") {
-        format!("{folded}y")
-    } else {
-        folded.to_owned()
-    }
 }
 
 impl Analyzer {
@@ -115,63 +99,243 @@ impl Analyzer {
     /// a camelCase word gives its parts and then the whole word (`GitHub` → `git hub github`),
     /// so that it meets both `github` and `git`.
     pub fn tokens(&self, text: &str, out: &mut Vec<String>) {
-        for word in text.split(|c: char| !c.is_alphanumeric()) {
-            let mut rest = word;
-            while let Some(first) = rest.chars().next() {
-                let cjk = is_cjk(first);
-                let end = rest.find(|c: char| is_cjk(c) != cjk).unwrap_or(rest.len());
-                let (seg, tail) = rest.split_at(end);
-                if cjk {
-                    self.chinese_terms(seg, out);
-                } else {
-                    let split = split_identifier(seg);
-                    let mut parts = split.split(' ').filter(|p| !p.is_empty()).peekable();
-                    let first_part = parts.next().unwrap_or_default();
-                    if parts.peek().is_some() {
-                        self.latin_term(&first_part.to_lowercase(), out);
-                        for p in parts {
-                            self.latin_term(&p.to_lowercase(), out);
-                        }
-                    }
-                    self.latin_term(&seg.to_lowercase(), out);
-                }
-                rest = tail;
-            }
-        }
+        self.each_term(text, &mut |t| out.push(t.to_owned()));
     }
 
-    fn latin_term(&self, word: &str, out: &mut Vec<String>) {
-        if self.english {
-            if STOP_WORDS.contains(&word) {
+    /// Calls `f` with every term of `text`, in order, without allocating per term (the index
+    /// build runs through here for every word of every tool).
+    pub fn each_term(&self, text: &str, f: &mut dyn FnMut(&str)) {
+        thread_local! {
+            static BUF: std::cell::Cell<String> = const { std::cell::Cell::new(String::new()) };
+        }
+        // A buffer for words that need lower-casing, reused across calls (a nested call just
+        // finds it taken and starts its own).
+        let mut buf = BUF.take();
+        let bytes = text.as_bytes();
+        let mut i = 0;
+        while i < bytes.len() {
+            let b = bytes[i];
+            if b.is_ascii_alphanumeric() {
+                // The common case: an ASCII word, scanned byte by byte.
+                let start = i;
+                while i < bytes.len() && bytes[i].is_ascii_alphanumeric() {
+                    i += 1;
+                }
+                if i < bytes.len() && bytes[i] >= 0x80 {
+                    i = self.unicode_word(text, start, &mut buf, f);
+                } else {
+                    self.latin_word(&text[start..i], &mut buf, f);
+                }
+            } else if b < 0x80 {
+                i += 1;
+            } else {
+                i = self.unicode_word(text, i, &mut buf, f);
+            }
+        }
+        BUF.set(buf);
+    }
+
+    /// The word of letters and digits (any script) starting at byte `start`; returns where it
+    /// ends. A character that is no letter or digit is skipped.
+    fn unicode_word(&self, text: &str, start: usize, buf: &mut String, f: &mut dyn FnMut(&str)) -> usize {
+        let end = text[start..].find(|c: char| !c.is_alphanumeric()).map_or(text.len(), |e| start + e);
+        if end == start {
+            return start + text[start..].chars().next().map_or(1, char::len_utf8);
+        }
+        let mut rest = &text[start..end];
+        while let Some(first) = rest.chars().next() {
+            let cjk = is_cjk(first);
+            let cut = rest.find(|c: char| is_cjk(c) != cjk).unwrap_or(rest.len());
+            let (seg, tail) = rest.split_at(cut);
+            if cjk {
+                self.chinese_terms(seg, f);
+            } else {
+                self.latin_word(seg, buf, f);
+            }
+            rest = tail;
+        }
+        end
+    }
+
+    /// A word of one script: its camelCase parts (if it has humps), then the whole word.
+    fn latin_word(&self, word: &str, buf: &mut String, f: &mut dyn FnMut(&str)) {
+        if has_hump(word) {
+            for_each_camel_part(word, &mut |p| {
+                if p.len() < word.len() {
+                    self.latin_term(p, buf, f);
+                }
+            });
+        }
+        self.latin_term(word, buf, f);
+    }
+
+    fn latin_term(&self, word: &str, buf: &mut String, f: &mut dyn FnMut(&str)) {
+        // Fast path: a lower-case ASCII word needs no copy unless `ies` becomes `y`.
+        if word.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+            if !self.english {
+                return f(word);
+            }
+            if is_stop_word(word) {
                 return;
             }
-            out.push(stem(word));
-        } else {
-            out.push(word.to_owned());
+            let folded = fold_plural(word);
+            if !(folded.len() + 3 == word.len() && word.ends_with("ies")) {
+                return f(folded);
+            }
         }
+        buf.clear();
+        if word.is_ascii() {
+            buf.push_str(word);
+            buf.make_ascii_lowercase();
+        } else {
+            buf.extend(word.chars().flat_map(char::to_lowercase));
+        }
+        if self.english {
+            if is_stop_word(buf) {
+                return;
+            }
+            let folded = fold_plural(buf).len();
+            let ies = folded + 3 == buf.len() && buf.ends_with("ies");
+            buf.truncate(folded);
+            if ies {
+                buf.push('y');
+            }
+        }
+        f(buf);
     }
 
-    fn chinese_terms(&self, seg: &str, out: &mut Vec<String>) {
+    fn chinese_terms(&self, seg: &str, f: &mut dyn FnMut(&str)) {
         match self.chinese {
-            Chinese::Bigrams => bigrams(seg, out),
+            Chinese::Bigrams => bigrams(seg, f),
             #[cfg(feature = "jieba")]
             Chinese::Jieba => {
                 for w in jieba().cut_for_search(seg, true) {
-                    out.push(w.word.to_owned());
+                    f(w.word);
                 }
             }
         }
     }
 }
 
-fn bigrams(seg: &str, out: &mut Vec<String>) {
-    let chars: Vec<char> = seg.chars().collect();
-    if chars.len() == 1 {
-        out.push(seg.to_owned());
-        return;
+/// Whether a word may have a camelCase boundary inside: an upper-case letter after its first
+/// character (a cheap test before splitting, since most words have none).
+fn has_hump(word: &str) -> bool {
+    let mut prev_upper_or_lower = None;
+    for c in word.chars() {
+        if c.is_uppercase() {
+            if prev_upper_or_lower.is_some() {
+                return true;
+            }
+            prev_upper_or_lower = Some(true);
+        } else {
+            prev_upper_or_lower = prev_upper_or_lower.or(Some(false));
+        }
     }
-    for pair in chars.windows(2) {
-        out.push(pair.iter().collect());
+    false
+}
+
+/// English stop words (a `match`, which compiles to a length switch and a few compares).
+fn is_stop_word(word: &str) -> bool {
+    matches!(
+        word,
+        "a" | "an"
+            | "and"
+            | "any"
+            | "are"
+            | "as"
+            | "at"
+            | "be"
+            | "by"
+            | "can"
+            | "could"
+            | "do"
+            | "does"
+            | "for"
+            | "from"
+            | "have"
+            | "how"
+            | "i"
+            | "if"
+            | "in"
+            | "into"
+            | "is"
+            | "it"
+            | "its"
+            | "me"
+            | "my"
+            | "of"
+            | "on"
+            | "or"
+            | "our"
+            | "please"
+            | "should"
+            | "so"
+            | "some"
+            | "that"
+            | "the"
+            | "their"
+            | "them"
+            | "then"
+            | "there"
+            | "these"
+            | "this"
+            | "those"
+            | "to"
+            | "us"
+            | "was"
+            | "we"
+            | "what"
+            | "when"
+            | "where"
+            | "which"
+            | "who"
+            | "will"
+            | "with"
+            | "would"
+            | "you"
+            | "your"
+    )
+}
+
+/// Calls `f` with each camelCase part of a word that has no separators (`npmDeps` → `npm`,
+/// `Deps`; `getUserID` → `get`, `User`, `ID`). A word without humps is one part, itself.
+fn for_each_camel_part(word: &str, f: &mut dyn FnMut(&str)) {
+    let mut start = 0;
+    let mut prev: Option<char> = None;
+    let mut iter = word.char_indices().peekable();
+    while let Some((i, c)) = iter.next() {
+        if let Some(p) = prev
+            && c.is_uppercase()
+        {
+            let next_lower = iter.peek().is_some_and(|&(_, n)| n.is_lowercase());
+            if (p.is_lowercase() || p.is_ascii_digit() || (p.is_uppercase() && next_lower)) && i > start {
+                f(&word[start..i]);
+                start = i;
+            }
+        }
+        prev = Some(c);
+    }
+    if start < word.len() {
+        f(&word[start..]);
+    }
+}
+
+fn bigrams(seg: &str, f: &mut dyn FnMut(&str)) {
+    // Start offsets of the previous character and of the current one; each new character
+    // closes the bigram that began one character earlier.
+    let mut starts = seg.char_indices().map(|(i, _)| i).chain(std::iter::once(seg.len()));
+    let Some(mut a) = starts.next() else { return };
+    let Some(mut b) = starts.next() else { return };
+    let Some(mut c) = starts.next() else {
+        return f(seg);
+    };
+    loop {
+        f(&seg[a..c]);
+        (a, b) = (b, c);
+        match starts.next() {
+            Some(next) => c = next,
+            None => return,
+        }
     }
 }
 
@@ -217,6 +381,12 @@ mod tests {
             expect!["status class news box file"],
         );
         check(&Analyzer::plain(), "List the Issues", expect!["list the issues"]);
+    }
+
+    #[test]
+    fn stop_words_are_words_of_no_content() {
+        assert!(is_stop_word("the") && is_stop_word("please") && is_stop_word("your"));
+        assert!(!is_stop_word("file") && !is_stop_word("") && !is_stop_word("they"));
     }
 
     #[test]

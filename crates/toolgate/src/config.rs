@@ -1,0 +1,371 @@
+//! config: here is a `toolgate.toml` or an `mcpServers` JSON file, give me the gateway
+//! configuration, or an error that names the file, the key and the problem.
+//!
+//! Two formats are read:
+//!
+//! - **`toolgate.toml`** with the tables `[gateway]`, `[budget]`, `[policy]`, `[servers.NAME]`
+//!   and `[profiles.NAME]` (DESIGN.md, "Gateway configuration"). Reading is strict: an unknown
+//!   key anywhere is an error that lists the known keys of its table, so a typo never goes
+//!   unnoticed.
+//! - **`mcpServers` JSON**, the file Claude Desktop (`claude_desktop_config.json`), Claude Code
+//!   (`.mcp.json`) and Cursor (`mcp.json`) already use, and VS Code's `{"servers": {...}}`, read
+//!   as is: each entry becomes a server with default policy, and keys other clients put there
+//!   (`autoApprove`, `timeout`, ...) are ignored. Comments and trailing commas (VS Code writes
+//!   JSONC) are accepted.
+//!
+//! Both are parsed by hand from a `toml::Table` or a `serde_json::Value` rather than with serde
+//! derive, so that every error can say where it is (`servers.github.max_active`) and what is
+//! expected there.
+//!
+//! In `command`, `args`, `env` values, `url` and `headers` values, `${VAR}` and
+//! `${VAR:-default}` are replaced from the process environment, as Claude Code does;
+//! `${env:VAR}` (VS Code) works too. Relative `cwd` and `catalog` paths are resolved against the
+//! folder of the configuration file.
+//!
+//! ```
+//! use std::path::Path;
+//! use toolgate::config::{Config, Transport};
+//!
+//! let text = r#"
+//! [budget]
+//! first_turn = 64
+//!
+//! [servers.time]
+//! command = "uvx"
+//! args = ["mcp-server-time"]
+//! "#;
+//! let config = Config::from_toml("toolgate.toml", text, Path::new("/etc/toolgate"))?;
+//! assert_eq!(config.budget.first_turn, 64);
+//! let time = &config.servers["time"];
+//! assert!(matches!(&time.transport, Transport::Stdio { command, .. } if command == "uvx"));
+//!
+//! let text = "[servers.time]\ncommand = 3\n";
+//! let err = Config::from_toml("toolgate.toml", text, Path::new(".")).unwrap_err();
+//! assert_eq!(
+//!     err.to_string(),
+//!     "toolgate.toml: servers.time.command: expected a string, found an integer (3)"
+//! );
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod error;
+mod expand;
+mod glob;
+mod mcp_json;
+mod toml_file;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use crate::defer::DeferConfig;
+
+pub use error::{ConfigError, ConfigErrorKind, PatternProblem};
+pub use glob::glob_match;
+
+/// Default of a server's `max_active`: how many of its tools may be active at once.
+pub const DEFAULT_MAX_ACTIVE: usize = 24;
+
+/// Highest `max_active` a server may have.
+pub const MAX_ACTIVE_CAP: usize = 96;
+
+/// The whole gateway configuration.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct Config {
+    /// How tools are exposed, deferral and timeouts (`[gateway]`).
+    pub gateway: GatewayConfig,
+    /// Definitions per request (`[budget]`).
+    pub budget: BudgetConfig,
+    /// Rules for every subject (`[policy]`).
+    pub policy: PolicyConfig,
+    /// Upstream servers by name (`[servers.NAME]`, or the entries of `mcpServers`).
+    pub servers: BTreeMap<String, ServerConfig>,
+    /// Subjects by name: sub-agents, teams, endpoints (`[profiles.NAME]`).
+    pub profiles: BTreeMap<String, ProfileConfig>,
+}
+
+impl Config {
+    /// Reads a configuration file: `.toml` is TOML, `.json` is `mcpServers` JSON, and any other
+    /// file is JSON if its first non-blank character is `{`, TOML otherwise.
+    pub fn from_path(path: &Path) -> Result<Config, ConfigError> {
+        let label = path.display().to_string();
+        let text = std::fs::read_to_string(path).map_err(|e| ConfigError {
+            file: label.clone(),
+            key: String::new(),
+            kind: ConfigErrorKind::Io(e.to_string()),
+        })?;
+        // Editors on Windows may start a file with a byte order mark; neither parser wants it.
+        let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+        let base_dir = path.parent().unwrap_or(Path::new(""));
+        let json = match path.extension().and_then(|e| e.to_str()) {
+            Some("toml") => false,
+            Some("json") => true,
+            _ => text.trim_start().starts_with('{'),
+        };
+        if json {
+            Config::from_mcp_json(&label, text, base_dir)
+        } else {
+            Config::from_toml(&label, text, base_dir)
+        }
+    }
+
+    /// Reads `toolgate.toml` text; `label` names the file in errors and relative paths are
+    /// resolved against `base_dir`.
+    pub fn from_toml(label: &str, text: &str, base_dir: &Path) -> Result<Config, ConfigError> {
+        toml_file::parse(&Source::new(label, base_dir, &process_env), text)
+    }
+
+    /// Reads `mcpServers` JSON text (Claude Desktop, Claude Code, Cursor, or VS Code's
+    /// `servers`); `label` names the file in errors and relative paths are resolved against
+    /// `base_dir`. Every entry becomes a server with the default policy.
+    pub fn from_mcp_json(label: &str, text: &str, base_dir: &Path) -> Result<Config, ConfigError> {
+        mcp_json::parse(&Source::new(label, base_dir, &process_env), text)
+    }
+}
+
+/// How the gateway shows tools to its client.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Exposure {
+    /// Active tools appear in `tools/list`, with `notifications/tools/list_changed` when the
+    /// active set grows (`"native"`).
+    #[default]
+    Native,
+    /// The tool list is `tool_search` and `call_tool` only and never changes (`"bridge"`).
+    Bridge,
+}
+
+/// The `[gateway]` table.
+#[derive(Debug, Clone, PartialEq)]
+pub struct GatewayConfig {
+    /// How tools are shown to the client (`exposure`).
+    pub exposure: Exposure,
+    /// Deferral: keys `mode` (on, off, auto), `auto_threshold` (0 < x ≤ 1) and `context_window`.
+    pub defer: DeferConfig,
+    /// How long a tool call may take (`call_timeout_secs`, default 60).
+    pub call_timeout: Duration,
+    /// How long a server may take to start and list its tools (`startup_timeout_secs`,
+    /// default 30).
+    pub startup_timeout: Duration,
+}
+
+impl Default for GatewayConfig {
+    fn default() -> GatewayConfig {
+        GatewayConfig {
+            exposure: Exposure::Native,
+            defer: DeferConfig::default(),
+            call_timeout: Duration::from_secs(60),
+            startup_timeout: Duration::from_secs(30),
+        }
+    }
+}
+
+/// The `[budget]` table: tool definitions per request, every tool counted (EthanKit's
+/// 96 / 112 / 128). Always `1 <= first_turn <= dynamic <= hard`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BudgetConfig {
+    /// Definitions in the first request, before the model has searched.
+    pub first_turn: usize,
+    /// Definitions once the active set grows.
+    pub dynamic: usize,
+    /// A limit never exceeded.
+    pub hard: usize,
+}
+
+impl Default for BudgetConfig {
+    fn default() -> BudgetConfig {
+        BudgetConfig { first_turn: 96, dynamic: 112, hard: 128 }
+    }
+}
+
+/// The `[policy]` table: rules for every subject.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct PolicyConfig {
+    /// Glob patterns over qualified names (`server__tool`); a match is never shown or run.
+    pub deny: Vec<String>,
+}
+
+/// How the gateway reaches a server.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    /// A child process speaking MCP over stdin and stdout (`command`).
+    Stdio {
+        /// The program to run.
+        command: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Environment variables added to the gateway's own.
+        env: BTreeMap<String, String>,
+        /// The working directory, absolute or relative to the gateway's.
+        cwd: Option<PathBuf>,
+    },
+    /// A streamable HTTP endpoint (`url`).
+    Http {
+        /// The endpoint, `http://` or `https://`.
+        url: String,
+        /// Headers sent with every request, such as `Authorization`.
+        headers: BTreeMap<String, String>,
+    },
+    /// A static catalog file whose tools answer "not connected" (`catalog`): for demos and
+    /// for measuring retrieval without starting servers.
+    Catalog {
+        /// The catalog file (JSONL or a `tools/list` map).
+        path: PathBuf,
+    },
+}
+
+/// Which of a server's tools are offered (`mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ServerMode {
+    /// Every allowed tool is offered, deferred by the usual rule (`"auto"`).
+    #[default]
+    Auto,
+    /// Only tools matching `allowed` are offered (`"allowlist"`).
+    Allowlist,
+    /// Every tool is offered (`"all"`).
+    All,
+}
+
+/// Whether a server's tools may change things (`side_effects`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SideEffects {
+    /// Any tool may run (`"allow"`).
+    #[default]
+    Allow,
+    /// Only tools known to be read-only may run, from `read_only` or a `readOnlyHint: true`
+    /// annotation; anything else is denied (`"read_only"`).
+    ReadOnly,
+}
+
+/// One upstream server (`[servers.NAME]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServerConfig {
+    /// How to reach it.
+    pub transport: Transport,
+    /// Which tools are offered.
+    pub mode: ServerMode,
+    /// Glob patterns over the server's own tool names (default `["*"]`).
+    pub allowed: Vec<String>,
+    /// Glob patterns over the server's own tool names that are never offered; deny wins.
+    pub denied: Vec<String>,
+    /// Tools always loaded; they take budget first.
+    pub pinned: Vec<String>,
+    /// Tools sent in full every turn, never deferred.
+    pub always_load: Vec<String>,
+    /// How many of its tools may be active at once (default 24, at most 96).
+    pub max_active: usize,
+    /// Whether its tools may change things.
+    pub side_effects: SideEffects,
+    /// Tools trusted to be read-only whatever the server says.
+    pub read_only: Vec<String>,
+    /// Whether the server is used at all (`enabled`; `"disabled": true` in JSON).
+    pub enabled: bool,
+    /// Overrides the gateway's call timeout for this server (`call_timeout_secs`).
+    pub call_timeout: Option<Duration>,
+}
+
+impl ServerConfig {
+    /// A server reached by `transport`, with every other setting at its default.
+    pub fn new(transport: Transport) -> ServerConfig {
+        ServerConfig {
+            transport,
+            mode: ServerMode::Auto,
+            allowed: vec!["*".to_owned()],
+            denied: Vec::new(),
+            pinned: Vec::new(),
+            always_load: Vec::new(),
+            max_active: DEFAULT_MAX_ACTIVE,
+            side_effects: SideEffects::Allow,
+            read_only: Vec::new(),
+            enabled: true,
+            call_timeout: None,
+        }
+    }
+}
+
+/// One subject: a sub-agent, a team or an endpoint (`[profiles.NAME]`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ProfileConfig {
+    /// Glob patterns over qualified names the subject may use (default `["*"]`, as a Claude
+    /// Code sub-agent without `tools` inherits every tool).
+    pub tools: Vec<String>,
+    /// Glob patterns over qualified names the subject may never use; these win over `tools`.
+    pub disallowed_tools: Vec<String>,
+}
+
+impl Default for ProfileConfig {
+    fn default() -> ProfileConfig {
+        ProfileConfig { tools: vec!["*".to_owned()], disallowed_tools: Vec::new() }
+    }
+}
+
+/// Looks a variable up in the process environment (a value that is not UTF-8 counts as unset).
+fn process_env(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// The file being read, with what reading it needs: its folder and an environment.
+struct Source<'a> {
+    file: &'a str,
+    base_dir: &'a Path,
+    env: &'a dyn Fn(&str) -> Option<String>,
+}
+
+impl<'a> Source<'a> {
+    fn new(file: &'a str, base_dir: &'a Path, env: &'a dyn Fn(&str) -> Option<String>) -> Source<'a> {
+        Source { file, base_dir, env }
+    }
+
+    fn error(&self, key: &str, kind: ConfigErrorKind) -> ConfigError {
+        ConfigError { file: self.file.to_owned(), key: key.to_owned(), kind }
+    }
+
+    /// `text` with `${VAR}` and `${VAR:-default}` replaced.
+    fn expand(&self, key: &str, text: &str) -> Result<String, ConfigError> {
+        expand::expand(text, self.env).map_err(|var| self.error(key, ConfigErrorKind::UnsetVariable { var }))
+    }
+
+    /// Checks a glob pattern.
+    fn pattern(&self, key: &str, pattern: &str) -> Result<String, ConfigError> {
+        glob::check(pattern).map_err(|problem| {
+            self.error(key, ConfigErrorKind::InvalidPattern { pattern: pattern.to_owned(), problem })
+        })?;
+        Ok(pattern.to_owned())
+    }
+
+    /// Checks a server name: not empty, and without `__`, which separates server from tool in
+    /// qualified names.
+    fn server_name(&self, key: &str, name: &str) -> Result<(), ConfigError> {
+        if name.trim().is_empty() {
+            return Err(self.error(key, ConfigErrorKind::EmptyName { what: "server" }));
+        }
+        if name.contains("__") {
+            return Err(self.error(key, ConfigErrorKind::DoubleUnderscore { name: name.to_owned() }));
+        }
+        Ok(())
+    }
+
+    /// A path from the file, resolved against the file's folder when relative.
+    fn path(&self, path: &str) -> PathBuf {
+        self.base_dir.join(path)
+    }
+
+    /// Checks that a `url` is HTTP.
+    fn url(&self, key: &str, url: String) -> Result<String, ConfigError> {
+        let lower = url.to_ascii_lowercase();
+        let rest = lower.strip_prefix("http://").or_else(|| lower.strip_prefix("https://"));
+        if rest.is_none_or(str::is_empty) {
+            return Err(self.error(key, ConfigErrorKind::InvalidUrl { url }));
+        }
+        Ok(url)
+    }
+}
+
+/// `path.name` as a dotted key, quoting a name that is not a bare TOML key.
+fn child_key(path: &str, name: &str) -> String {
+    let bare = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
+    let name = if bare { name.to_owned() } else { format!("{name:?}") };
+    if path.is_empty() { name } else { format!("{path}.{name}") }
+}

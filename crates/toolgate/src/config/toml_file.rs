@@ -1,0 +1,397 @@
+//! Reading `toolgate.toml`: strict, by hand from a `toml::Table`, every key checked.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use toml::{Table, Value};
+
+use super::error::{line_column, suggest};
+use super::{
+    BudgetConfig, Config, ConfigError, ConfigErrorKind, Exposure, GatewayConfig, MAX_ACTIVE_CAP,
+    PolicyConfig, ProfileConfig, ServerConfig, ServerMode, SideEffects, Source, Transport, child_key,
+};
+use crate::defer::DeferMode;
+
+const TOP_KEYS: &[&str] = &["gateway", "budget", "policy", "servers", "profiles"];
+const GATEWAY_KEYS: &[&str] =
+    &["exposure", "mode", "auto_threshold", "context_window", "call_timeout_secs", "startup_timeout_secs"];
+const BUDGET_KEYS: &[&str] = &["first_turn", "dynamic", "hard"];
+const POLICY_KEYS: &[&str] = &["deny"];
+const SERVER_KEYS: &[&str] = &[
+    "command",
+    "args",
+    "env",
+    "cwd",
+    "url",
+    "headers",
+    "catalog",
+    "enabled",
+    "mode",
+    "allowed",
+    "denied",
+    "pinned",
+    "always_load",
+    "max_active",
+    "side_effects",
+    "read_only",
+    "call_timeout_secs",
+];
+const PROFILE_KEYS: &[&str] = &["tools", "disallowed_tools"];
+
+/// Keys that only apply to a stdio server (`command`) or an HTTP server (`url`).
+const STDIO_ONLY: &[&str] = &["args", "env", "cwd"];
+const HTTP_ONLY: &[&str] = &["headers"];
+
+/// Reads `toolgate.toml` text.
+pub(super) fn parse(src: &Source<'_>, text: &str) -> Result<Config, ConfigError> {
+    let table: Table = text.parse().map_err(|e: toml::de::Error| {
+        let (line, column) = line_column(text, e.span().map_or(0, |s| s.start));
+        let message = e.message().trim_end().trim_end_matches('.').to_owned();
+        src.error("", ConfigErrorKind::Toml { line, column, message })
+    })?;
+    let top = Fields::new(src, &table, String::new(), TOP_KEYS)?;
+    let mut config = Config::default();
+    if let Some(t) = top.table("gateway", "a table ([gateway])")? {
+        config.gateway = gateway(&Fields::new(src, t, "gateway".into(), GATEWAY_KEYS)?)?;
+    }
+    if let Some(t) = top.table("budget", "a table ([budget])")? {
+        config.budget = budget(&Fields::new(src, t, "budget".into(), BUDGET_KEYS)?)?;
+    }
+    if let Some(t) = top.table("policy", "a table ([policy])")? {
+        let policy = Fields::new(src, t, "policy".into(), POLICY_KEYS)?;
+        config.policy = PolicyConfig { deny: policy.patterns("deny")?.unwrap_or_default() };
+    }
+    if let Some(t) = top.table("servers", "a table of servers ([servers.NAME])")? {
+        for (name, value) in t {
+            let key = child_key("servers", name);
+            src.server_name(&key, name)?;
+            let t = table_value(src, &key, value, "a table ([servers.NAME])")?;
+            config.servers.insert(name.clone(), server(&Fields::new(src, t, key, SERVER_KEYS)?, name)?);
+        }
+    }
+    if let Some(t) = top.table("profiles", "a table of profiles ([profiles.NAME])")? {
+        for (name, value) in t {
+            let key = child_key("profiles", name);
+            if name.trim().is_empty() {
+                return Err(src.error(&key, ConfigErrorKind::EmptyName { what: "profile" }));
+            }
+            let t = table_value(src, &key, value, "a table ([profiles.NAME])")?;
+            let fields = Fields::new(src, t, key, PROFILE_KEYS)?;
+            let defaults = ProfileConfig::default();
+            let profile = ProfileConfig {
+                tools: fields.patterns("tools")?.unwrap_or(defaults.tools),
+                disallowed_tools: fields.patterns("disallowed_tools")?.unwrap_or(defaults.disallowed_tools),
+            };
+            config.profiles.insert(name.clone(), profile);
+        }
+    }
+    Ok(config)
+}
+
+fn gateway(f: &Fields<'_, '_>) -> Result<GatewayConfig, ConfigError> {
+    let mut g = GatewayConfig::default();
+    if let Some(e) = f.choice("exposure", &["native", "bridge"])? {
+        g.exposure = if e == "native" { Exposure::Native } else { Exposure::Bridge };
+    }
+    if let Some(m) = f.choice("mode", &["on", "off", "auto"])? {
+        g.defer.mode = match m {
+            "on" => DeferMode::On,
+            "off" => DeferMode::Off,
+            _ => DeferMode::Auto,
+        };
+    }
+    if let Some(v) = f.get("auto_threshold") {
+        let x = match v {
+            Value::Float(x) => *x,
+            Value::Integer(i) => *i as f64,
+            _ => return Err(f.wrong("auto_threshold", "a number between 0 and 1", v)),
+        };
+        if !(x > 0.0 && x <= 1.0) {
+            return Err(f.out_of_range(
+                "auto_threshold",
+                v,
+                "a share of the context window above 0 and at most 1, like 0.10",
+            ));
+        }
+        g.defer.auto_threshold = x;
+    }
+    if let Some(n) = f.count("context_window", 1, "a number of tokens above 0, like 200000")? {
+        g.defer.context_window = n;
+    }
+    if let Some(d) = f.seconds("call_timeout_secs")? {
+        g.call_timeout = d;
+    }
+    if let Some(d) = f.seconds("startup_timeout_secs")? {
+        g.startup_timeout = d;
+    }
+    Ok(g)
+}
+
+fn budget(f: &Fields<'_, '_>) -> Result<BudgetConfig, ConfigError> {
+    let mut b = BudgetConfig::default();
+    const EXPECTED: &str = "a number of tool definitions, at least 1";
+    b.first_turn = f.count("first_turn", 0, EXPECTED)?.unwrap_or(b.first_turn);
+    b.dynamic = f.count("dynamic", 0, EXPECTED)?.unwrap_or(b.dynamic);
+    b.hard = f.count("hard", 0, EXPECTED)?.unwrap_or(b.hard);
+    if !(1 <= b.first_turn && b.first_turn <= b.dynamic && b.dynamic <= b.hard) {
+        let kind =
+            ConfigErrorKind::BudgetOrder { first_turn: b.first_turn, dynamic: b.dynamic, hard: b.hard };
+        return Err(f.src.error("budget", kind));
+    }
+    Ok(b)
+}
+
+fn server(f: &Fields<'_, '_>, name: &str) -> Result<ServerConfig, ConfigError> {
+    let keys: Vec<&'static str> =
+        ["command", "url", "catalog"].into_iter().filter(|k| f.table.contains_key(*k)).collect();
+    let transport = match keys.as_slice() {
+        [] => {
+            let expected = "`command` (a stdio child process), `url` (streamable HTTP) \
+                            or `catalog` (a static catalog file)";
+            return Err(f
+                .src
+                .error(&f.path, ConfigErrorKind::NoTransport { server: name.to_owned(), expected }));
+        }
+        ["command"] => {
+            f.only_with(HTTP_ONLY, "url")?;
+            let command = f.expanded("command")?.unwrap_or_default();
+            if command.trim().is_empty() {
+                let kind = ConfigErrorKind::Empty { expected: "a program to run, like \"npx\"" };
+                return Err(f.src.error(&f.key("command"), kind));
+            }
+            Transport::Stdio {
+                command,
+                args: f.expanded_list("args")?.unwrap_or_default(),
+                env: f.expanded_map("env")?.unwrap_or_default(),
+                cwd: f.string("cwd", "a folder path")?.map(|p| f.src.path(p)),
+            }
+        }
+        ["url"] => {
+            f.only_with(STDIO_ONLY, "command")?;
+            let url = f.expanded("url")?.unwrap_or_default();
+            Transport::Http {
+                url: f.src.url(&f.key("url"), url)?,
+                headers: f.expanded_map("headers")?.unwrap_or_default(),
+            }
+        }
+        ["catalog"] => {
+            f.only_with(STDIO_ONLY, "command")?;
+            f.only_with(HTTP_ONLY, "url")?;
+            let path = f.string("catalog", "a catalog file path")?.unwrap_or_default();
+            if path.is_empty() {
+                let kind = ConfigErrorKind::Empty { expected: "a catalog file path, like \"tools.jsonl\"" };
+                return Err(f.src.error(&f.key("catalog"), kind));
+            }
+            Transport::Catalog { path: f.src.path(path) }
+        }
+        _ => {
+            return Err(f
+                .src
+                .error(&f.path, ConfigErrorKind::TransportConflict { server: name.to_owned(), keys }));
+        }
+    };
+    let mut s = ServerConfig::new(transport);
+    if let Some(m) = f.choice("mode", &["auto", "allowlist", "all"])? {
+        s.mode = match m {
+            "allowlist" => ServerMode::Allowlist,
+            "all" => ServerMode::All,
+            _ => ServerMode::Auto,
+        };
+    }
+    s.allowed = f.patterns("allowed")?.unwrap_or(s.allowed);
+    s.denied = f.patterns("denied")?.unwrap_or_default();
+    s.pinned = f.patterns("pinned")?.unwrap_or_default();
+    s.always_load = f.patterns("always_load")?.unwrap_or_default();
+    if let Some(n) = f.count("max_active", 1, "a number of tools from 1 to 96")? {
+        if n > MAX_ACTIVE_CAP {
+            let kind = ConfigErrorKind::MaxActiveAboveCap { value: n, cap: MAX_ACTIVE_CAP };
+            return Err(f.src.error(&f.key("max_active"), kind));
+        }
+        s.max_active = n;
+    }
+    if let Some(e) = f.choice("side_effects", &["allow", "read_only"])? {
+        s.side_effects = if e == "allow" { SideEffects::Allow } else { SideEffects::ReadOnly };
+    }
+    s.read_only = f.patterns("read_only")?.unwrap_or_default();
+    if let Some(v) = f.get("enabled") {
+        s.enabled = v.as_bool().ok_or_else(|| f.wrong("enabled", "true or false", v))?;
+    }
+    s.call_timeout = f.seconds("call_timeout_secs")?;
+    Ok(s)
+}
+
+fn table_value<'t>(
+    src: &Source<'_>,
+    key: &str,
+    value: &'t Value,
+    expected: &'static str,
+) -> Result<&'t Table, ConfigError> {
+    value
+        .as_table()
+        .ok_or_else(|| src.error(key, ConfigErrorKind::WrongType { expected, found: describe(value) }))
+}
+
+/// A value for an error message: its type, and the value itself when it is short.
+fn describe(value: &Value) -> String {
+    match value {
+        Value::String(s) if s.chars().count() <= 40 => format!("a string ({s:?})"),
+        Value::String(_) => "a string".to_owned(),
+        Value::Integer(i) => format!("an integer ({i})"),
+        Value::Float(x) => format!("a float ({x})"),
+        Value::Boolean(b) => format!("a boolean ({b})"),
+        Value::Datetime(d) => format!("a date-time ({d})"),
+        Value::Array(_) => "an array".to_owned(),
+        Value::Table(_) => "a table".to_owned(),
+    }
+}
+
+/// One table of the file, at a dotted path, with typed getters whose errors name the key.
+struct Fields<'s, 't> {
+    src: &'s Source<'s>,
+    table: &'t Table,
+    path: String,
+}
+
+impl<'s, 't> Fields<'s, 't> {
+    /// Checks that `table` has only `known` keys.
+    fn new(
+        src: &'s Source<'s>,
+        table: &'t Table,
+        path: String,
+        known: &'static [&'static str],
+    ) -> Result<Fields<'s, 't>, ConfigError> {
+        if let Some(name) = table.keys().find(|k| !known.contains(&k.as_str())) {
+            let kind =
+                ConfigErrorKind::UnknownKey { name: name.clone(), suggestion: suggest(name, known), known };
+            return Err(src.error(&child_key(&path, name), kind));
+        }
+        Ok(Fields { src, table, path })
+    }
+
+    fn key(&self, name: &str) -> String {
+        child_key(&self.path, name)
+    }
+
+    fn get(&self, name: &str) -> Option<&'t Value> {
+        self.table.get(name)
+    }
+
+    fn wrong(&self, name: &str, expected: &'static str, value: &Value) -> ConfigError {
+        self.src.error(&self.key(name), ConfigErrorKind::WrongType { expected, found: describe(value) })
+    }
+
+    fn out_of_range(&self, name: &str, value: &Value, expected: &'static str) -> ConfigError {
+        let value = match value {
+            Value::Integer(i) => i.to_string(),
+            Value::Float(x) => x.to_string(),
+            other => describe(other),
+        };
+        self.src.error(&self.key(name), ConfigErrorKind::OutOfRange { value, expected })
+    }
+
+    /// Fails when any of `keys` is set: they only apply to the transport `needs`.
+    fn only_with(&self, keys: &'static [&'static str], needs: &'static str) -> Result<(), ConfigError> {
+        match keys.iter().find(|k| self.table.contains_key(**k)) {
+            Some(name) => Err(self.src.error(&self.key(name), ConfigErrorKind::MisplacedKey { name, needs })),
+            None => Ok(()),
+        }
+    }
+
+    fn table(&self, name: &str, expected: &'static str) -> Result<Option<&'t Table>, ConfigError> {
+        self.get(name).map(|v| table_value(self.src, &self.key(name), v, expected)).transpose()
+    }
+
+    fn string(&self, name: &str, expected: &'static str) -> Result<Option<&'t str>, ConfigError> {
+        self.get(name).map(|v| v.as_str().ok_or_else(|| self.wrong(name, expected, v))).transpose()
+    }
+
+    /// A string with `${VAR}` expanded.
+    fn expanded(&self, name: &str) -> Result<Option<String>, ConfigError> {
+        self.string(name, "a string")?.map(|s| self.src.expand(&self.key(name), s)).transpose()
+    }
+
+    /// One of `choices`.
+    fn choice(&self, name: &str, choices: &'static [&'static str]) -> Result<Option<&'t str>, ConfigError> {
+        let Some(s) = self.string(name, "a string")? else {
+            return Ok(None);
+        };
+        if !choices.contains(&s) {
+            let kind = ConfigErrorKind::InvalidChoice { value: s.to_owned(), choices };
+            return Err(self.src.error(&self.key(name), kind));
+        }
+        Ok(Some(s))
+    }
+
+    /// An integer of at least `min`.
+    fn count(&self, name: &str, min: usize, expected: &'static str) -> Result<Option<usize>, ConfigError> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        let Value::Integer(i) = v else {
+            return Err(self.wrong(name, expected, v));
+        };
+        match usize::try_from(*i) {
+            Ok(n) if n >= min => Ok(Some(n)),
+            _ => Err(self.out_of_range(name, v, expected)),
+        }
+    }
+
+    /// A whole number of seconds above 0.
+    fn seconds(&self, name: &str) -> Result<Option<Duration>, ConfigError> {
+        let expected = "a whole number of seconds above 0";
+        Ok(self.count(name, 1, expected)?.map(|n| Duration::from_secs(n as u64)))
+    }
+
+    fn array(
+        &self,
+        name: &str,
+        expected: &'static str,
+    ) -> Result<Option<Vec<(String, &'t str)>>, ConfigError> {
+        let Some(v) = self.get(name) else {
+            return Ok(None);
+        };
+        let items = v.as_array().ok_or_else(|| self.wrong(name, expected, v))?;
+        let mut out = Vec::with_capacity(items.len());
+        for (i, item) in items.iter().enumerate() {
+            let key = format!("{}[{i}]", self.key(name));
+            let s = item.as_str().ok_or_else(|| {
+                self.src
+                    .error(&key, ConfigErrorKind::WrongType { expected: "a string", found: describe(item) })
+            })?;
+            out.push((key, s));
+        }
+        Ok(Some(out))
+    }
+
+    /// An array of strings with `${VAR}` expanded.
+    fn expanded_list(&self, name: &str) -> Result<Option<Vec<String>>, ConfigError> {
+        let Some(items) = self.array(name, "an array of strings")? else {
+            return Ok(None);
+        };
+        items.into_iter().map(|(key, s)| self.src.expand(&key, s)).collect::<Result<_, _>>().map(Some)
+    }
+
+    /// An array of glob patterns.
+    fn patterns(&self, name: &str) -> Result<Option<Vec<String>>, ConfigError> {
+        let Some(items) = self.array(name, "an array of glob patterns, like [\"list_*\"]")? else {
+            return Ok(None);
+        };
+        items.into_iter().map(|(key, s)| self.src.pattern(&key, s)).collect::<Result<_, _>>().map(Some)
+    }
+
+    /// A table of strings with `${VAR}` expanded in the values.
+    fn expanded_map(&self, name: &str) -> Result<Option<BTreeMap<String, String>>, ConfigError> {
+        let Some(t) = self.table(name, "a table of strings, like { NAME = \"value\" }")? else {
+            return Ok(None);
+        };
+        let mut out = BTreeMap::new();
+        for (k, v) in t {
+            let key = child_key(&self.key(name), k);
+            let s = v.as_str().ok_or_else(|| {
+                self.src.error(&key, ConfigErrorKind::WrongType { expected: "a string", found: describe(v) })
+            })?;
+            out.insert(k.clone(), self.src.expand(&key, s)?);
+        }
+        Ok(Some(out))
+    }
+}
