@@ -4,6 +4,7 @@
 mod eval;
 mod output;
 mod search;
+mod serve;
 mod tokens;
 
 use std::io::Write;
@@ -29,6 +30,8 @@ enum Command {
     Eval(eval::Args),
     /// Tokens of loading every definition against deferring them, per server.
     Tokens(tokens::Args),
+    /// Run the MCP gateway: streamable HTTP on 127.0.0.1:8765 by default, or stdio.
+    Serve(serve::Args),
 }
 
 /// What a command achieved, mapped to the exit code.
@@ -42,13 +45,13 @@ enum Outcome {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let mut out = std::io::stdout().lock();
     let result = match cli.command {
-        Command::Search(a) => search::run(a, &mut out),
-        Command::Eval(a) => eval::run(a, &mut out),
-        Command::Tokens(a) => tokens::run(a, &mut out),
+        Command::Search(a) => with_stdout(|out| search::run(a, out)),
+        Command::Eval(a) => with_stdout(|out| eval::run(a, out)),
+        Command::Tokens(a) => with_stdout(|out| tokens::run(a, out)),
+        // The gateway owns stdout (the MCP channel with --stdio), so it must not be locked here.
+        Command::Serve(a) => serve::run(a),
     };
-    let result = result.and_then(|o| out.flush().map(|()| o).map_err(Into::into));
     match result {
         Ok(Outcome::Found) => ExitCode::SUCCESS,
         Ok(Outcome::Nothing) => ExitCode::from(1),
@@ -61,6 +64,14 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// Runs a command that prints its result, with stdout locked and flushed at the end.
+fn with_stdout(command: impl FnOnce(&mut dyn Write) -> anyhow::Result<Outcome>) -> anyhow::Result<Outcome> {
+    let mut out = std::io::stdout().lock();
+    let outcome = command(&mut out)?;
+    out.flush()?;
+    Ok(outcome)
 }
 
 fn is_broken_pipe(e: &anyhow::Error) -> bool {

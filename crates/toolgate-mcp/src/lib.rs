@@ -1,5 +1,32 @@
-//! The only crate that speaks MCP: conversions between toolgate's catalog and MCP tool
-//! listings. The gateway (upstream pool, downstream server) grows here on `rmcp`.
+//! The only crate that speaks MCP (on `rmcp`): the gateway that shows an MCP client only the
+//! tools it needs.
+//!
+//! - [`gateway`]: the shared state: upstream pool, merged catalog, deferral and index, the
+//!   registry of sessions ([`Gateway`]).
+//! - `upstream`: stdio and HTTP upstreams (connect, list, re-list on
+//!   `list_changed`, forward calls under a timeout, restart) and static catalogs.
+//! - [`server`]: the downstream `ServerHandler`, one per session ([`GatewayServer`]).
+//! - [`http`]: streamable HTTP at `/mcp` and the status page at `/`.
+//! - [`convert`]: `rmcp::model::Tool` to and from the catalog's tools.
+//! - `budget`: unloads the least recently used tools to keep a session within its limits.
+//! - `offer`: which of a server's tools are offered at all (allow, deny, read-only).
+//! - `progress`: upstream progress notifications relayed to the client that asked for them.
+//! - `validate`: arguments against input schemas, one compiled validator per definition.
+
+#![deny(missing_docs)]
+
+mod budget;
+pub mod convert;
+pub mod gateway;
+pub mod http;
+mod offer;
+mod progress;
+pub mod server;
+mod upstream;
+mod validate;
+
+pub use gateway::{Gateway, GatewayError, Settings};
+pub use server::{GatewayServer, serve_stdio};
 
 use serde_json::{Map, Value, json};
 use toolgate::Tool;

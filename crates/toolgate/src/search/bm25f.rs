@@ -155,12 +155,15 @@ pub(crate) struct Bm25Index {
     n_docs: usize,
 }
 
+/// One term's postings while building: (tool, term frequency per field), tools ascending.
+type Postings = Vec<(u32, [u16; 5])>;
+
 /// The postings of some consecutive tools, with their own term dictionary.
 #[derive(Debug, Default)]
 struct Partial {
     terms: FxHashMap<Box<str>, u32>,
-    /// term -> [(tool, tf per field)], tools ascending.
-    per_term: Vec<Vec<(u32, [u16; 5])>>,
+    /// term -> its postings.
+    per_term: Vec<Postings>,
     /// Length of each field of each tool.
     lens: Vec<[u32; 5]>,
 }
@@ -210,7 +213,7 @@ impl Partial {
 
     /// Appends the tools of `later`, which all come after this part's.
     fn absorb(&mut self, later: Partial) {
-        let mut postings: Vec<Option<Vec<(u32, [u16; 5])>>> = later.per_term.into_iter().map(Some).collect();
+        let mut postings: Vec<Option<Postings>> = later.per_term.into_iter().map(Some).collect();
         for (term, id) in later.terms {
             let list = postings[id as usize].take().expect("each term id once");
             match self.terms.get(&term) {

@@ -1,0 +1,162 @@
+//! `toolgate serve`: the gateway, over streamable HTTP (default, with a status page) or stdio.
+//!
+//! Logs go to stderr only (stdout is the MCP channel with `--stdio`), filtered by `RUST_LOG`
+//! (default `info`). Ctrl-C or SIGTERM stops the server and the upstream children.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use tokio_util::sync::CancellationToken;
+use toolgate::Catalog;
+use toolgate::catalog::EMBEDDED_LABEL;
+use toolgate::config::Config;
+use toolgate_mcp::{Gateway, Settings};
+
+use crate::Outcome;
+
+/// Where `toolgate serve` listens unless told otherwise.
+const DEFAULT_ADDR: &str = "127.0.0.1:8765";
+
+/// Arguments of `toolgate serve`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// A `toolgate.toml` or an `mcpServers` JSON file (Claude Desktop, Claude Code, Cursor);
+    /// without it, the embedded catalog is served as static demo tools.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Serve one subject of the configuration (`[profiles.NAME]`): only the tools it allows.
+    #[arg(long, value_name = "NAME")]
+    profile: Option<String>,
+    /// Serve one MCP session on stdin and stdout.
+    #[arg(long, conflicts_with = "http")]
+    stdio: bool,
+    /// Serve streamable HTTP at http://ADDR/mcp and a status page at http://ADDR/.
+    #[arg(long, value_name = "ADDR")]
+    http: Option<SocketAddr>,
+}
+
+pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
+    init_logging();
+    let config = match &args.config {
+        Some(path) => Some(Config::from_path(path)?),
+        None => None,
+    };
+    let settings = match &config {
+        Some(config) => settings_for(config, args.profile.as_deref())?,
+        None if args.profile.is_some() => {
+            anyhow::bail!(
+                "--profile needs --config: profiles are defined in the configuration ([profiles.NAME])"
+            )
+        }
+        None => Settings::default(),
+    };
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let result = runtime.block_on(serve(args, config, settings));
+    // A blocking read of stdin may still be pending; do not wait for it.
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    result.map(|()| Outcome::Found)
+}
+
+/// The gateway settings of `config`, serving `profile` if one is named.
+fn settings_for(config: &Config, profile: Option<&str>) -> anyhow::Result<Settings> {
+    let mut settings = Settings::from_config(&config.gateway);
+    if let Some(name) = profile {
+        let Some(found) = config.profiles.get(name) else {
+            let known: Vec<&str> = config.profiles.keys().map(String::as_str).collect();
+            anyhow::bail!(
+                "--profile {name}: the configuration has no [profiles.{name}]; known profiles: {}",
+                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            );
+        };
+        settings.profile = Some(found.clone());
+    }
+    Ok(settings)
+}
+
+async fn serve(args: Args, config: Option<Config>, settings: Settings) -> anyhow::Result<()> {
+    let gateway = match &config {
+        Some(config) => {
+            let path = args.config.as_deref().unwrap_or(std::path::Path::new("")).display();
+            Gateway::start(settings, config).with_context(|| path.to_string())?
+        }
+        None => {
+            tracing::info!(
+                "no --config: serving the embedded catalog ({EMBEDDED_LABEL}) as static demo tools"
+            );
+            Gateway::from_catalog(settings, "embedded", &Catalog::embedded())
+        }
+    };
+    let shutdown = CancellationToken::new();
+    tokio::spawn(stop_on_signal(shutdown.clone()));
+    let served = if args.stdio {
+        toolgate_mcp::serve_stdio(gateway.clone(), shutdown.clone()).await.context("serving MCP on stdio")
+    } else {
+        let addr = match args.http {
+            Some(a) => a,
+            None => DEFAULT_ADDR.parse().expect("the default address is valid"),
+        };
+        let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
+            format!("cannot listen on {addr}; is another server using it? Choose another with --http ADDR")
+        })?;
+        let bound = listener.local_addr()?;
+        if !bound.ip().is_loopback() {
+            tracing::warn!(
+                "listening on {bound}, but the MCP endpoint only accepts requests whose Host is \
+                 localhost, 127.0.0.1 or ::1 (DNS rebinding protection); other clients are refused"
+            );
+        }
+        #[allow(clippy::print_stderr)]
+        {
+            eprintln!("toolgate: listening on http://{bound}/mcp");
+        }
+        toolgate_mcp::http::serve(gateway.clone(), listener, shutdown.clone()).await.context("serving HTTP")
+    };
+    shutdown.cancel();
+    gateway.shutdown().await;
+    tracing::info!("stopped");
+    served
+}
+
+/// Cancels `shutdown` on Ctrl-C (SIGINT) or SIGTERM.
+async fn stop_on_signal(shutdown: CancellationToken) {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let mut term = match signal(SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!("cannot listen for SIGTERM: {e}");
+                let _ = tokio::signal::ctrl_c().await;
+                shutdown.cancel();
+                return;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = tokio::signal::ctrl_c().await;
+    }
+    tracing::info!("shutting down");
+    shutdown.cancel();
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` (default `info`).
+fn init_logging() {
+    use std::io::IsTerminal;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
+        .try_init();
+}

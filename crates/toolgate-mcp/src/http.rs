@@ -1,0 +1,165 @@
+//! http: the gateway over HTTP: MCP streamable HTTP at `/mcp` (one session, and so one active
+//! set, per `Mcp-Session-Id`), a small HTML status page at `/` and the same data at
+//! `/status.json`.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::State;
+use axum::response::Html;
+use axum::routing::get;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
+use serde_json::Value;
+use tokio::net::TcpListener;
+use tokio_util::sync::CancellationToken;
+
+use crate::gateway::Gateway;
+
+/// The router: `/mcp`, `/` and `/status.json`. Cancelling `shutdown` ends every MCP session.
+pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
+    let factory = {
+        let gateway = gateway.clone();
+        move || Ok(crate::server::GatewayServer::for_http(gateway.clone()))
+    };
+    let config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown);
+    let mcp = StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
+    axum::Router::new()
+        .nest_service("/mcp", mcp)
+        .route("/", get(status_page))
+        .route("/status.json", get(status_json))
+        .with_state(gateway)
+}
+
+/// Serves the router on `listener` until `shutdown` is cancelled; open connections get five
+/// seconds to finish.
+pub async fn serve(
+    gateway: Gateway,
+    listener: TcpListener,
+    shutdown: CancellationToken,
+) -> std::io::Result<()> {
+    let app = router(gateway, shutdown.child_token());
+    let stop = shutdown.clone();
+    let server = axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await });
+    let server = server.into_future();
+    tokio::pin!(server);
+    tokio::select! {
+        r = &mut server => r,
+        () = async { shutdown.cancelled().await; tokio::time::sleep(Duration::from_secs(5)).await } => {
+            tracing::warn!("open HTTP connections did not close within 5 s after shutdown; dropping them");
+            Ok(())
+        }
+    }
+}
+
+async fn status_json(State(gateway): State<Gateway>) -> Json<Value> {
+    Json(gateway.status())
+}
+
+async fn status_page(State(gateway): State<Gateway>) -> Html<String> {
+    Html(render_status(&gateway.status()))
+}
+
+/// The status page for the data of [`Gateway::status`].
+fn render_status(status: &Value) -> String {
+    let mut out = String::from(
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>toolgate</title>\n<style>\
+         body{font-family:system-ui,sans-serif;margin:2em;max-width:60em}\
+         table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}\
+         .failed{color:#b00}.ready,.static{color:#070}.starting{color:#a60}\
+         </style></head><body>\n<h1>toolgate</h1>\n",
+    );
+    out.push_str(&format!(
+        "<p>{} tools ({} deferred), exposure <b>{}</b>; MCP endpoint: <code>/mcp</code>; data: \
+         <a href=\"/status.json\">status.json</a></p>\n",
+        status["tools"],
+        status["deferred"],
+        esc(status["exposure"].as_str().unwrap_or_default()),
+    ));
+    out.push_str(
+        "<h2>Servers</h2>\n<table><tr><th>server</th><th>transport</th><th>state</th><th>tools</th></tr>\n",
+    );
+    for s in status["servers"].as_array().into_iter().flatten() {
+        let state = s["state"].as_str().unwrap_or_default();
+        let mut state_cell = esc(state);
+        if let Some(error) = s["error"].as_str() {
+            state_cell.push_str(&format!(": {}", esc(error)));
+        }
+        let mut tools = s["tools"].to_string();
+        if s["offered"].is_u64() && s["offered"] != s["tools"] {
+            tools.push_str(&format!(" ({} offered)", s["offered"]));
+        }
+        if let Some(by_server) = s["catalog_servers"].as_object() {
+            tools.push_str(&format!(" from {} catalog servers", by_server.len()));
+        }
+        out.push_str(&format!(
+            "<tr><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>\n",
+            esc(s["name"].as_str().unwrap_or_default()),
+            esc(s["transport"].as_str().unwrap_or_default()),
+            esc(state),
+            state_cell,
+            tools
+        ));
+    }
+    out.push_str("</table>\n<h2>Sessions</h2>\n");
+    let sessions = status["sessions"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if sessions.is_empty() {
+        out.push_str("<p>No client is connected.</p>\n");
+    } else {
+        out.push_str("<table><tr><th>session</th><th>client</th><th>active tools</th></tr>\n");
+        for s in sessions {
+            let active: Vec<String> = s["active"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(Value::as_str)
+                .map(|n| format!("<code>{}</code>", esc(n)))
+                .collect();
+            out.push_str(&format!(
+                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                s["id"],
+                esc(s["client"].as_str().unwrap_or_default()),
+                if active.is_empty() { "none".to_owned() } else { active.join(", ") }
+            ));
+        }
+        out.push_str("</table>\n");
+    }
+    out.push_str("</body></html>\n");
+    out
+}
+
+/// `text` with the HTML special characters escaped.
+fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_status_page_escapes_names_and_shows_failures() {
+        let status = json!({
+            "tools": 2, "deferred": 2, "exposure": "native",
+            "servers": [{"name": "<x>", "transport": "stdio", "state": "failed", "error": "exited", "tools": 0}],
+            "sessions": [{"id": 1, "client": "c 1", "active": ["a__b"]}]
+        });
+        let html = render_status(&status);
+        assert!(html.contains("&lt;x&gt;"));
+        assert!(html.contains("failed: exited"));
+        assert!(html.contains("<code>a__b</code>"));
+    }
+}

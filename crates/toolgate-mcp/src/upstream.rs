@@ -1,0 +1,525 @@
+//! upstream: here is a configured server, keep it connected, keep its tools listed, and
+//! forward calls to it.
+//!
+//! Each stdio or HTTP upstream runs in its own task: connect (spawn the child, or open the
+//! HTTP session), `initialize`, `tools/list` with pagination, then wait for
+//! `notifications/tools/list_changed` (re-list) or for the connection to end (mark it failed,
+//! and restart it with backoff when the settings ask for it). Every change rebuilds the
+//! gateway's merged catalog. A child's stderr goes to the log, never to our stdout.
+//!
+//! A static catalog upstream has no connection: its tools answer that they are not connected.
+
+use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::http::{HeaderName, HeaderValue};
+use rmcp::model::{
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam,
+    ClientCapabilities, ClientConfig, ClientRequest, ContentBlock, Implementation, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ServerResult,
+};
+use rmcp::service::PeerRequestOptions;
+use rmcp::service::{NotificationContext, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
+use rmcp::{ClientCacheConfig, ClientHandler, Peer, RoleClient, RoleServer, ServiceError, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::AsyncBufReadExt;
+use tokio::sync::Notify;
+use tokio_util::sync::CancellationToken;
+use toolgate::config::{Transport, glob_match};
+use toolgate::{Tool, ToolSpec};
+
+use crate::convert::spec_from_mcp;
+use crate::gateway::Gateway;
+use crate::offer::Offer;
+use crate::progress::Relay;
+
+/// The longest wait between two restarts.
+const MAX_BACKOFF: Duration = Duration::from_secs(60);
+/// An upstream that stayed up this long starts the next backoff from the beginning.
+const STABLE_AFTER: Duration = Duration::from_secs(30);
+
+/// How an upstream is reached.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Kind {
+    /// A static catalog file (or the embedded catalog).
+    Catalog,
+    /// A child process speaking MCP on stdin/stdout.
+    Stdio,
+    /// A streamable HTTP endpoint.
+    Http,
+    /// Configured with `enabled = false`.
+    Disabled,
+}
+
+/// Where an upstream is in its life.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum State {
+    /// Connecting or listing its tools; its tools are not searchable yet.
+    Starting,
+    /// Connected, tools listed.
+    Ready,
+    /// A static catalog: always there, never connected.
+    Static,
+    /// Could not start, or died; the reason says which.
+    Failed(String),
+    /// Turned off in the configuration.
+    Disabled,
+}
+
+/// One upstream in the pool.
+#[derive(Debug)]
+pub(crate) struct Upstream {
+    pub(crate) name: String,
+    kind: Kind,
+    pub(crate) state: State,
+    /// Its tools as catalog specs (empty unless ready or static).
+    pub(crate) tools: Vec<ToolSpec>,
+    /// The connection, while ready.
+    peer: Option<Peer<RoleClient>>,
+    /// Its own call timeout, if configured.
+    call_timeout: Option<Duration>,
+    /// Which of its tools are offered at all.
+    pub(crate) offer: Offer,
+}
+
+impl Upstream {
+    pub(crate) fn new(name: &str, kind: Kind, call_timeout: Option<Duration>, state: State) -> Upstream {
+        Upstream {
+            name: name.to_owned(),
+            kind,
+            state,
+            tools: Vec::new(),
+            peer: None,
+            call_timeout,
+            offer: Offer::all(),
+        }
+    }
+
+    /// The upstream as the status page shows it.
+    pub(crate) fn status(&self) -> Value {
+        let (state, error) = match &self.state {
+            State::Starting => ("starting", None),
+            State::Ready => ("ready", None),
+            State::Static => ("static", None),
+            State::Failed(reason) => ("failed", Some(reason.as_str())),
+            State::Disabled => ("disabled", None),
+        };
+        let transport = match self.kind {
+            Kind::Catalog => "catalog",
+            Kind::Stdio => "stdio",
+            Kind::Http => "http",
+            Kind::Disabled => "disabled",
+        };
+        let mut v = json!({
+            "name": self.name,
+            "transport": transport,
+            "state": state,
+            "error": error,
+            "tools": self.tools.len(),
+            "offered": self.tools.iter().filter(|t| self.offer.offers(t)).count(),
+        });
+        if self.kind == Kind::Catalog {
+            let mut by_server: BTreeMap<&str, usize> = BTreeMap::new();
+            for t in &self.tools {
+                *by_server.entry(&t.server).or_default() += 1;
+            }
+            v["catalog_servers"] = json!(by_server);
+        }
+        v
+    }
+}
+
+/// What the pool needs to start an upstream.
+#[derive(Debug, Clone)]
+pub(crate) struct Spec {
+    pub(crate) name: String,
+    pub(crate) transport: Transport,
+    pub(crate) call_timeout: Option<Duration>,
+    /// Patterns over the server's own tool names that are always loaded (`always_load`,
+    /// `pinned`).
+    pub(crate) always_load: Vec<String>,
+    /// Which of its tools are offered at all.
+    pub(crate) offer: Offer,
+}
+
+/// The client side of one upstream connection: hears `tools/list_changed`.
+struct UpstreamClient {
+    name: String,
+    relist: Arc<Notify>,
+    progress: Arc<Relay>,
+}
+
+impl ClientHandler for UpstreamClient {
+    fn get_info(&self) -> ClientConfig {
+        ClientConfig::new(
+            ClientCapabilities::default(),
+            Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
+        )
+        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        tracing::info!(upstream = %self.name, "the tool list changed; listing it again");
+        self.relist.notify_one();
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.relay(&self.name, params).await;
+    }
+}
+
+type Client = RunningService<RoleClient, UpstreamClient>;
+
+/// How one connection ended.
+enum Ended {
+    /// The gateway is shutting down.
+    Shutdown,
+    /// It failed; the reason is for the status page and the log.
+    Failed { reason: String, was_ready_for: Option<Duration> },
+}
+
+/// Runs one upstream until the gateway shuts down: connect, serve, restart with backoff.
+pub(crate) async fn run(gateway: Gateway, spec: Spec) {
+    let shutdown = gateway.inner.shutdown.clone();
+    let first_backoff = gateway.settings().restart_backoff;
+    let mut backoff = first_backoff;
+    loop {
+        let ended = connect_and_serve(&gateway, &spec).await;
+        let Ended::Failed { reason, was_ready_for } = ended else { return };
+        tracing::warn!(upstream = %spec.name, "{reason}");
+        gateway.set_state(&spec.name, State::Failed(reason), None, None);
+        let Some(mut wait) = backoff else { return };
+        if was_ready_for.is_some_and(|d| d >= STABLE_AFTER) {
+            wait = first_backoff.unwrap_or(wait);
+        }
+        tracing::info!(upstream = %spec.name, "restarting in {} s", wait.as_secs_f32());
+        tokio::select! {
+            () = tokio::time::sleep(wait) => {}
+            () = shutdown.cancelled() => return,
+        }
+        backoff = Some((wait * 2).min(MAX_BACKOFF));
+        gateway.set_state(&spec.name, State::Starting, None, None);
+    }
+}
+
+/// One connection: start, list, then serve list changes until it ends.
+async fn connect_and_serve(gateway: &Gateway, spec: &Spec) -> Ended {
+    let shutdown = gateway.inner.shutdown.clone();
+    let startup = gateway.settings().startup_timeout;
+    let relist = Arc::new(Notify::new());
+    let handler = UpstreamClient {
+        name: spec.name.clone(),
+        relist: relist.clone(),
+        progress: gateway.inner.progress.clone(),
+    };
+    let tail = StderrTail::default();
+    let connecting = async {
+        let client = connect(handler, spec, &tail).await?;
+        client.peer().set_response_cache_config(ClientCacheConfig::disabled()).await;
+        let tools = list(client.peer(), spec).await.map_err(|e| format!("tools/list failed: {e}"))?;
+        Ok::<_, String>((client, tools))
+    };
+    let connected = tokio::select! {
+        r = tokio::time::timeout(startup, connecting) => r,
+        () = shutdown.cancelled() => return Ended::Shutdown,
+    };
+    let (client, tools) = match connected {
+        Ok(Ok(c)) => c,
+        Ok(Err(reason)) => return Ended::Failed { reason: tail.explain(reason).await, was_ready_for: None },
+        Err(_) => {
+            let reason = format!(
+                "did not start and list its tools within {} s; check the command, or raise \
+                 gateway.startup_timeout_secs",
+                startup.as_secs_f32()
+            );
+            return Ended::Failed { reason, was_ready_for: None };
+        }
+    };
+    tracing::info!(upstream = %spec.name, tools = tools.len(), "ready");
+    let peer = client.peer().clone();
+    gateway.set_state(&spec.name, State::Ready, Some(tools), Some(peer.clone()));
+    let ready_at = Instant::now();
+    let cancel = client.cancellation_token();
+    let done = client.waiting();
+    tokio::pin!(done);
+    loop {
+        tokio::select! {
+            _ = &mut done => {
+                let reason = match spec.transport {
+                    Transport::Http { .. } => "the server closed the connection",
+                    _ => "the connection closed (the server process exited or closed its output)",
+                };
+                let reason = tail.explain(reason.to_owned()).await;
+                return Ended::Failed { reason, was_ready_for: Some(ready_at.elapsed()) };
+            }
+            () = relist.notified() => {
+                match tokio::time::timeout(startup, list(&peer, spec)).await {
+                    Ok(Ok(tools)) => {
+                        tracing::info!(upstream = %spec.name, tools = tools.len(), "tools listed again");
+                        gateway.set_state(&spec.name, State::Ready, Some(tools), Some(peer.clone()));
+                    }
+                    Ok(Err(e)) => tracing::warn!(upstream = %spec.name, "listing tools again failed: {e}"),
+                    Err(_) => tracing::warn!(upstream = %spec.name, "listing tools again timed out"),
+                }
+            }
+            () = shutdown.cancelled() => {
+                cancel.cancel();
+                let _ = tokio::time::timeout(Duration::from_secs(8), done).await;
+                return Ended::Shutdown;
+            }
+        }
+    }
+}
+
+/// The last lines a child wrote to stderr (also logged), to explain why it failed.
+#[derive(Clone, Default)]
+struct StderrTail {
+    lines: Arc<std::sync::Mutex<VecDeque<String>>>,
+    /// Closed when the child's stderr ends.
+    ended: Arc<Notify>,
+    done: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl StderrTail {
+    const KEEP: usize = 3;
+
+    /// Reads `stderr` line by line into the log and the tail.
+    fn follow(&self, name: String, stderr: tokio::process::ChildStderr) {
+        let tail = self.clone();
+        tokio::spawn(async move {
+            let mut lines = tokio::io::BufReader::new(stderr).lines();
+            while let Ok(Some(line)) = lines.next_line().await {
+                tracing::info!(target: "toolgate::upstream::stderr", upstream = %name, "{line}");
+                let mut kept = tail.lines.lock().unwrap_or_else(|e| e.into_inner());
+                if kept.len() == Self::KEEP {
+                    kept.pop_front();
+                }
+                kept.push_back(line);
+            }
+            tail.done.store(true, std::sync::atomic::Ordering::SeqCst);
+            tail.ended.notify_waiters();
+        });
+    }
+
+    /// `reason`, with the child's last stderr lines once its stderr has ended (waiting a moment
+    /// for that).
+    async fn explain(&self, reason: String) -> String {
+        let ended = self.ended.notified();
+        if !self.done.load(std::sync::atomic::Ordering::SeqCst) {
+            let _ = tokio::time::timeout(Duration::from_millis(300), ended).await;
+        }
+        let kept = self.lines.lock().unwrap_or_else(|e| e.into_inner());
+        if kept.is_empty() {
+            return reason;
+        }
+        let last: Vec<&str> = kept.iter().map(String::as_str).collect();
+        format!("{reason}; its last stderr lines: {}", last.join(" | "))
+    }
+}
+
+/// Opens the connection and runs `initialize`.
+async fn connect(handler: UpstreamClient, spec: &Spec, tail: &StderrTail) -> Result<Client, String> {
+    match &spec.transport {
+        Transport::Stdio { command, args, env, cwd } => {
+            let mut cmd = tokio::process::Command::new(command);
+            cmd.args(args).envs(env).kill_on_drop(true);
+            if let Some(dir) = cwd {
+                cmd.current_dir(dir);
+            }
+            let (transport, stderr) = TokioChildProcess::builder(cmd)
+                .stderr(Stdio::piped())
+                .spawn()
+                .map_err(|e| format!("could not start `{command}`: {e}; check `command` and `args`"))?;
+            if let Some(stderr) = stderr {
+                tail.follow(spec.name.clone(), stderr);
+            }
+            handler.serve(transport).await.map_err(|e| format!("initialize failed: {e}"))
+        }
+        Transport::Http { url, headers } => {
+            let mut custom = HashMap::new();
+            for (k, v) in headers {
+                let name = HeaderName::try_from(k.as_str())
+                    .map_err(|e| format!("header `{k}` is not a valid header name: {e}"))?;
+                let value = HeaderValue::try_from(v.as_str())
+                    .map_err(|e| format!("header `{k}` has a value that is not valid in HTTP: {e}"))?;
+                custom.insert(name, value);
+            }
+            let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
+            let transport = StreamableHttpClientTransport::from_config(config);
+            handler.serve(transport).await.map_err(|e| format!("initialize failed at {url}: {e}"))
+        }
+        Transport::Catalog { .. } => Err("a static catalog has no connection".to_owned()),
+    }
+}
+
+/// Every tool of the upstream (following `nextCursor`), as catalog specs.
+async fn list(peer: &Peer<RoleClient>, spec: &Spec) -> Result<Vec<ToolSpec>, ServiceError> {
+    let advertises_tools = peer.peer_info().is_none_or(|info| info.capabilities.tools.is_some());
+    if !advertises_tools {
+        return Ok(Vec::new());
+    }
+    let tools = peer.list_all_tools().await?;
+    Ok(tools
+        .iter()
+        .map(|t| {
+            let mut s = spec_from_mcp(&spec.name, t);
+            if spec.always_load.iter().any(|p| glob_match(p, &s.name)) {
+                s.always_load = true;
+            }
+            s
+        })
+        .collect())
+}
+
+impl Gateway {
+    /// Records an upstream's new state (and its tools and connection when given) and rebuilds.
+    fn set_state(
+        &self,
+        name: &str,
+        state: State,
+        tools: Option<Vec<ToolSpec>>,
+        peer: Option<Peer<RoleClient>>,
+    ) {
+        {
+            let mut pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(u) = pool.get_mut(name) else { return };
+            if state != State::Ready {
+                u.tools.clear();
+                u.peer = None;
+            }
+            if let Some(tools) = tools {
+                u.tools = tools;
+            }
+            if peer.is_some() {
+                u.peer = peer;
+            }
+            u.state = state;
+        }
+        self.rebuild();
+    }
+
+    /// Why a name the gate does not know may still belong to an upstream that is down.
+    pub(crate) fn unavailable_server(&self, name: &str) -> Option<String> {
+        let bare = name.strip_prefix("mcp__").unwrap_or(name);
+        let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+        pool.values().find_map(|u| {
+            let own = bare.strip_prefix(u.name.as_str())?.strip_prefix("__")?;
+            match &u.state {
+                State::Failed(reason) => Some(format!(
+                    "tool `{own}` of server `{}` is unavailable: the server failed ({reason})",
+                    u.name
+                )),
+                State::Starting => Some(format!(
+                    "server `{}` is still starting, so its tools are not available yet; try again shortly",
+                    u.name
+                )),
+                _ => None,
+            }
+        })
+    }
+
+    /// Forwards an allowed call of `tool` (served by upstream `owner`) under the upstream's own
+    /// tool name and returns the upstream's answer, or a tool error that says what went wrong.
+    pub(crate) async fn forward(
+        &self,
+        owner: &str,
+        tool: &Tool,
+        mut params: CallToolRequestParams,
+        progress: Option<(Peer<RoleServer>, ProgressToken)>,
+        cancelled: CancellationToken,
+    ) -> CallToolResponse {
+        let (peer, timeout) = {
+            let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+            let Some(u) = pool.get(owner) else {
+                return error_result(format!("server `{owner}` is not configured any more"));
+            };
+            match (&u.state, &u.peer) {
+                (State::Static, _) => {
+                    return error_result(format!(
+                        "demo tool `{}`, not connected: toolgate serves it from a static catalog",
+                        tool.qualified_name()
+                    ));
+                }
+                (State::Ready, Some(peer)) => {
+                    (peer.clone(), u.call_timeout.unwrap_or(self.settings().call_timeout))
+                }
+                (State::Failed(reason), _) => {
+                    return error_result(format!(
+                        "tool `{}` is unavailable: server `{owner}` failed ({reason})",
+                        tool.qualified_name()
+                    ));
+                }
+                _ => {
+                    return error_result(format!(
+                        "server `{owner}` is not connected right now; try again shortly"
+                    ));
+                }
+            }
+        };
+        params.name = tool.name().to_owned().into();
+        // The client's own _meta (its progress token) is not the upstream's business.
+        params.meta = None;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let options = PeerRequestOptions::with_timeout(timeout);
+        let handle = match peer.send_request_with_option(request, options).await {
+            Ok(h) => h,
+            Err(e) => return transport_error(owner, tool, &e),
+        };
+        let id = handle.id.clone();
+        let _route = progress
+            .map(|(client, token)| self.inner.progress.open(owner, &handle.progress_token, client, token));
+        let outcome = tokio::select! {
+            r = handle.await_response() => r,
+            () = cancelled.cancelled() => {
+                let reason = Some("the client cancelled the call".to_owned());
+                let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason)).await;
+                return error_result(format!("the call to `{}` was cancelled by the client", tool.qualified_name()));
+            }
+        };
+        match outcome {
+            Ok(ServerResult::CallToolResult(result)) => CallToolResponse::Complete(result),
+            Ok(ServerResult::InputRequiredResult(result)) => CallToolResponse::InputRequired(result),
+            Ok(ServerResult::CreateTaskResult(_)) => error_result(format!(
+                "server `{owner}` answered `{}` with a task, which toolgate does not relay yet",
+                tool.qualified_name()
+            )),
+            Ok(other) => error_result(format!(
+                "server `{owner}` answered the call to `{}` with something that is not a tool result: {}",
+                tool.qualified_name(),
+                serde_json::to_string(&other).unwrap_or_default()
+            )),
+            Err(ServiceError::Timeout { .. }) => error_result(format!(
+                "server `{owner}` did not answer the call to `{}` within {} s, so the call was cancelled; \
+                 try again, or raise the server's call_timeout_secs in the configuration",
+                tool.qualified_name(),
+                timeout.as_secs_f32()
+            )),
+            Err(e) => transport_error(owner, tool, &e),
+        }
+    }
+}
+
+/// The tool error for a call that failed on the way to or from the upstream.
+fn transport_error(owner: &str, tool: &Tool, e: &ServiceError) -> CallToolResponse {
+    match e {
+        ServiceError::TransportClosed => error_result(format!(
+            "server `{owner}` closed its connection during the call to `{}` (the process exited?); \
+             its tools are unavailable until it restarts",
+            tool.qualified_name()
+        )),
+        e => error_result(format!("server `{owner}` failed the call to `{}`: {e}", tool.qualified_name())),
+    }
+}
+
+/// A tool error the model reads.
+pub(crate) fn error_result(text: String) -> CallToolResponse {
+    CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(text)]))
+}

@@ -1,0 +1,264 @@
+//! The gateway as an MCP client sees it, with rmcp's own client: over `tokio::io::duplex`
+//! against the `ServerHandler`, and over HTTP against a server bound to 127.0.0.1:0, both
+//! serving the embedded catalog as a static upstream.
+
+mod common;
+
+use common::{Client, WAIT, check_golden, is_error, text};
+use rmcp::model::{
+    CallToolRequestParams, ClientConfig, ProtocolVersion, ServerNotification, SubscriptionFilter,
+};
+use rmcp::{ClientLifecycleMode, ClientServiceExt, ServiceExt};
+use serde_json::{Value, json};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_util::sync::CancellationToken;
+use toolgate::Catalog;
+use toolgate::config::{Exposure, ProfileConfig};
+use toolgate_mcp::{Gateway, Settings};
+
+const PLAYWRIGHT_SHOT: &str = "playwright__playwright_screenshot";
+const PUPPETEER_SHOT: &str = "puppeteer__puppeteer_screenshot";
+const SCREENSHOT_QUERY: &str = "take a screenshot of a web page";
+
+fn embedded(exposure: Exposure) -> Gateway {
+    let settings = Settings { exposure, ..Settings::default() };
+    Gateway::from_catalog(settings, "embedded", &Catalog::embedded())
+}
+
+#[tokio::test]
+async fn a_search_loads_screenshot_tools_announces_them_and_lists_them_with_schemas() {
+    let gateway = embedded(Exposure::Native);
+    let mut client = Client::duplex(&gateway).await;
+    // The embedded catalog is all MCP tools, so everything is deferred, and announced once.
+    assert_eq!(client.names().await, ["tool_search"]);
+    let info = client.service.peer_info().expect("the server introduced itself");
+    let instructions = info.instructions.as_deref().unwrap_or_default();
+    assert!(
+        instructions.contains("<available-deferred-tools>\n12306-mcp__get-current-date\n"),
+        "{instructions}"
+    );
+    assert!(instructions.contains(PLAYWRIGHT_SHOT));
+
+    let result = client.call("tool_search", json!({"query": SCREENSHOT_QUERY})).await;
+    assert!(!is_error(&result), "{}", text(&result));
+    let body = text(&result);
+    assert!(body.starts_with("Loaded 5 tools"), "{body}");
+    let structured = result.structured_content.clone().expect("structured content");
+    let matches: Vec<&str> =
+        structured["matches"].as_array().unwrap().iter().filter_map(Value::as_str).collect();
+    assert_eq!(&matches[..2], [PLAYWRIGHT_SHOT, PUPPETEER_SHOT]);
+    assert_eq!(structured["already_loaded"], json!([]));
+    assert_eq!(structured["pending_servers"], json!([]));
+    client.list_changed().await;
+
+    let tools = client.tools().await;
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_ref()).collect();
+    assert_eq!(names.len(), 6, "{names:?}");
+    assert_eq!(&names[..3], ["tool_search", PLAYWRIGHT_SHOT, PUPPETEER_SHOT]);
+    let shot = &tools[1];
+    assert_eq!(shot.input_schema["properties"]["width"]["type"], "number");
+
+    // A server filter keeps the search to those servers.
+    let filtered = client.call("tool_search", json!({"query": "screenshot", "servers": ["puppeteer"]})).await;
+    assert_eq!(filtered.structured_content.unwrap()["matches"], json!([PUPPETEER_SHOT]));
+
+    // The same search again loads nothing new and says so, without a notice.
+    let again = client.call("tool_search", json!({"query": format!("select:{PLAYWRIGHT_SHOT}")})).await;
+    assert!(text(&again).contains("Already loaded"), "{}", text(&again));
+    assert!(!client.has_list_changed());
+}
+
+#[tokio::test]
+async fn calls_are_gated_validated_and_answered_by_the_static_catalog() {
+    let gateway = embedded(Exposure::Native);
+    let client = Client::duplex(&gateway).await;
+
+    let never_loaded = client.call(PLAYWRIGHT_SHOT, json!({"name": "x"})).await;
+    assert!(is_error(&never_loaded));
+    assert_eq!(
+        text(&never_loaded),
+        format!(
+            "tool `{PLAYWRIGHT_SHOT}` is not loaded; load it first with tool_search {{\"query\": \"select:{PLAYWRIGHT_SHOT}\"}}, then call it"
+        )
+    );
+    let unknown = client.call("no_such_tool", json!({})).await;
+    assert!(text(&unknown).starts_with("no tool is named `no_such_tool`"), "{}", text(&unknown));
+
+    client.call("tool_search", json!({"query": format!("select:{PLAYWRIGHT_SHOT}")})).await;
+    let wrong_type = client.call(PLAYWRIGHT_SHOT, json!({"name": "x", "width": "wide"})).await;
+    assert!(is_error(&wrong_type));
+    let message = text(&wrong_type);
+    assert!(message.contains("do not match its input schema"), "{message}");
+    assert!(message.contains("`/width`"), "{message}");
+
+    let demo = client.call(PLAYWRIGHT_SHOT, json!({"name": "x", "width": 800})).await;
+    assert!(is_error(&demo));
+    assert_eq!(
+        text(&demo),
+        format!("demo tool `{PLAYWRIGHT_SHOT}`, not connected: toolgate serves it from a static catalog")
+    );
+
+    let bad_search = client.call("tool_search", json!({"query": "x", "limit": 50})).await;
+    assert!(is_error(&bad_search));
+    assert!(text(&bad_search).contains("`/limit`"), "{}", text(&bad_search));
+}
+
+#[tokio::test]
+async fn bridge_exposure_lists_two_tools_forever_and_call_tool_goes_through_the_gate() {
+    let gateway = embedded(Exposure::Bridge);
+    let mut client = Client::duplex(&gateway).await;
+    assert_eq!(client.names().await, ["tool_search", "call_tool"]);
+
+    let gated = client.call("call_tool", json!({"name": PUPPETEER_SHOT, "arguments": {"name": "x"}})).await;
+    assert!(text(&gated).starts_with(&format!("tool `{PUPPETEER_SHOT}` is not loaded")), "{}", text(&gated));
+
+    let found = client.call("tool_search", json!({"query": SCREENSHOT_QUERY, "limit": 2})).await;
+    let body = text(&found);
+    assert!(body.contains(&format!("- {PUPPETEER_SHOT}: {{")), "the schema is in the text: {body}");
+    assert!(body.contains("\"encoded\""), "{body}");
+    assert_eq!(client.names().await, ["tool_search", "call_tool"]);
+    assert!(!client.has_list_changed());
+
+    let invalid = client.call("call_tool", json!({"name": PUPPETEER_SHOT, "arguments": {"name": 3}})).await;
+    assert!(text(&invalid).contains("do not match its input schema"), "{}", text(&invalid));
+    let reached = client.call("call_tool", json!({"name": PUPPETEER_SHOT, "arguments": {"name": "x"}})).await;
+    assert!(text(&reached).starts_with(&format!("demo tool `{PUPPETEER_SHOT}`")), "{}", text(&reached));
+    let _ = client.changed.try_recv();
+}
+
+/// A gateway on 127.0.0.1:0; returns the MCP URL, the base URL and the shutdown token.
+async fn serve_http(gateway: &Gateway) -> (String, String, CancellationToken) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let shutdown = CancellationToken::new();
+    tokio::spawn(toolgate_mcp::http::serve(gateway.clone(), listener, shutdown.clone()));
+    (format!("http://{addr}/mcp"), format!("{addr}"), shutdown)
+}
+
+/// A plain HTTP/1.1 GET, so the test needs no HTTP client of its own.
+async fn get(addr: &str, path: &str) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!("GET {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n");
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    response
+}
+
+#[tokio::test]
+async fn two_http_sessions_keep_their_own_active_sets() {
+    let gateway = embedded(Exposure::Native);
+    let (url, addr, shutdown) = serve_http(&gateway).await;
+    let mut first = Client::http(&url).await;
+    let second = Client::http(&url).await;
+    assert_eq!(first.names().await, ["tool_search"]);
+
+    let (a, b) = tokio::join!(
+        first.call("tool_search", json!({"query": format!("select:{PLAYWRIGHT_SHOT}")})),
+        second.call("tool_search", json!({"query": "select:git__git_log"}))
+    );
+    assert!(!is_error(&a) && !is_error(&b), "{} / {}", text(&a), text(&b));
+    first.list_changed().await;
+    assert_eq!(first.names().await, ["tool_search", PLAYWRIGHT_SHOT]);
+    assert_eq!(second.names().await, ["tool_search", "git__git_log"]);
+    let refused = second.call(PLAYWRIGHT_SHOT, json!({"name": "x"})).await;
+    assert!(text(&refused).contains("is not loaded"), "{}", text(&refused));
+
+    let status = get(&addr, "/status.json").await;
+    assert!(status.starts_with("HTTP/1.1 200"), "{status}");
+    let body = &status[status.find("\r\n\r\n").unwrap() + 4..];
+    let json: Value = serde_json::from_str(body).unwrap_or_else(|e| panic!("{e}: {body}"));
+    let mut active: Vec<String> = json["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["active"].as_array().unwrap().iter().map(|n| n.as_str().unwrap().to_owned()).collect())
+        .collect::<Vec<Vec<String>>>()
+        .concat();
+    active.sort();
+    assert_eq!(active, ["git__git_log", PLAYWRIGHT_SHOT]);
+    assert_eq!(json["servers"][0]["state"], "static");
+    assert_eq!(json["servers"][0]["tools"], 527);
+    let page = get(&addr, "/").await;
+    assert!(page.contains("<h1>toolgate</h1>") && page.contains(PLAYWRIGHT_SHOT), "{page}");
+
+    // A session that ends leaves the status page.
+    first.service.cancel().await.unwrap();
+    let one_left = |s: &Value| s["sessions"].as_array().is_some_and(|a| a.len() == 1);
+    assert!(gateway.wait_until(WAIT, one_left).await, "{}", gateway.status());
+    second.service.cancel().await.unwrap();
+    shutdown.cancel();
+}
+
+#[tokio::test]
+async fn the_wire_surfaces_match_their_golden_files() {
+    let bridge = embedded(Exposure::Bridge);
+    let client = Client::duplex(&bridge).await;
+    check_golden("bridge_tools_list.json", &serde_json::to_value(client.tools().await).unwrap());
+
+    let native = embedded(Exposure::Native);
+    let client = Client::duplex(&native).await;
+    let result = client.call("tool_search", json!({"query": SCREENSHOT_QUERY, "limit": 2})).await;
+    check_golden("tool_search_result.json", &serde_json::to_value(&result).unwrap());
+    check_golden("native_tools_list_after_search.json", &serde_json::to_value(client.tools().await).unwrap());
+}
+
+#[tokio::test]
+async fn a_profile_sees_only_the_tools_it_allows() {
+    let profile = ProfileConfig {
+        tools: vec!["playwright__*".into()],
+        disallowed_tools: vec!["*__playwright_delete".into()],
+    };
+    let settings = Settings { profile: Some(profile), ..Settings::default() };
+    let gateway = Gateway::from_catalog(settings, "embedded", &Catalog::embedded());
+    assert_eq!(gateway.status()["tools"], 31);
+    let client = Client::duplex(&gateway).await;
+    let found = client.call("tool_search", json!({"query": SCREENSHOT_QUERY, "limit": 3})).await;
+    let matches = found.structured_content.unwrap()["matches"].clone();
+    assert!(
+        matches.as_array().unwrap().iter().all(|m| m.as_str().unwrap().starts_with("playwright__")),
+        "{matches}"
+    );
+    let refused = client.call("playwright__playwright_delete", json!({"url": "x"})).await;
+    assert!(text(&refused).starts_with("no tool is named"), "{}", text(&refused));
+}
+
+#[tokio::test]
+async fn the_hard_budget_caps_the_tool_list_keeping_the_best_hits() {
+    let settings = Settings { hard_limit: 3, ..Settings::default() };
+    let gateway = Gateway::from_catalog(settings, "embedded", &Catalog::embedded());
+    let client = Client::duplex(&gateway).await;
+    let found = client.call("tool_search", json!({"query": SCREENSHOT_QUERY, "limit": 3})).await;
+    let structured = found.structured_content.unwrap();
+    assert_eq!(structured["unloaded"].as_array().unwrap().len(), 1, "{structured}");
+    assert_eq!(client.names().await, ["tool_search", PLAYWRIGHT_SHOT, PUPPETEER_SHOT]);
+}
+
+#[tokio::test]
+async fn a_2026_07_28_client_on_its_own_connection_hears_list_changes_on_its_subscription() {
+    let gateway = embedded(Exposure::Native);
+    let (ours, theirs) = tokio::io::duplex(1 << 16);
+    let server = gateway.server();
+    tokio::spawn(async move {
+        if let Ok(running) = server.serve(theirs).await {
+            let _ = running.waiting().await;
+        }
+    });
+    let modern = vec![ProtocolVersion::V_2026_07_28];
+    let client = ClientConfig::default()
+        .serve_with_lifecycle(ours, ClientLifecycleMode::Discover { preferred_versions: modern })
+        .await
+        .expect("the client connects without initialize");
+    let names = |r: rmcp::model::ListToolsResult| -> Vec<String> {
+        r.tools.into_iter().map(|t| t.name.into()).collect()
+    };
+    assert_eq!(names(client.list_tools(None).await.unwrap()), ["tool_search"]);
+
+    let filter = SubscriptionFilter::builder().tools_list_changed().build();
+    let mut subscription = client.listen(filter).await.expect("the subscription is acknowledged");
+    let Value::Object(args) = json!({"query": format!("select:{PLAYWRIGHT_SHOT}")}) else { unreachable!() };
+    client.call_tool(CallToolRequestParams::new("tool_search").with_arguments(args)).await.unwrap();
+    let notice = tokio::time::timeout(WAIT, subscription.next()).await.expect("a notice arrives").unwrap();
+    assert!(matches!(notice, Some(ServerNotification::ToolListChangedNotification(_))), "{notice:?}");
+    assert_eq!(names(client.list_tools(None).await.unwrap()), ["tool_search", PLAYWRIGHT_SHOT]);
+}

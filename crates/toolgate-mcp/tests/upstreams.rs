@@ -1,0 +1,302 @@
+//! Upstream MCP servers as child processes: the fixture server of this crate
+//! (`toolgate-fixture-server`) behind the gateway, reached with rmcp's own client.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use common::{Client, WAIT, is_error, text};
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+use toolgate::Catalog;
+use toolgate::config::{Config, ServerConfig, Transport};
+use toolgate::defer::{DeferConfig, DeferMode};
+use toolgate_mcp::{Gateway, Settings};
+
+const FIXTURE: &str = env!("CARGO_BIN_EXE_toolgate-fixture-server");
+
+fn settings() -> Settings {
+    Settings {
+        defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
+        restart_backoff: None,
+        ..Settings::default()
+    }
+}
+
+/// A stdio server running `command` with `env`.
+fn stdio(command: &str, env: &[(&str, &str)]) -> ServerConfig {
+    ServerConfig::new(Transport::Stdio {
+        command: command.to_owned(),
+        args: Vec::new(),
+        env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
+        cwd: None,
+    })
+}
+
+fn start(settings: Settings, servers: Vec<(&str, ServerConfig)>) -> Gateway {
+    let config = Config {
+        servers: servers.into_iter().map(|(n, s)| (n.to_owned(), s)).collect::<BTreeMap<_, _>>(),
+        ..Config::default()
+    };
+    Gateway::start(settings, &config).expect("the gateway starts")
+}
+
+/// The status entry of upstream `name`.
+fn server(status: &Value, name: &str) -> Value {
+    status["servers"].as_array().unwrap().iter().find(|s| s["name"] == name).cloned().unwrap_or_default()
+}
+
+#[tokio::test]
+async fn a_stdio_upstream_is_listed_across_pages_and_its_calls_are_forwarded() {
+    let gateway = start(settings(), vec![("fix", stdio(FIXTURE, &[]))]);
+    assert!(gateway.settled(WAIT).await, "{}", gateway.status());
+    let status = gateway.status();
+    assert_eq!(server(&status, "fix")["state"], "ready");
+    // Four tools, two a page: the gateway followed nextCursor.
+    assert_eq!(server(&status, "fix")["tools"], 4);
+
+    let client = Client::duplex(&gateway).await;
+    // core_ping carries _meta["anthropic/alwaysLoad"], so it is core.
+    assert_eq!(client.names().await, ["fix__core_ping", "tool_search"]);
+    assert_eq!(text(&client.call("fix__core_ping", json!({})).await), "pong");
+
+    let denied = client.call("fix__echo", json!({"text": "hi"})).await;
+    assert!(text(&denied).contains("select:fix__echo"), "{}", text(&denied));
+    client.call("tool_search", json!({"query": "select:fix__echo"})).await;
+    let echoed = client.call("fix__echo", json!({"text": "hello"})).await;
+    assert!(!is_error(&echoed), "{}", text(&echoed));
+    assert_eq!(text(&echoed), "hello");
+    let invalid = client.call("fix__echo", json!({"text": 5})).await;
+    assert!(text(&invalid).contains("do not match its input schema"), "{}", text(&invalid));
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_call_that_outlives_its_timeout_gets_a_clear_error_and_the_upstream_stays_up() {
+    let mut fixture = stdio(FIXTURE, &[]);
+    fixture.call_timeout = Some(Duration::from_millis(300));
+    let gateway = start(settings(), vec![("fix", fixture)]);
+    assert!(gateway.settled(WAIT).await);
+    let client = Client::duplex(&gateway).await;
+    client.call("tool_search", json!({"query": "select:fix__slow,fix__echo"})).await;
+
+    let slow = client.call("fix__slow", json!({"ms": 20_000})).await;
+    assert!(is_error(&slow));
+    assert_eq!(
+        text(&slow),
+        "server `fix` did not answer the call to `fix__slow` within 0.3 s, so the call was cancelled; \
+         try again, or raise the server's call_timeout_secs in the configuration"
+    );
+    let quick = client.call("fix__slow", json!({"ms": 1})).await;
+    assert_eq!(text(&quick), "slept 1 ms");
+    assert_eq!(server(&gateway.status(), "fix")["state"], "ready");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_upstream_that_crashes_mid_call_is_marked_failed_and_the_rest_keeps_working() {
+    let gateway = start(
+        settings(),
+        vec![("crashy", stdio(FIXTURE, &[("FIXTURE_CRASH_ON", "slow")])), ("steady", stdio(FIXTURE, &[]))],
+    );
+    assert!(gateway.settled(WAIT).await);
+    let mut client = Client::duplex(&gateway).await;
+    client.call("tool_search", json!({"query": "select:crashy__slow,crashy__echo,steady__echo"})).await;
+    client.list_changed().await;
+    assert_eq!(client.names().await.len(), 6);
+
+    let crashed = client.call("crashy__slow", json!({"ms": 1})).await;
+    assert!(is_error(&crashed));
+    assert!(
+        text(&crashed).starts_with("server `crashy` closed its connection during the call"),
+        "{}",
+        text(&crashed)
+    );
+    assert!(
+        gateway.wait_until(WAIT, |s| server(s, "crashy")["state"] == "failed").await,
+        "{}",
+        gateway.status()
+    );
+    // The status says why, in the server's own words from its stderr.
+    let error = server(&gateway.status(), "crashy")["error"].as_str().unwrap_or_default().to_owned();
+    assert!(error.contains("crashing in the middle of `slow` as asked"), "{error}");
+    // The session listed its tools before, so it hears that they went away.
+    client.list_changed().await;
+    let names = client.names().await;
+    assert!(!names.iter().any(|n| n.starts_with("crashy__")), "{names:?}");
+    let gone = client.call("crashy__echo", json!({"text": "x"})).await;
+    assert!(
+        text(&gone).starts_with("tool `echo` of server `crashy` is unavailable: the server failed"),
+        "{}",
+        text(&gone)
+    );
+    assert_eq!(text(&client.call("steady__echo", json!({"text": "still here"})).await), "still here");
+    assert_eq!(server(&gateway.status(), "steady")["state"], "ready");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_crashed_upstream_restarts_after_its_backoff() {
+    let settings = Settings { restart_backoff: Some(Duration::from_millis(50)), ..settings() };
+    let gateway = start(settings, vec![("crashy", stdio(FIXTURE, &[("FIXTURE_CRASH_ON", "slow")]))]);
+    assert!(gateway.settled(WAIT).await);
+    let client = Client::duplex(&gateway).await;
+    client.call("tool_search", json!({"query": "select:crashy__slow,crashy__echo"})).await;
+    client.call("crashy__slow", json!({"ms": 1})).await;
+    assert!(gateway.wait_until(WAIT, |s| server(s, "crashy")["state"] == "failed").await);
+    assert!(gateway.wait_until(WAIT, |s| server(s, "crashy")["state"] == "ready").await);
+    // The session's active set survived the restart.
+    assert_eq!(text(&client.call("crashy__echo", json!({"text": "back"})).await), "back");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_upstream_list_change_is_listed_again_and_searchable() {
+    let gateway = start(settings(), vec![("fix", stdio(FIXTURE, &[]))]);
+    assert!(gateway.settled(WAIT).await);
+    let client = Client::duplex(&gateway).await;
+    let none = client.call("tool_search", json!({"query": "select:fix__extra"})).await;
+    assert_eq!(none.structured_content.unwrap()["matches"], json!([]));
+
+    client.call("tool_search", json!({"query": "select:fix__grow"})).await;
+    assert_eq!(text(&client.call("fix__grow", json!({})).await), "grown");
+    assert!(gateway.wait_until(WAIT, |s| server(s, "fix")["tools"] == 5).await, "{}", gateway.status());
+    let found = client.call("tool_search", json!({"query": "select:fix__extra"})).await;
+    assert_eq!(found.structured_content.unwrap()["matches"], json!(["fix__extra"]));
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn servers_that_are_starting_are_reported_pending_and_bad_commands_fail_clearly() {
+    let settings = Settings { startup_timeout: Duration::from_millis(500), ..settings() };
+    let gateway = start(
+        settings,
+        vec![
+            (
+                "sleepy",
+                ServerConfig::new(Transport::Stdio {
+                    command: "sleep".into(),
+                    args: vec!["30".into()],
+                    env: BTreeMap::new(),
+                    cwd: None,
+                }),
+            ),
+            ("missing", stdio("/nonexistent/toolgate-no-such-server", &[])),
+            ("off", ServerConfig { enabled: false, ..stdio(FIXTURE, &[]) }),
+        ],
+    );
+    let client = Client::duplex(&gateway).await;
+    let early = client.call("tool_search", json!({"query": "anything"})).await;
+    let pending = early.structured_content.unwrap()["pending_servers"].clone();
+    assert!(pending.as_array().unwrap().contains(&json!("sleepy")), "{pending}");
+
+    assert!(gateway.settled(WAIT).await);
+    let status = gateway.status();
+    let sleepy = server(&status, "sleepy");
+    assert_eq!(sleepy["state"], "failed");
+    assert!(
+        sleepy["error"].as_str().unwrap().starts_with("did not start and list its tools within 0.5 s"),
+        "{sleepy}"
+    );
+    assert_eq!(server(&status, "off")["state"], "disabled");
+    let missing = server(&status, "missing");
+    assert!(
+        missing["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("could not start `/nonexistent/toolgate-no-such-server`"),
+        "{missing}"
+    );
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_http_upstream_is_listed_and_its_calls_are_forwarded() {
+    // The inner gateway serves the embedded catalog without deferral, so it lists all 527 tools.
+    let inner_settings =
+        Settings { defer: DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() }, ..settings() };
+    let inner = Gateway::from_catalog(inner_settings, "embedded", &Catalog::embedded());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    tokio::spawn(toolgate_mcp::http::serve(inner.clone(), listener, stop.clone()));
+
+    let headers = BTreeMap::from([("X-Toolgate-Test".to_owned(), "1".to_owned())]);
+    let outer = start(settings(), vec![("inner", ServerConfig::new(Transport::Http { url, headers }))]);
+    assert!(outer.settled(WAIT).await, "{}", outer.status());
+    assert_eq!(server(&outer.status(), "inner")["tools"], 527, "{}", outer.status());
+
+    let client = Client::duplex(&outer).await;
+    let found =
+        client.call("tool_search", json!({"query": "take a screenshot of a web page", "limit": 1})).await;
+    let matches = found.structured_content.unwrap()["matches"].clone();
+    let name = matches[0].as_str().unwrap().to_owned();
+    assert!(name.starts_with("inner__") && name.ends_with("playwright_screenshot"), "{matches}");
+    let answer = client.call(&name, json!({"name": "shot"})).await;
+    assert_eq!(
+        text(&answer),
+        "demo tool `playwright__playwright_screenshot`, not connected: toolgate serves it from a static catalog"
+    );
+    outer.shutdown().await;
+    stop.cancel();
+}
+
+#[tokio::test]
+async fn denied_tools_are_never_offered_searched_or_called() {
+    let mut fixture = stdio(FIXTURE, &[]);
+    fixture.denied = vec!["slow".into()];
+    let config = Config {
+        servers: BTreeMap::from([("fix".to_owned(), fixture)]),
+        policy: toolgate::config::PolicyConfig { deny: vec!["*__grow".into()] },
+        ..Config::default()
+    };
+    let gateway = Gateway::start(settings(), &config).unwrap();
+    assert!(gateway.settled(WAIT).await);
+    let fix = server(&gateway.status(), "fix");
+    assert_eq!((fix["tools"].clone(), fix["offered"].clone()), (json!(4), json!(3)), "{fix}");
+    assert_eq!(gateway.status()["tools"], 2, "{}", gateway.status());
+
+    let client = Client::duplex(&gateway).await;
+    let found = client.call("tool_search", json!({"query": "select:fix__slow,fix__grow,fix__echo"})).await;
+    assert_eq!(found.structured_content.unwrap()["matches"], json!(["fix__echo"]));
+    let refused = client.call("fix__slow", json!({"ms": 1})).await;
+    assert!(text(&refused).starts_with("no tool is named `fix__slow`"), "{}", text(&refused));
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn progress_of_a_forwarded_call_reaches_the_client_that_made_it() {
+    let gateway = start(settings(), vec![("fix", stdio(FIXTURE, &[]))]);
+    assert!(gateway.settled(WAIT).await);
+    let mut client = Client::duplex(&gateway).await;
+    let mut bystander = Client::duplex(&gateway).await;
+    client.call("tool_search", json!({"query": "select:fix__slow"})).await;
+    // rmcp gives every request a progress token, so the fixture always reports progress.
+    let done = client.call("fix__slow", json!({"ms": 1})).await;
+    assert_eq!(text(&done), "slept 1 ms");
+    let step = tokio::time::timeout(WAIT, client.progress.recv()).await.unwrap().unwrap();
+    assert_eq!((step.progress, step.total), (1.0, Some(2.0)));
+    assert!(bystander.progress.try_recv().is_err(), "progress went to another session");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_keeps_at_most_max_active_tools_loaded_unloading_the_least_recently_used() {
+    let mut fixture = stdio(FIXTURE, &[]);
+    fixture.max_active = 2;
+    let gateway = start(settings(), vec![("fix", fixture)]);
+    assert!(gateway.settled(WAIT).await);
+    let client = Client::duplex(&gateway).await;
+    client.call("tool_search", json!({"query": "select:fix__echo"})).await;
+    client.call("tool_search", json!({"query": "select:fix__slow"})).await;
+    // echo is used after slow was loaded, so slow is the least recently used.
+    assert_eq!(text(&client.call("fix__echo", json!({"text": "x"})).await), "x");
+    let grown = client.call("tool_search", json!({"query": "select:fix__grow"})).await;
+    assert_eq!(grown.structured_content.clone().unwrap()["unloaded"], json!(["fix__slow"]));
+    assert!(text(&grown).contains("Unloaded to stay within the tool budget"), "{}", text(&grown));
+    assert_eq!(client.names().await, ["fix__core_ping", "tool_search", "fix__echo", "fix__grow"]);
+    let gone = client.call("fix__slow", json!({"ms": 1})).await;
+    assert!(text(&gone).contains("select:fix__slow"), "{}", text(&gone));
+    gateway.shutdown().await;
+}

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Installs the real MCP servers and the real MCP client of the end-to-end tests, beside this
+# script: npm packages into e2e/node_modules, PyPI packages into the virtualenv e2e/.venv.
+# Idempotent: does nothing when both are already installed at the pinned versions.
+set -euo pipefail
+cd "$(dirname "$0")"
+
+stamp_npm="node_modules/.toolgate-$(sha256sum package.json | cut -c1-16)"
+if [ ! -e "$stamp_npm" ]; then
+    npm install --no-audit --no-fund --loglevel=error
+    touch "$stamp_npm"
+fi
+
+stamp_py=".venv/.toolgate-$(sha256sum requirements.txt | cut -c1-16)"
+if [ ! -e "$stamp_py" ]; then
+    python3 -m venv .venv
+    .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+    touch "$stamp_py"
+fi
