@@ -7,11 +7,20 @@
 //! and restart it with backoff when the settings ask for it). Every change rebuilds the
 //! gateway's merged catalog. A child's stderr goes to the log, never to our stdout.
 //!
+//! Re-listing is coalesced: at most one listing runs at a time, notices that arrive meanwhile
+//! make one more, and two listings are at least [`RELIST_INTERVAL`] apart, so a server that
+//! floods `list_changed` costs a few listings a second, not one per notice.
+//!
+//! Lines on a child's stdout that are not MCP messages are dropped by rmcp's transport; a
+//! response to a request nobody sent is dropped too once the session runs, but fails
+//! `initialize` when it comes first.
+//!
 //! A static catalog upstream has no connection: its tools answer that they are not connected.
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::process::Stdio;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use axum::http::{HeaderName, HeaderValue};
@@ -21,7 +30,7 @@ use rmcp::model::{
     ProgressToken, ProtocolVersion, ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
-use rmcp::service::{NotificationContext, RunningService};
+use rmcp::service::{ClientInitializeError, NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 use rmcp::{ClientCacheConfig, ClientHandler, Peer, RoleClient, RoleServer, ServiceError, ServiceExt};
@@ -41,6 +50,8 @@ use crate::progress::Relay;
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
 /// An upstream that stayed up this long starts the next backoff from the beginning.
 const STABLE_AFTER: Duration = Duration::from_secs(30);
+/// The shortest time between the start of two listings of one upstream.
+pub(crate) const RELIST_INTERVAL: Duration = Duration::from_millis(100);
 
 /// How an upstream is reached.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,10 +157,31 @@ pub(crate) struct Spec {
     pub(crate) offer: Offer,
 }
 
+/// The `tools/list_changed` notices of one connection: how many came, and a wake-up for the
+/// task that lists again.
+#[derive(Debug, Default)]
+struct Relist {
+    notices: AtomicU64,
+    wake: Notify,
+}
+
+impl Relist {
+    /// Records one notice. `notify_one` keeps at most one wake-up, however many notices come.
+    fn notice(&self) {
+        self.notices.fetch_add(1, Ordering::SeqCst);
+        self.wake.notify_one();
+    }
+
+    /// How many notices came so far.
+    fn count(&self) -> u64 {
+        self.notices.load(Ordering::SeqCst)
+    }
+}
+
 /// The client side of one upstream connection: hears `tools/list_changed`.
 struct UpstreamClient {
     name: String,
-    relist: Arc<Notify>,
+    relist: Arc<Relist>,
     progress: Arc<Relay>,
 }
 
@@ -163,8 +195,8 @@ impl ClientHandler for UpstreamClient {
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        tracing::info!(upstream = %self.name, "the tool list changed; listing it again");
-        self.relist.notify_one();
+        tracing::debug!(upstream = %self.name, "the tool list changed; listing it again");
+        self.relist.notice();
     }
 
     async fn on_progress(
@@ -214,15 +246,17 @@ pub(crate) async fn run(gateway: Gateway, spec: Spec) {
 async fn connect_and_serve(gateway: &Gateway, spec: &Spec) -> Ended {
     let shutdown = gateway.inner.shutdown.clone();
     let startup = gateway.settings().startup_timeout;
-    let relist = Arc::new(Notify::new());
+    let relist = Arc::new(Relist::default());
     let handler = UpstreamClient {
         name: spec.name.clone(),
         relist: relist.clone(),
         progress: gateway.inner.progress.clone(),
     };
     let tail = StderrTail::default();
+    let initialized = AtomicBool::new(false);
     let connecting = async {
         let client = connect(handler, spec, &tail).await?;
+        initialized.store(true, Ordering::SeqCst);
         client.peer().set_response_cache_config(ClientCacheConfig::disabled()).await;
         let tools = list(client.peer(), spec).await.map_err(|e| format!("tools/list failed: {e}"))?;
         Ok::<_, String>((client, tools))
@@ -235,12 +269,20 @@ async fn connect_and_serve(gateway: &Gateway, spec: &Spec) -> Ended {
         Ok(Ok(c)) => c,
         Ok(Err(reason)) => return Ended::Failed { reason: tail.explain(reason).await, was_ready_for: None },
         Err(_) => {
+            let phase = match (&spec.transport, initialized.load(Ordering::SeqCst)) {
+                (_, true) => "it answered `initialize` but not `tools/list`",
+                (Transport::Stdio { .. }, false) => {
+                    "it never answered `initialize` (lines on its stdout that are not MCP messages \
+                     are ignored, so a server that logs to stdout looks like this)"
+                }
+                (_, false) => "it never answered `initialize`",
+            };
             let reason = format!(
-                "did not start and list its tools within {} s; check the command, or raise \
+                "did not start and list its tools within {} s: {phase}; check the command, or raise \
                  gateway.startup_timeout_secs",
                 startup.as_secs_f32()
             );
-            return Ended::Failed { reason, was_ready_for: None };
+            return Ended::Failed { reason: tail.explain(reason).await, was_ready_for: None };
         }
     };
     tracing::info!(upstream = %spec.name, tools = tools.len(), "ready");
@@ -250,6 +292,12 @@ async fn connect_and_serve(gateway: &Gateway, spec: &Spec) -> Ended {
     let cancel = client.cancellation_token();
     let done = client.waiting();
     tokio::pin!(done);
+    // Notices up to this count are covered by a listing that started after them; notices that
+    // came during the first listing are not, so they count from zero.
+    let mut covered = 0;
+    // When the next listing may start, while one is wanted.
+    let mut due: Option<tokio::time::Instant> = None;
+    let mut listed_at = tokio::time::Instant::from_std(ready_at);
     loop {
         tokio::select! {
             _ = &mut done => {
@@ -260,7 +308,15 @@ async fn connect_and_serve(gateway: &Gateway, spec: &Spec) -> Ended {
                 let reason = tail.explain(reason.to_owned()).await;
                 return Ended::Failed { reason, was_ready_for: Some(ready_at.elapsed()) };
             }
-            () = relist.notified() => {
+            () = relist.wake.notified() => {
+                if due.is_none() && relist.count() != covered {
+                    due = Some(listed_at + RELIST_INTERVAL);
+                }
+            }
+            () = tokio::time::sleep_until(due.unwrap_or_else(tokio::time::Instant::now)), if due.is_some() => {
+                due = None;
+                covered = relist.count();
+                listed_at = tokio::time::Instant::now();
                 match tokio::time::timeout(startup, list(&peer, spec)).await {
                     Ok(Ok(tools)) => {
                         tracing::info!(upstream = %spec.name, tools = tools.len(), "tools listed again");
@@ -341,7 +397,14 @@ async fn connect(handler: UpstreamClient, spec: &Spec, tail: &StderrTail) -> Res
             if let Some(stderr) = stderr {
                 tail.follow(spec.name.clone(), stderr);
             }
-            handler.serve(transport).await.map_err(|e| format!("initialize failed: {e}"))
+            handler.serve(transport).await.map_err(|e| match e {
+                ClientInitializeError::ConflictInitResponseId(expected, got) => format!(
+                    "initialize failed: the server sent a response to request {got}, which was never \
+                     sent, where the answer to `initialize` (request {expected}) belonged; its stdout \
+                     must carry MCP messages only"
+                ),
+                e => format!("initialize failed: {e}"),
+            })
         }
         Transport::Http { url, headers } => {
             let mut custom = HashMap::new();

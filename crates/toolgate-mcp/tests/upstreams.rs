@@ -300,3 +300,184 @@ async fn a_server_keeps_at_most_max_active_tools_loaded_unloading_the_least_rece
     assert!(text(&gone).contains("select:fix__slow"), "{}", text(&gone));
     gateway.shutdown().await;
 }
+
+/// The status error of upstream `name`, or "" when it has none.
+fn error_of(status: &Value, name: &str) -> String {
+    server(status, name)["error"].as_str().unwrap_or_default().to_owned()
+}
+
+#[tokio::test]
+async fn garbage_on_stdout_before_the_initialize_answer_is_skipped_and_the_upstream_becomes_ready() {
+    let gateway = start(
+        settings(),
+        vec![("noisy", stdio(FIXTURE, &[("FIXTURE_GARBAGE", "start")])), ("steady", stdio(FIXTURE, &[]))],
+    );
+    assert!(gateway.settled(WAIT).await, "{}", gateway.status());
+    // rmcp drops lines that are not JSON, half a JSON object and binary bytes alike.
+    let status = gateway.status();
+    let noisy = server(&status, "noisy");
+    assert_eq!((noisy["state"].clone(), noisy["tools"].clone()), (json!("ready"), json!(4)), "{noisy}");
+    let client = Client::duplex(&gateway).await;
+    client.call("tool_search", json!({"query": "select:noisy__echo,steady__echo"})).await;
+    assert_eq!(text(&client.call("noisy__echo", json!({"text": "through"})).await), "through");
+    assert_eq!(text(&client.call("steady__echo", json!({"text": "fine"})).await), "fine");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_upstream_whose_first_answer_is_a_stray_response_fails_initialize_with_a_clear_error() {
+    let gateway = start(
+        settings(),
+        vec![("stray", stdio(FIXTURE, &[("FIXTURE_GARBAGE", "stray")])), ("steady", stdio(FIXTURE, &[]))],
+    );
+    assert!(gateway.settled(WAIT).await, "{}", gateway.status());
+    let status = gateway.status();
+    assert_eq!(server(&status, "stray")["state"], "failed", "{status}");
+    let error = error_of(&status, "stray");
+    assert!(
+        error.starts_with(
+            "initialize failed: the server sent a response to request 987654, which was never sent, \
+             where the answer to `initialize` (request 0) belonged; its stdout must carry MCP messages only"
+        ),
+        "{error}"
+    );
+    assert_eq!(server(&status, "steady")["state"], "ready", "{status}");
+    let client = Client::duplex(&gateway).await;
+    client.call("tool_search", json!({"query": "select:steady__echo"})).await;
+    assert_eq!(text(&client.call("steady__echo", json!({"text": "fine"})).await), "fine");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn an_upstream_that_answers_initialize_only_with_garbage_fails_naming_the_missing_answer() {
+    let settings = Settings { startup_timeout: Duration::from_millis(1500), ..settings() };
+    let gateway = start(
+        settings,
+        vec![("babbler", stdio(FIXTURE, &[("FIXTURE_GARBAGE", "only")])), ("steady", stdio(FIXTURE, &[]))],
+    );
+    let client = Client::duplex(&gateway).await;
+    assert!(gateway.settled(WAIT).await, "{}", gateway.status());
+    let status = gateway.status();
+    assert_eq!(server(&status, "babbler")["state"], "failed", "{status}");
+    let error = error_of(&status, "babbler");
+    assert!(
+        error.starts_with(
+            "did not start and list its tools within 1.5 s: it never answered `initialize` (lines on its \
+             stdout that are not MCP messages are ignored, so a server that logs to stdout looks like this)"
+        ),
+        "{error}"
+    );
+    // The server's own stderr follows, which here says what it did instead.
+    assert!(error.contains("fixture: writing garbage instead of answering initialize"), "{error}");
+    assert_eq!(server(&status, "steady")["state"], "ready", "{status}");
+    client.call("tool_search", json!({"query": "select:steady__echo"})).await;
+    assert_eq!(text(&client.call("steady__echo", json!({"text": "fine"})).await), "fine");
+    let refused = client.call("babbler__echo", json!({"text": "x"})).await;
+    assert!(
+        text(&refused)
+            .starts_with("tool `echo` of server `babbler` is unavailable: the server failed (did not"),
+        "{}",
+        text(&refused)
+    );
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn garbage_between_valid_messages_is_ignored_and_the_session_keeps_working() {
+    // After the initialize answer the fixture writes plain text, half a JSON object, binary bytes
+    // and a response with an unknown id before every message.
+    let gateway = start(
+        settings(),
+        vec![("noisy", stdio(FIXTURE, &[("FIXTURE_GARBAGE", "middle")])), ("steady", stdio(FIXTURE, &[]))],
+    );
+    assert!(gateway.settled(WAIT).await, "{}", gateway.status());
+    // The tools were listed across two pages, each answer after a block of garbage.
+    assert_eq!(server(&gateway.status(), "noisy")["tools"], 4, "{}", gateway.status());
+    let client = Client::duplex(&gateway).await;
+    client.call("tool_search", json!({"query": "select:noisy__echo,noisy__grow,steady__echo"})).await;
+    for i in 0..5 {
+        let said = format!("call {i}");
+        assert_eq!(text(&client.call("noisy__echo", json!({"text": said})).await), said);
+    }
+    // A list change (a notification after garbage, then a listing answered after garbage) works too.
+    assert_eq!(text(&client.call("noisy__grow", json!({})).await), "grown");
+    assert!(gateway.wait_until(WAIT, |s| server(s, "noisy")["tools"] == 5).await, "{}", gateway.status());
+    let status = gateway.status();
+    assert_eq!(server(&status, "noisy")["state"], "ready", "{status}");
+    assert_eq!(server(&status, "noisy")["error"], Value::Null, "{status}");
+    assert_eq!(text(&client.call("steady__echo", json!({"text": "fine"})).await), "fine");
+    gateway.shutdown().await;
+}
+
+/// How many times the fixture behind `name` was listed, asked through the gateway.
+async fn listings(client: &Client, name: &str) -> u64 {
+    let answer = client.call(name, json!({})).await;
+    text(&answer).parse().unwrap_or_else(|_| panic!("list_count answers a number: {}", text(&answer)))
+}
+
+/// Calls `name` with an echo and fails if the answer takes longer than two seconds.
+async fn prompt_echo(client: &Client, name: &str) {
+    let call = client.call(name, json!({"text": "prompt"}));
+    let answer = tokio::time::timeout(Duration::from_secs(2), call)
+        .await
+        .unwrap_or_else(|_| panic!("`{name}` did not answer within 2 s during the flood"));
+    assert_eq!(text(&answer), "prompt");
+}
+
+/// A gateway with a flooding upstream `noisy` (sending `notices` at a time) and a quiet one,
+/// and a client that has loaded the tools the flood tests use.
+async fn flood_setup(notices: &str) -> (Gateway, Client) {
+    let gateway = start(
+        settings(),
+        vec![("noisy", stdio(FIXTURE, &[("FIXTURE_FLOOD", notices)])), ("steady", stdio(FIXTURE, &[]))],
+    );
+    assert!(gateway.settled(WAIT).await, "{}", gateway.status());
+    assert_eq!(server(&gateway.status(), "noisy")["tools"], 6, "{}", gateway.status());
+    let client = Client::duplex(&gateway).await;
+    let query = "select:noisy__flood,noisy__list_count,noisy__echo,steady__echo";
+    client.call("tool_search", json!({"query": query})).await;
+    (gateway, client)
+}
+
+#[tokio::test]
+async fn a_burst_of_list_changed_notices_is_coalesced_into_a_few_listings() {
+    let (gateway, client) = flood_setup("1000").await;
+    let before = listings(&client, "noisy__list_count").await;
+    assert_eq!(text(&client.call("noisy__flood", json!({"every_ms": 0})).await), "flooding 1000");
+    prompt_echo(&client, "steady__echo").await;
+    prompt_echo(&client, "noisy__echo").await;
+    // The tool extra appears just before the last notice, so seeing it means the last one was heard.
+    assert!(gateway.wait_until(WAIT, |s| server(s, "noisy")["tools"] == 7).await, "{}", gateway.status());
+    let relisted = listings(&client, "noisy__list_count").await - before;
+    assert!((1..=10).contains(&relisted), "1000 notices caused {relisted} listings");
+    let found = client.call("tool_search", json!({"query": "select:noisy__extra"})).await;
+    assert_eq!(found.structured_content.unwrap()["matches"], json!(["noisy__extra"]));
+    assert_eq!(server(&gateway.status(), "noisy")["state"], "ready");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_steady_stream_of_list_changed_notices_is_listed_at_a_bounded_rate_and_calls_stay_prompt() {
+    let (gateway, client) = flood_setup("2000").await;
+    let before = listings(&client, "noisy__list_count").await;
+    // One notice a millisecond: about two seconds of them.
+    assert_eq!(text(&client.call("noisy__flood", json!({"every_ms": 1})).await), "flooding 2000");
+    let started = tokio::time::Instant::now();
+    let mut pace = tokio::time::interval(Duration::from_millis(50));
+    let mut rounds = 0;
+    while server(&gateway.status(), "noisy")["tools"] != 7 {
+        assert!(started.elapsed() < WAIT, "the flood never ended: {}", gateway.status());
+        pace.tick().await;
+        prompt_echo(&client, "steady__echo").await;
+        prompt_echo(&client, "noisy__echo").await;
+        rounds += 1;
+    }
+    assert!(rounds >= 5, "only {rounds} rounds of calls ran during the flood");
+    let relisted = listings(&client, "noisy__list_count").await - before;
+    // Listings start at least 100 ms apart, so about 20 in two seconds; one per notice would be 2000.
+    assert!((1..=100).contains(&relisted), "2000 notices caused {relisted} listings");
+    let found = client.call("tool_search", json!({"query": "select:noisy__extra"})).await;
+    assert_eq!(found.structured_content.unwrap()["matches"], json!(["noisy__extra"]));
+    assert_eq!(server(&gateway.status(), "noisy")["state"], "ready");
+    gateway.shutdown().await;
+}

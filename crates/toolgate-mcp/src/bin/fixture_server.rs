@@ -7,11 +7,23 @@
 //!
 //! Environment: `FIXTURE_CRASH_ON=TOOL` makes the process exit in the middle of a call to TOOL;
 //! `FIXTURE_NAME` prefixes the descriptions (to tell two instances apart).
+//!
+//! `FIXTURE_GARBAGE` makes it write lines to stdout that are not MCP messages (plain text, half a
+//! JSON object, binary bytes, and in some modes a response to a request nobody sent):
+//! `start` writes the noise before anything else, then serves normally; `stray` writes a response
+//! with an unknown id before anything else, then serves; `middle` serves normally but writes every
+//! kind of garbage, stray response included, before each message after the `initialize` answer;
+//! `only` never serves and answers every line it reads with noise.
+//!
+//! `FIXTURE_FLOOD=N` adds two tools: `flood {every_ms}` starts sending N
+//! `notifications/tools/list_changed` in the background (a burst when `every_ms` is 0, else one
+//! every `every_ms` milliseconds) and adds the tool `extra` just before the last one;
+//! `list_count` answers how many times a client has listed the tools (first pages only).
 // A test fixture talks to its log on stderr; stdout is the MCP channel.
 #![allow(clippy::print_stderr)]
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
@@ -21,12 +33,31 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
 use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 const PAGE: usize = 2;
+
+/// Lines that are not MCP messages and that no client can answer: plain text, half a JSON
+/// object, and bytes that are not even UTF-8.
+const NOISE: &[&[u8]] = &[
+    b"fixture: this line is not JSON at all\n",
+    b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"tools\":[{\"name\":\"half\n",
+    b"\x00\xff\xfe\x80\x1b[31mbinary\x07\n",
+];
+
+/// A well-formed JSON-RPC response to a request that nobody sent.
+const STRAY: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":987654,\"result\":{}}\n";
 
 #[derive(Clone, Default)]
 struct Fixture {
     grown: Arc<AtomicBool>,
+    /// How many times `tools/list` was asked for its first page.
+    lists: Arc<AtomicUsize>,
+}
+
+/// How many notifications `flood` sends, from `FIXTURE_FLOOD`; `None` leaves the tool out.
+fn flood_count() -> Option<u64> {
+    std::env::var("FIXTURE_FLOOD").ok().and_then(|n| n.parse().ok())
 }
 
 fn tool(name: &str, description: &str, schema: Value) -> Tool {
@@ -54,6 +85,18 @@ impl Fixture {
             tool("grow", "Add the tool extra to the list.", json!({"type": "object", "properties": {}})),
         ];
         tools[0] = tools[0].clone().with_meta(MetaObject(meta));
+        if flood_count().is_some() {
+            tools.push(tool(
+                "flood",
+                "Send many tools/list_changed notifications.",
+                json!({"type": "object", "properties": {"every_ms": {"type": "integer"}}}),
+            ));
+            tools.push(tool(
+                "list_count",
+                "Answer how many times the tools were listed.",
+                json!({"type": "object"}),
+            ));
+        }
         if self.grown.load(Ordering::SeqCst) {
             tools.push(tool("extra", "A tool that appeared later.", json!({"type": "object"})));
         }
@@ -76,6 +119,9 @@ impl ServerHandler for Fixture {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let start: usize = request.and_then(|r| r.cursor).and_then(|c| c.parse().ok()).unwrap_or(0);
+        if start == 0 {
+            self.lists.fetch_add(1, Ordering::SeqCst);
+        }
         let all = self.tools();
         let page: Vec<Tool> = all.iter().skip(start).take(PAGE).cloned().collect();
         let mut result = ListToolsResult::with_all_items(page);
@@ -114,6 +160,27 @@ impl ServerHandler for Fixture {
                 let _ = context.peer.notify_tool_list_changed().await;
                 text("grown")
             }
+            "flood" => {
+                let count = flood_count().unwrap_or(0);
+                let every = args.get("every_ms").and_then(Value::as_u64).unwrap_or(0);
+                let peer = context.peer.clone();
+                let grown = self.grown.clone();
+                tokio::spawn(async move {
+                    let mut tick = tokio::time::interval(Duration::from_millis(every.max(1)));
+                    for sent in 1..=count {
+                        if every > 0 {
+                            tick.tick().await;
+                        }
+                        if sent == count {
+                            grown.store(true, Ordering::SeqCst);
+                        }
+                        let _ = peer.notify_tool_list_changed().await;
+                    }
+                    eprintln!("fixture: sent {count} tools/list_changed");
+                });
+                text(format!("flooding {count}"))
+            }
+            "list_count" => text(self.lists.load(Ordering::SeqCst).to_string()),
             other => CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(format!(
                 "no tool `{other}`"
             ))])),
@@ -121,10 +188,79 @@ impl ServerHandler for Fixture {
     }
 }
 
+/// Writes `lines` to `out` and flushes it.
+async fn write_lines(out: &mut tokio::io::Stdout, lines: &[&[u8]]) {
+    for line in lines {
+        let _ = out.write_all(line).await;
+    }
+    let _ = out.flush().await;
+}
+
+/// Copies the server's messages from `from` to stdout, a line at a time, with `garbage` before
+/// each one after the first (the `initialize` answer).
+async fn pump(from: tokio::io::DuplexStream, garbage: Vec<&'static [u8]>) {
+    let mut from = tokio::io::BufReader::new(from);
+    let mut out = tokio::io::stdout();
+    let mut line = Vec::new();
+    let mut first = true;
+    loop {
+        line.clear();
+        match from.read_until(b'\n', &mut line).await {
+            Ok(0) | Err(_) => return,
+            Ok(_) => {}
+        }
+        if !first {
+            write_lines(&mut out, &garbage).await;
+        }
+        first = false;
+        write_lines(&mut out, &[&line]).await;
+    }
+}
+
+/// Never serves: answers every line read from stdin with noise, until stdin ends.
+async fn only_garbage() {
+    let mut out = tokio::io::stdout();
+    write_lines(&mut out, NOISE).await;
+    let mut lines = tokio::io::BufReader::new(tokio::io::stdin()).lines();
+    while let Ok(Some(_)) = lines.next_line().await {
+        write_lines(&mut out, NOISE).await;
+    }
+}
+
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     eprintln!("fixture: starting");
-    let service = match Fixture::default().serve(rmcp::transport::stdio()).await {
+    let garbage = std::env::var("FIXTURE_GARBAGE").unwrap_or_default();
+    let served = match garbage.as_str() {
+        "" => Fixture::default().serve(rmcp::transport::stdio()).await,
+        "only" => {
+            eprintln!("fixture: writing garbage instead of answering initialize");
+            only_garbage().await;
+            return;
+        }
+        mode => {
+            let mut out = tokio::io::stdout();
+            let mid: Vec<&'static [u8]> = match mode {
+                "start" => {
+                    write_lines(&mut out, NOISE).await;
+                    Vec::new()
+                }
+                "stray" => {
+                    write_lines(&mut out, &[STRAY]).await;
+                    Vec::new()
+                }
+                "middle" => NOISE.iter().copied().chain([STRAY]).collect(),
+                other => {
+                    eprintln!("fixture: unknown FIXTURE_GARBAGE `{other}`");
+                    std::process::exit(2);
+                }
+            };
+            let (ours, theirs) = tokio::io::duplex(1 << 16);
+            tokio::spawn(pump(theirs, mid));
+            Fixture::default().serve((tokio::io::stdin(), ours)).await
+        }
+    };
+    let service = match served {
         Ok(s) => s,
         Err(e) => {
             eprintln!("fixture: initialize failed: {e}");
