@@ -111,31 +111,33 @@ pub(crate) fn schema_text(schema: &Value, depth: usize, emit: &mut dyn FnMut(&st
     if depth > 12 {
         return;
     }
-    if let Some(Value::Object(props)) = map.get("properties") {
-        for (name, sub) in props {
-            emit(name);
-            if let Some(Value::String(d)) = sub.get("description") {
-                emit(d);
+    // One pass over the keys (a schema object is a sorted map: lookups by key cost compares).
+    for (key, value) in map {
+        match (key.as_str(), value) {
+            ("properties", Value::Object(props)) => {
+                for (name, sub) in props {
+                    emit(name);
+                    if let Some(Value::String(d)) = sub.get("description") {
+                        emit(d);
+                    }
+                    schema_text(sub, depth + 1, emit);
+                }
             }
-            schema_text(sub, depth + 1, emit);
-        }
-    }
-    for key in ["items", "additionalProperties"] {
-        if let Some(sub @ Value::Object(_)) = map.get(key) {
-            if let Some(Value::String(d)) = sub.get("description") {
-                emit(d);
-            }
-            schema_text(sub, depth + 1, emit);
-        }
-    }
-    for key in ["anyOf", "oneOf", "allOf"] {
-        if let Some(Value::Array(subs)) = map.get(key) {
-            for sub in subs {
+            ("items" | "additionalProperties", sub @ Value::Object(_)) => {
                 if let Some(Value::String(d)) = sub.get("description") {
                     emit(d);
                 }
                 schema_text(sub, depth + 1, emit);
             }
+            ("anyOf" | "oneOf" | "allOf", Value::Array(subs)) => {
+                for sub in subs {
+                    if let Some(Value::String(d)) = sub.get("description") {
+                        emit(d);
+                    }
+                    schema_text(sub, depth + 1, emit);
+                }
+            }
+            _ => {}
         }
     }
 }

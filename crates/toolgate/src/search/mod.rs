@@ -18,7 +18,9 @@ mod bm25f;
 mod keyword;
 pub mod text;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
+
+use rustc_hash::FxHashMap;
 use std::fmt;
 use std::str::FromStr;
 
@@ -151,7 +153,7 @@ pub struct Index {
     name_rank: Vec<u32>,
     /// Lower-case qualified names (also without `mcp__`), bare names and normalised bare names
     /// → the tools they name, sorted by qualified name.
-    names: HashMap<String, Vec<ToolId>>,
+    names: FxHashMap<String, Vec<ToolId>>,
 }
 
 /// Builds an [`Index`].
@@ -193,13 +195,17 @@ impl IndexBuilder {
         for (rank, &i) in order.iter().enumerate() {
             name_rank[i as usize] = rank as u32;
         }
-        let mut names: HashMap<String, Vec<ToolId>> = HashMap::new();
-        let mut qualified: HashMap<String, ToolId> = HashMap::new();
+        let mut names: FxHashMap<String, Vec<ToolId>> = FxHashMap::default();
+        names.reserve(catalog.len() * 2);
+        let mut qualified: Vec<(String, ToolId)> = Vec::with_capacity(catalog.len());
         for &i in &order {
             let id = ToolId(i);
             let t = catalog.tool(id);
-            qualified.insert(t.qualified_name().to_lowercase(), id);
-            for key in [t.name().to_lowercase(), naming::normalize_tool(t.name()).to_lowercase()] {
+            qualified.push((t.qualified_name().to_ascii_lowercase(), id));
+            let bare = t.name().to_lowercase();
+            let normalized = naming::normalize_tool(t.name());
+            let extra = (!normalized.eq_ignore_ascii_case(&bare)).then(|| normalized.to_ascii_lowercase());
+            for key in std::iter::once(bare).chain(extra) {
                 let v = names.entry(key).or_default();
                 if !v.contains(&id) {
                     v.push(id);
