@@ -273,12 +273,18 @@ impl Bm25Index {
         let mut scores = Vec::with_capacity(total);
         let mut idf = Vec::with_capacity(per_term.len());
         offsets.push(0);
+        // Each tool's per-field factor w_f / (1 − b_f + b_f · len_f / avglen_f), computed once.
+        let factors: Vec<[f32; 5]> = lens
+            .iter()
+            .map(|len| std::array::from_fn(|fi| field_tf(&params, fi, 1, len[fi], &avg_len)))
+            .collect();
         for postings in &per_term {
             let df = postings.len() as f32;
             let w = (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
             idf.push(w);
             for &(d, tf) in postings {
-                let tf_tilde = weighted_tf(&params, &tf, &lens[d as usize], &avg_len);
+                let f = &factors[d as usize];
+                let tf_tilde: f32 = (0..5).map(|fi| tf[fi] as f32 * f[fi]).sum();
                 docs.push(d);
                 scores.push(w * tf_tilde / (params.k1 + tf_tilde));
             }
