@@ -212,6 +212,39 @@ async fn servers_that_are_starting_are_reported_pending_and_bad_commands_fail_cl
 }
 
 #[tokio::test]
+async fn an_upstream_that_exits_right_after_start_fails_clearly_and_the_others_keep_working() {
+    let gateway = start(
+        settings(),
+        vec![
+            (
+                "quitter",
+                ServerConfig::new(Transport::Stdio {
+                    command: "sh".into(),
+                    args: vec!["-c".into(), "echo 'quitter: no config found' >&2; exit 3".into()],
+                    env: BTreeMap::new(),
+                    cwd: None,
+                }),
+            ),
+            ("steady", stdio(FIXTURE, &[])),
+        ],
+    );
+    assert!(gateway.settled(WAIT).await, "{}", gateway.status());
+    let status = gateway.status();
+    let quitter = server(&status, "quitter");
+    assert_eq!(quitter["state"], "failed", "{quitter}");
+    let error = quitter["error"].as_str().unwrap();
+    // The error carries what the child said on its way out.
+    assert!(error.contains("quitter: no config found"), "{quitter}");
+    assert_eq!(server(&status, "steady")["state"], "ready", "{status}");
+
+    let client = Client::duplex(&gateway).await;
+    client.call("tool_search", json!({"query": "select:steady__echo"})).await;
+    let echoed = client.call("steady__echo", json!({"text": "still here"})).await;
+    assert_ne!(echoed.is_error, Some(true), "{echoed:?}");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
 async fn an_http_upstream_is_listed_and_its_calls_are_forwarded() {
     // The inner gateway serves the embedded catalog without deferral, so it lists all 527 tools.
     let inner_settings =
