@@ -7,13 +7,3 @@ use serde_json::Value;
 pub(crate) fn score_json(score: f32) -> Value {
     if score.is_finite() { Value::from(((score as f64) * 10_000.0).round() / 10_000.0) } else { Value::Null }
 }
-
-/// The first line of `text`, trimmed, cut to `max` characters with an ellipsis.
-pub(crate) fn one_line(text: &str, max: usize) -> String {
-    let line = text.trim().lines().next().unwrap_or_default().trim();
-    if line.chars().count() <= max {
-        return line.to_owned();
-    }
-    let cut: String = line.chars().take(max - 1).collect();
-    format!("{}…", cut.trim_end())
-}

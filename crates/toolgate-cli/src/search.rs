@@ -8,7 +8,7 @@ use toolgate::Strategy;
 use toolgate::search::{Explanation, Index, Request};
 
 use crate::Outcome;
-use crate::output::{one_line, score_json};
+use crate::output::score_json;
 
 /// Arguments of `toolgate search`.
 #[derive(Debug, clap::Args)]
@@ -80,7 +80,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             let t = catalog.tool(h.tool);
             let score = if h.score.is_finite() { format!("{:.3}", h.score) } else { "exact".to_owned() };
             writeln!(out, "{:>2}. {}  [{score}]", i + 1, t.qualified_name())?;
-            let desc = one_line(t.description(), 160);
+            let desc = t.short_description(160);
             if !desc.is_empty() {
                 writeln!(out, "    {desc}")?;
             }

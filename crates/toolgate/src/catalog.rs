@@ -151,6 +151,17 @@ impl Tool {
     pub fn input_schema(&self) -> &Value {
         &self.spec.input_schema
     }
+    /// The first line of the description, trimmed, cut to `max_chars` characters with an
+    /// ellipsis: what a result list shows.
+    pub fn short_description(&self, max_chars: usize) -> String {
+        let line = self.spec.description.trim().lines().next().unwrap_or_default().trim();
+        if line.chars().count() <= max_chars {
+            return line.to_owned();
+        }
+        let cut: String = line.chars().take(max_chars.saturating_sub(1)).collect();
+        format!("{}…", cut.trim_end())
+    }
+
     /// MCP annotations.
     pub fn annotations(&self) -> &Map<String, Value> {
         &self.spec.annotations

@@ -58,7 +58,7 @@ impl SearchResult {
             ));
             for id in &loaded {
                 let t = catalog.tool(*id);
-                out.push_str(&format!("- {}: {}\n", t.qualified_name(), short(t.description())));
+                out.push_str(&format!("- {}: {}\n", t.qualified_name(), t.short_description(200)));
             }
         }
         if !self.already_loaded.is_empty() {
@@ -85,16 +85,6 @@ impl SearchResult {
         out.truncate(out.trim_end().len());
         out
     }
-}
-
-/// A description cut to its first line and 200 characters.
-fn short(text: &str) -> String {
-    let line = text.trim().lines().next().unwrap_or_default().trim();
-    if line.chars().count() <= 200 {
-        return line.to_owned();
-    }
-    let cut: String = line.chars().take(199).collect();
-    format!("{}…", cut.trim_end())
 }
 
 impl Session {
