@@ -169,6 +169,26 @@ async def scenario(session: ClientSession, probe: Probe, exposure: str, files: P
     if graph.get("entities"):
         fail(f"the refused call reached server-memory: {graph}")
     facts["memory_entities"] = len(graph.get("entities", []))
+
+    # Prompts and resources of upstreams come through too: prompts namespaced, URIs as they are.
+    prompts = (await session.list_prompts()).prompts
+    everything = [p for p in prompts if p.name.startswith("everything__")]
+    if not everything:
+        fail(f"prompts/list lacks server-everything's prompts: {[p.name for p in prompts]}")
+    simple = next((p for p in everything if not any(a.required for a in (p.arguments or []))), None)
+    if simple is None:
+        fail(f"server-everything offers no prompt without required arguments: {[p.name for p in everything]}")
+    got = await session.get_prompt(simple.name, {})
+    if not got.messages:
+        fail(f"prompts/get {simple.name} returned no messages")
+    facts["prompt"] = simple.name
+    resources = (await session.list_resources()).resources
+    if not resources:
+        fail("resources/list is empty although server-everything offers resources")
+    read = await session.read_resource(resources[0].uri)
+    if not read.contents:
+        fail(f"resources/read {resources[0].uri} returned nothing")
+    facts["resources"] = len(resources)
     return facts
 
 

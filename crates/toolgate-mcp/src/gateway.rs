@@ -12,6 +12,8 @@ use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
 use rmcp::RoleServer;
+#[allow(deprecated)]
+use rmcp::model::LoggingLevel;
 use rmcp::service::{Peer, SubscriptionSink};
 use serde_json::{Value, json};
 use tokio::sync::watch;
@@ -24,6 +26,7 @@ use toolgate::{Catalog, Index, Session, Tool, ToolId, ToolSpec};
 
 use crate::budget::Recency;
 use crate::offer::{self, Offer};
+use crate::passthrough::ResourceRoutes;
 use crate::progress::Relay;
 use crate::server::GatewayServer;
 use crate::upstream::{self, Kind, State, Upstream};
@@ -165,6 +168,9 @@ pub(crate) struct SessionState {
     pub(crate) instructions: Option<String>,
     /// When each active tool was last loaded or called, for unloading within the budget.
     pub(crate) recency: Recency,
+    /// The least severe log level the client wants relayed (`logging/setLevel`); all if unset.
+    #[allow(deprecated)]
+    pub(crate) log_level: Option<LoggingLevel>,
 }
 
 /// The gateway: shared by every session, cheap to clone.
@@ -191,6 +197,8 @@ pub(crate) struct Inner {
     pub(crate) call_tool: Tool,
     /// Routes of upstream progress notifications back to their clients.
     pub(crate) progress: Arc<Relay>,
+    /// Which upstream serves which resource, as last listed.
+    pub(crate) resources: Mutex<ResourceRoutes>,
 }
 
 impl Gateway {
@@ -220,6 +228,7 @@ impl Gateway {
                 tool_search: tool_search_tool(),
                 call_tool: call_tool_tool(),
                 progress: Arc::new(Relay::default()),
+                resources: Mutex::new(ResourceRoutes::default()),
             }),
         }
     }
@@ -525,7 +534,7 @@ impl Gateway {
         self.inner.changes.send_modify(|g| *g += 1);
     }
 
-    fn live_sessions(&self) -> Vec<Arc<SessionSlot>> {
+    pub(crate) fn live_sessions(&self) -> Vec<Arc<SessionSlot>> {
         let mut sessions = self.inner.sessions.lock().unwrap_or_else(|e| e.into_inner());
         sessions.retain(|w| w.strong_count() > 0);
         sessions.iter().filter_map(Weak::upgrade).collect()

@@ -20,6 +20,7 @@ pub mod convert;
 pub mod gateway;
 pub mod http;
 mod offer;
+mod passthrough;
 mod progress;
 pub mod server;
 mod upstream;

@@ -90,7 +90,7 @@ pub(crate) struct Upstream {
     /// Its tools as catalog specs (empty unless ready or static).
     pub(crate) tools: Vec<ToolSpec>,
     /// The connection, while ready.
-    peer: Option<Peer<RoleClient>>,
+    pub(crate) peer: Option<Peer<RoleClient>>,
     /// Its own call timeout, if configured.
     call_timeout: Option<Duration>,
     /// Which of its tools are offered at all.
@@ -178,11 +178,13 @@ impl Relist {
     }
 }
 
-/// The client side of one upstream connection: hears `tools/list_changed`.
+/// The client side of one upstream connection: hears `tools/list_changed`, and relays
+/// progress, log messages and prompt and resource list changes.
 struct UpstreamClient {
     name: String,
     relist: Arc<Relist>,
     progress: Arc<Relay>,
+    gateway: Gateway,
 }
 
 impl ClientHandler for UpstreamClient {
@@ -205,6 +207,23 @@ impl ClientHandler for UpstreamClient {
         _context: NotificationContext<RoleClient>,
     ) {
         self.progress.relay(&self.name, params).await;
+    }
+
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.gateway.relay_log(&self.name, params);
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.gateway.relay_list_changed(true);
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.gateway.relay_list_changed(false);
     }
 }
 
@@ -251,6 +270,7 @@ async fn connect_and_serve(gateway: &Gateway, spec: &Spec) -> Ended {
         name: spec.name.clone(),
         relist: relist.clone(),
         progress: gateway.inner.progress.clone(),
+        gateway: gateway.clone(),
     };
     let tail = StderrTail::default();
     let initialized = AtomicBool::new(false);
@@ -288,6 +308,7 @@ async fn connect_and_serve(gateway: &Gateway, spec: &Spec) -> Ended {
     tracing::info!(upstream = %spec.name, tools = tools.len(), "ready");
     let peer = client.peer().clone();
     gateway.set_state(&spec.name, State::Ready, Some(tools), Some(peer.clone()));
+    gateway.pass_log_level(&spec.name, &peer).await;
     let ready_at = Instant::now();
     let cancel = client.cancellation_token();
     let done = client.waiting();

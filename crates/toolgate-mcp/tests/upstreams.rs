@@ -514,3 +514,100 @@ async fn a_steady_stream_of_list_changed_notices_is_listed_at_a_bounded_rate_and
     assert_eq!(server(&gateway.status(), "noisy")["state"], "ready");
     gateway.shutdown().await;
 }
+
+/// A fixture with logging, prompts and resources (`FIXTURE_EXTRAS=1`).
+fn extras() -> ServerConfig {
+    stdio(FIXTURE, &[("FIXTURE_EXTRAS", "1")])
+}
+
+#[tokio::test]
+#[allow(deprecated)] // logging/setLevel: deprecated in the newest protocol, relayed for the others
+async fn upstream_log_messages_reach_every_session_that_wants_their_level() {
+    use rmcp::model::{LoggingLevel, SetLevelRequestParams};
+    let gateway = start(settings(), vec![("fix", extras())]);
+    assert!(gateway.settled(WAIT).await, "{}", gateway.status());
+    let mut client = Client::duplex(&gateway).await;
+    let mut picky = Client::duplex(&gateway).await;
+    picky.service.set_level(SetLevelRequestParams::new(LoggingLevel::Error)).await.expect("setLevel answers");
+    client.call("tool_search", json!({"query": "select:fix__log"})).await;
+
+    let done = client.call("fix__log", json!({"level": "warning", "text": "disk almost full"})).await;
+    assert_eq!(text(&done), "logged");
+    let message = tokio::time::timeout(WAIT, client.logs.recv()).await.expect("the log arrives").unwrap();
+    assert_eq!(message.level, LoggingLevel::Warning);
+    assert_eq!(message.logger.as_deref(), Some("fix/fixture"), "the logger names the upstream");
+    assert_eq!(message.data, json!("disk almost full"));
+
+    client.call("fix__log", json!({"level": "critical", "text": "disk full"})).await;
+    let severe =
+        tokio::time::timeout(WAIT, picky.logs.recv()).await.expect("the critical log arrives").unwrap();
+    assert_eq!(severe.data, json!("disk full"), "a session that asked for errors got no warning first");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_client_that_cancels_a_call_cancels_it_at_the_upstream() {
+    use rmcp::model::{CallToolRequest, ClientRequest};
+    use rmcp::service::PeerRequestOptions;
+    let gateway = start(settings(), vec![("fix", extras())]);
+    assert!(gateway.settled(WAIT).await);
+    let client = Client::duplex(&gateway).await;
+    client.call("tool_search", json!({"query": "select:fix__slow,fix__cancel_count"})).await;
+
+    let Value::Object(args) = json!({"ms": 60_000}) else { unreachable!() };
+    let params = rmcp::model::CallToolRequestParams::new("fix__slow").with_arguments(args);
+    let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+    let peer = client.service.peer();
+    let handle = peer.send_cancellable_request(request, PeerRequestOptions::no_options()).await.unwrap();
+    // Let the call reach the upstream before cancelling it.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    handle.cancel(Some("the user pressed stop".into())).await.expect("the cancellation is sent");
+
+    let deadline = tokio::time::Instant::now() + WAIT;
+    loop {
+        let count = text(&client.call("fix__cancel_count", json!({})).await);
+        if count == "1" {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the upstream never saw the cancellation ({count})");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert_eq!(server(&gateway.status(), "fix")["state"], "ready");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn prompts_and_resources_of_upstreams_are_served_namespaced_and_denied_servers_offer_none() {
+    use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams, ResourceContents};
+    let mut settings = settings();
+    settings.deny = vec!["hidden".into()];
+    let gateway = start(settings, vec![("fix", extras()), ("hidden", extras())]);
+    assert!(gateway.settled(WAIT).await);
+    let client = Client::duplex(&gateway).await;
+    let peer = client.service.peer();
+
+    let prompts = peer.list_all_prompts().await.unwrap();
+    let names: Vec<&str> = prompts.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["fix__greet"]);
+    let Value::Object(args) = json!({"name": "Ada"}) else { unreachable!() };
+    let greeting =
+        peer.get_prompt(GetPromptRequestParams::new("fix__greet").with_arguments(args)).await.unwrap();
+    assert_eq!(serde_json::to_value(&greeting.messages[0]).unwrap()["content"]["text"], "Hello, Ada!");
+    let hidden = peer.get_prompt(GetPromptRequestParams::new("hidden__greet")).await;
+    assert!(hidden.unwrap_err().to_string().contains("no prompt `hidden__greet`"));
+
+    let resources = peer.list_all_resources().await.unwrap();
+    assert_eq!(resources.iter().map(|r| r.uri.as_str()).collect::<Vec<_>>(), ["fixture://readme"]);
+    let templates = peer.list_all_resource_templates().await.unwrap();
+    assert_eq!(templates.len(), 1, "the denied server's template is not offered");
+    let read = |uri: &str| peer.read_resource(ReadResourceRequestParams::new(uri));
+    let text_of = |contents: &ResourceContents| match contents {
+        ResourceContents::TextResourceContents { text, .. } => text.clone(),
+        other => panic!("not text: {other:?}"),
+    };
+    assert_eq!(text_of(&read("fixture://readme").await.unwrap().contents[0]), "the fixture's readme");
+    assert_eq!(text_of(&read("fixture://notes/7").await.unwrap().contents[0]), "note 7");
+    let missing = read("memo://nowhere").await.unwrap_err().to_string();
+    assert!(missing.contains("no connected server lists resource `memo://nowhere`"), "{missing}");
+    gateway.shutdown().await;
+}

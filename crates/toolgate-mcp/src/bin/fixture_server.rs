@@ -15,6 +15,11 @@
 //! kind of garbage, stray response included, before each message after the `initialize` answer;
 //! `only` never serves and answers every line it reads with noise.
 //!
+//! `FIXTURE_EXTRAS=1` adds what is not tools: two more tools, `log {level, text}` (sends a
+//! `notifications/message` with logger `fixture`) and `cancel_count` (how many calls of `slow`
+//! were cancelled by their client); a prompt `greet {name}`; a resource `fixture://readme` and a
+//! template `fixture://notes/{id}`.
+//!
 //! `FIXTURE_FLOOD=N` adds two tools: `flood {every_ms}` starts sending N
 //! `notifications/tools/list_changed` in the background (a burst when `every_ms` is 0, else one
 //! every `every_ms` milliseconds) and adds the tool `extra` just before the last one;
@@ -27,8 +32,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, JsonObject, ListToolsResult,
-    MetaObject, PaginatedRequestParams, ProgressNotificationParam, ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
+    Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
+    Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -53,6 +62,13 @@ struct Fixture {
     grown: Arc<AtomicBool>,
     /// How many times `tools/list` was asked for its first page.
     lists: Arc<AtomicUsize>,
+    /// How many calls of `slow` were cancelled.
+    cancelled: Arc<AtomicUsize>,
+}
+
+/// Whether `FIXTURE_EXTRAS` asks for logging, prompts and resources.
+fn extras() -> bool {
+    std::env::var("FIXTURE_EXTRAS").is_ok_and(|v| v == "1")
 }
 
 /// How many notifications `flood` sends, from `FIXTURE_FLOOD`; `None` leaves the tool out.
@@ -97,6 +113,18 @@ impl Fixture {
                 json!({"type": "object"}),
             ));
         }
+        if extras() {
+            tools.push(tool(
+                "log",
+                "Send a log message.",
+                json!({"type": "object", "properties": {"level": {"type": "string"}, "text": {"type": "string"}}}),
+            ));
+            tools.push(tool(
+                "cancel_count",
+                "Answer how many calls were cancelled.",
+                json!({"type": "object"}),
+            ));
+        }
         if self.grown.load(Ordering::SeqCst) {
             tools.push(tool("extra", "A tool that appeared later.", json!({"type": "object"})));
         }
@@ -110,7 +138,90 @@ fn text(t: impl Into<String>) -> CallToolResponse {
 
 impl ServerHandler for Fixture {
     fn get_info(&self) -> ServerConfig {
+        if extras() {
+            #[allow(deprecated)]
+            let capabilities = ServerCapabilities::builder()
+                .enable_logging()
+                .enable_prompts()
+                .enable_resources()
+                .enable_tools()
+                .enable_tool_list_changed()
+                .build();
+            return ServerConfig::new(capabilities);
+        }
         ServerConfig::new(ServerCapabilities::builder().enable_tools().enable_tool_list_changed().build())
+    }
+
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        eprintln!("fixture: log level set to {:?}", request.level);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let name = PromptArgument::new("name").with_description("Who to greet").with_required(true);
+        let greet = Prompt::new("greet", Some("Greet someone by name."), Some(vec![name]));
+        Ok(ListPromptsResult::with_all_items(vec![greet]))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        if request.name != "greet" {
+            return Err(ErrorData::invalid_params(format!("no prompt `{}`", request.name), None));
+        }
+        let who = request
+            .arguments
+            .unwrap_or_default()
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("nobody")
+            .to_owned();
+        let message = PromptMessage::new_text(Role::User, format!("Hello, {who}!"));
+        Ok(GetPromptResponse::Complete(GetPromptResult::new(vec![message])))
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let readme = Resource::new("fixture://readme", "readme");
+        Ok(ListResourcesResult::with_all_items(vec![readme]))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let notes = ResourceTemplate::new("fixture://notes/{id}", "notes");
+        Ok(ListResourceTemplatesResult::with_all_items(vec![notes]))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = request.uri.as_str();
+        let body = match uri.strip_prefix("fixture://notes/") {
+            Some(id) => format!("note {id}"),
+            None if uri == "fixture://readme" => "the fixture's readme".to_owned(),
+            None => return Err(ErrorData::resource_not_found(format!("no resource `{uri}`"), None)),
+        };
+        let contents = ResourceContents::text(body, uri);
+        Ok(ReadResourceResponse::Complete(ReadResourceResult::new(vec![contents])))
     }
 
     async fn list_tools(
@@ -152,7 +263,11 @@ impl ServerHandler for Fixture {
                 }
                 tokio::select! {
                     () = tokio::time::sleep(Duration::from_millis(ms)) => text(format!("slept {ms} ms")),
-                    () = context.ct.cancelled() => text("cancelled"),
+                    () = context.ct.cancelled() => {
+                        self.cancelled.fetch_add(1, Ordering::SeqCst);
+                        eprintln!("fixture: `slow` was cancelled by its client");
+                        text("cancelled")
+                    }
                 }
             }
             "grow" => {
@@ -181,6 +296,20 @@ impl ServerHandler for Fixture {
                 text(format!("flooding {count}"))
             }
             "list_count" => text(self.lists.load(Ordering::SeqCst).to_string()),
+            "cancel_count" => text(self.cancelled.load(Ordering::SeqCst).to_string()),
+            "log" => {
+                let level = args.get("level").cloned().unwrap_or_else(|| json!("warning"));
+                #[allow(deprecated)]
+                let level: rmcp::model::LoggingLevel = serde_json::from_value(level)
+                    .map_err(|e| ErrorData::invalid_params(e.to_string(), None))?;
+                let said = args.get("text").cloned().unwrap_or(Value::Null);
+                #[allow(deprecated)]
+                let message =
+                    rmcp::model::LoggingMessageNotificationParam::new(level, said).with_logger("fixture");
+                #[allow(deprecated)]
+                let _ = context.peer.notify_logging_message(message).await;
+                text("logged")
+            }
             other => CallToolResponse::Complete(CallToolResult::error(vec![ContentBlock::text(format!(
                 "no tool `{other}`"
             ))])),

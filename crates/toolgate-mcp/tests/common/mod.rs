@@ -1,11 +1,16 @@
 //! Helpers shared by the gateway's integration tests: an rmcp client that records
-//! `notifications/tools/list_changed`, connected over `tokio::io::duplex` or over HTTP.
+//! `notifications/tools/list_changed`, progress and log messages, connected over `tokio::io::duplex` or over HTTP.
 
 #![allow(dead_code)]
+// Logging is deprecated in the newest protocol version, but relayed for the older ones.
+#![allow(deprecated)]
 
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject, ProgressNotificationParam};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, JsonObject, LoggingMessageNotificationParam,
+    ProgressNotificationParam,
+};
 use rmcp::service::{NotificationContext, RunningService};
 use rmcp::transport::StreamableHttpClientTransport;
 use rmcp::{ClientHandler, RoleClient, ServiceExt};
@@ -16,11 +21,13 @@ use toolgate_mcp::Gateway;
 /// How long a test waits for something that should come at once.
 pub const WAIT: Duration = Duration::from_secs(20);
 
-/// A client that forwards every `tools/list_changed` to a channel.
+/// A client that forwards every `tools/list_changed`, progress notification and log message to
+/// a channel.
 #[derive(Debug, Clone)]
 pub struct Watcher {
     changed: mpsc::UnboundedSender<()>,
     progress: mpsc::UnboundedSender<ProgressNotificationParam>,
+    logs: mpsc::UnboundedSender<LoggingMessageNotificationParam>,
 }
 
 impl ClientHandler for Watcher {
@@ -35,6 +42,14 @@ impl ClientHandler for Watcher {
     ) {
         let _ = self.progress.send(params);
     }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let _ = self.logs.send(params);
+    }
 }
 
 /// A connected test client and the notices it received.
@@ -42,6 +57,7 @@ pub struct Client {
     pub service: RunningService<RoleClient, Watcher>,
     pub changed: mpsc::UnboundedReceiver<()>,
     pub progress: mpsc::UnboundedReceiver<ProgressNotificationParam>,
+    pub logs: mpsc::UnboundedReceiver<LoggingMessageNotificationParam>,
 }
 
 impl Client {
@@ -69,8 +85,10 @@ impl Client {
     {
         let (changed, changed_rx) = mpsc::unbounded_channel();
         let (progress, progress_rx) = mpsc::unbounded_channel();
-        let service = Watcher { changed, progress }.serve(transport).await.expect("the client connects");
-        Client { service, changed: changed_rx, progress: progress_rx }
+        let (logs, logs_rx) = mpsc::unbounded_channel();
+        let service =
+            Watcher { changed, progress, logs }.serve(transport).await.expect("the client connects");
+        Client { service, changed: changed_rx, progress: progress_rx, logs: logs_rx }
     }
 
     /// The names `tools/list` returns.

@@ -1,0 +1,369 @@
+//! passthrough: here is what upstreams offer besides tools, relay it to downstream clients:
+//! log messages, prompts and resources.
+//!
+//! - **Logging**: an upstream's `notifications/message` goes to every live session whose client
+//!   asked for that level or a less severe one (`logging/setLevel`; a client that never asked
+//!   gets everything), with the logger named after the upstream (`memory` or `memory/store`).
+//!   A level a client sets is passed on to the upstreams that log, as the most verbose level any
+//!   session asked for.
+//! - **Prompts** are namespaced like tools: `everything__simple_prompt`; `prompts/get` splits the
+//!   name back and asks the upstream that serves it.
+//! - **Resources** keep their URIs (a URI is an address the client reads back as it is);
+//!   `resources/read` goes to the upstream that listed the URI, or whose template it matches.
+//!   When two upstreams list the same URI the first by name serves it.
+//! - `list_changed` of prompts and resources is relayed to every session.
+//!
+//! Policy: an upstream whose name a `[policy] deny` pattern matches offers nothing here, and a
+//! prompt is offered only if its namespaced name is one that the deny list and the served
+//! profile would let through as a tool name. Under a profile, an upstream's resources are
+//! offered only while at least one of its tools is (fail-closed: a profile that sees none of a
+//! server's tools sees none of its data either).
+// Logging is deprecated in the newest protocol version (SEP-2577) but is what clients up to
+// 2025-11-25 speak; rmcp marks its types deprecated.
+#![allow(deprecated)]
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use rmcp::model::{
+    GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, LoggingLevel, LoggingMessageNotificationParam, Prompt, ReadResourceRequestParams,
+    ReadResourceResponse, Resource, ResourceTemplate, SetLevelRequestParams,
+};
+use rmcp::{ErrorData, Peer, RoleClient};
+
+use crate::gateway::Gateway;
+use crate::offer;
+use crate::upstream::State;
+
+/// How long listing or reading from one upstream may take before it is left out.
+const LIST_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Which upstream serves which resource URIs and templates, as last listed.
+#[derive(Debug, Default)]
+pub(crate) struct ResourceRoutes {
+    /// Exact URIs.
+    uris: HashMap<String, String>,
+    /// The fixed part of each template (before its first `{`), with its upstream.
+    templates: Vec<(String, String)>,
+}
+
+impl ResourceRoutes {
+    fn owner(&self, uri: &str) -> Option<String> {
+        if let Some(owner) = self.uris.get(uri) {
+            return Some(owner.clone());
+        }
+        self.templates
+            .iter()
+            .filter(|(prefix, _)| !prefix.is_empty() && uri.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, owner)| owner.clone())
+    }
+}
+
+/// The severity rank of a level, lowest for `debug`.
+fn rank(level: LoggingLevel) -> u8 {
+    match level {
+        LoggingLevel::Debug => 0,
+        LoggingLevel::Info => 1,
+        LoggingLevel::Notice => 2,
+        LoggingLevel::Warning => 3,
+        LoggingLevel::Error => 4,
+        LoggingLevel::Critical => 5,
+        LoggingLevel::Alert => 6,
+        LoggingLevel::Emergency => 7,
+    }
+}
+
+/// What an upstream declared it can do.
+#[derive(Debug, Clone, Copy)]
+enum Feature {
+    Logging,
+    Prompts,
+    Resources,
+}
+
+impl Gateway {
+    /// The connected upstreams that declared `feature` and that the policy lets offer anything
+    /// here, by name.
+    fn offering(&self, feature: Feature) -> Vec<(String, Peer<RoleClient>)> {
+        let snapshot = self.snapshot();
+        let settings = self.settings();
+        let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+        pool.values()
+            .filter(|u| u.state == State::Ready && !offer::globally_denied(&settings.deny, &u.name))
+            .filter(|u| {
+                settings.profile.is_none()
+                    || matches!(feature, Feature::Logging | Feature::Prompts)
+                    || snapshot.catalog.ids().any(|id| snapshot.owner(id) == u.name)
+            })
+            .filter_map(|u| {
+                let peer = u.peer.clone()?;
+                let caps = peer.peer_info()?.capabilities.clone();
+                let declared = match feature {
+                    Feature::Logging => caps.logging.is_some(),
+                    Feature::Prompts => caps.prompts.is_some(),
+                    Feature::Resources => caps.resources.is_some(),
+                };
+                declared.then(|| (u.name.clone(), peer))
+            })
+            .collect()
+    }
+
+    /// Whether a namespaced prompt name passes the deny list and the served profile.
+    fn prompt_allowed(&self, qualified: &str) -> bool {
+        let settings = self.settings();
+        !offer::globally_denied(&settings.deny, qualified)
+            && settings.profile.as_ref().is_none_or(|p| offer::profile_allows(p, qualified))
+    }
+
+    /// Passes a log message of `upstream` on to every session that wants its level.
+    pub(crate) fn relay_log(&self, upstream: &str, mut params: LoggingMessageNotificationParam) {
+        if offer::globally_denied(&self.settings().deny, upstream) {
+            return;
+        }
+        params.logger = Some(match params.logger.take() {
+            Some(logger) if !logger.is_empty() => format!("{upstream}/{logger}"),
+            _ => upstream.to_owned(),
+        });
+        params.meta = None;
+        for slot in self.live_sessions() {
+            let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+            if state.log_level.is_some_and(|wanted| rank(params.level) < rank(wanted)) {
+                continue;
+            }
+            let Some(peer) = state.peer.clone() else { continue };
+            let params = params.clone();
+            tokio::spawn(async move {
+                if let Err(e) = peer.notify_logging_message(params).await {
+                    tracing::debug!("could not relay a log message: {e}");
+                }
+            });
+        }
+    }
+
+    /// The most verbose level any live session asked for.
+    fn wanted_log_level(&self) -> Option<LoggingLevel> {
+        self.live_sessions()
+            .iter()
+            .filter_map(|slot| slot.state.lock().unwrap_or_else(|e| e.into_inner()).log_level)
+            .min_by_key(|l| rank(*l))
+    }
+
+    /// Tells upstream `peer` the level sessions want, if any asked; called when it connects.
+    pub(crate) async fn pass_log_level(&self, name: &str, peer: &Peer<RoleClient>) {
+        let Some(level) = self.wanted_log_level() else { return };
+        if peer.peer_info().is_none_or(|i| i.capabilities.logging.is_none()) {
+            return;
+        }
+        if let Err(e) = peer.set_level(SetLevelRequestParams::new(level)).await {
+            tracing::debug!(upstream = %name, "logging/setLevel failed: {e}");
+        }
+    }
+
+    /// A session's `logging/setLevel`: records it and passes the most verbose level wanted on
+    /// to every upstream that logs.
+    pub(crate) async fn set_log_level(&self) {
+        let Some(level) = self.wanted_log_level() else { return };
+        for (name, peer) in self.offering(Feature::Logging) {
+            let asked = tokio::time::timeout(LIST_TIMEOUT, peer.set_level(SetLevelRequestParams::new(level)));
+            match asked.await {
+                Ok(Ok(())) => {}
+                Ok(Err(e)) => tracing::debug!(upstream = %name, "logging/setLevel failed: {e}"),
+                Err(_) => tracing::debug!(upstream = %name, "logging/setLevel timed out"),
+            }
+        }
+    }
+
+    /// Tells every session that the prompts or the resources of an upstream changed.
+    pub(crate) fn relay_list_changed(&self, prompts: bool) {
+        for slot in self.live_sessions() {
+            let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+            let peer = if state.subscriptions.is_empty() { state.peer.clone() } else { None };
+            let sinks = state.subscriptions.clone();
+            tokio::spawn(async move {
+                if let Some(peer) = peer {
+                    let sent = if prompts {
+                        peer.notify_prompt_list_changed().await
+                    } else {
+                        peer.notify_resource_list_changed().await
+                    };
+                    if let Err(e) = sent {
+                        tracing::debug!("could not relay a list change: {e}");
+                    }
+                }
+                for sink in sinks {
+                    let sent = if prompts {
+                        sink.notify_prompt_list_changed().await
+                    } else {
+                        sink.notify_resource_list_changed().await
+                    };
+                    if let Err(e) = sent {
+                        tracing::debug!("could not relay a list change on a subscription: {e}");
+                    }
+                }
+            });
+        }
+    }
+
+    /// Every offered prompt of every upstream, namespaced `server__prompt`.
+    pub(crate) async fn list_prompts(&self) -> ListPromptsResult {
+        let mut all: Vec<Prompt> = Vec::new();
+        for (name, peer) in self.offering(Feature::Prompts) {
+            match tokio::time::timeout(LIST_TIMEOUT, peer.list_all_prompts()).await {
+                Ok(Ok(prompts)) => all.extend(prompts.into_iter().filter_map(|mut p| {
+                    p.name = format!("{name}__{}", p.name);
+                    self.prompt_allowed(&p.name).then_some(p)
+                })),
+                Ok(Err(e)) => tracing::warn!(upstream = %name, "prompts/list failed: {e}"),
+                Err(_) => tracing::warn!(upstream = %name, "prompts/list timed out"),
+            }
+        }
+        ListPromptsResult::with_all_items(all)
+    }
+
+    /// `prompts/get` of a namespaced prompt, asked of the upstream that serves it.
+    pub(crate) async fn get_prompt(
+        &self,
+        mut params: GetPromptRequestParams,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let qualified = params.name.clone();
+        let not_found = || {
+            ErrorData::invalid_params(
+                format!(
+                    "no prompt `{qualified}`: prompts are named `server__prompt`, as prompts/list gives them"
+                ),
+                None,
+            )
+        };
+        if !self.prompt_allowed(&qualified) {
+            return Err(not_found());
+        }
+        let (name, peer) = self
+            .offering(Feature::Prompts)
+            .into_iter()
+            .find(|(server, _)| qualified.strip_prefix(server.as_str()).is_some_and(|r| r.starts_with("__")))
+            .ok_or_else(not_found)?;
+        params.name = qualified[name.len() + 2..].to_owned();
+        params.meta = None;
+        match tokio::time::timeout(self.settings().call_timeout, peer.get_prompt_once(params)).await {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(e)) => Err(ErrorData::internal_error(
+                format!("server `{name}` failed to give prompt `{qualified}`: {e}"),
+                None,
+            )),
+            Err(_) => Err(ErrorData::internal_error(
+                format!("server `{name}` did not give prompt `{qualified}` in time"),
+                None,
+            )),
+        }
+    }
+
+    /// Every offered resource (or, with `templates`, resource template) of every upstream, and
+    /// the routes to read them.
+    async fn gather_resources(&self) -> (Vec<Resource>, Vec<ResourceTemplate>) {
+        let mut resources: Vec<Resource> = Vec::new();
+        let mut templates: Vec<ResourceTemplate> = Vec::new();
+        let mut routes = ResourceRoutes::default();
+        for (name, peer) in self.offering(Feature::Resources) {
+            match tokio::time::timeout(LIST_TIMEOUT, peer.list_all_resources()).await {
+                Ok(Ok(listed)) => {
+                    for r in listed {
+                        if routes.uris.contains_key(&r.uri) {
+                            tracing::warn!(upstream = %name, "resource `{}` is listed by two servers; the first serves it", r.uri);
+                            continue;
+                        }
+                        routes.uris.insert(r.uri.clone(), name.clone());
+                        resources.push(r);
+                    }
+                }
+                Ok(Err(e)) => tracing::warn!(upstream = %name, "resources/list failed: {e}"),
+                Err(_) => tracing::warn!(upstream = %name, "resources/list timed out"),
+            }
+            match tokio::time::timeout(LIST_TIMEOUT, peer.list_all_resource_templates()).await {
+                Ok(Ok(listed)) => {
+                    for t in listed {
+                        let prefix = t.uri_template.split('{').next().unwrap_or_default().to_owned();
+                        routes.templates.push((prefix, name.clone()));
+                        templates.push(t);
+                    }
+                }
+                Ok(Err(e)) => tracing::debug!(upstream = %name, "resources/templates/list failed: {e}"),
+                Err(_) => tracing::warn!(upstream = %name, "resources/templates/list timed out"),
+            }
+        }
+        *self.inner.resources.lock().unwrap_or_else(|e| e.into_inner()) = routes;
+        (resources, templates)
+    }
+
+    /// `resources/list` over every upstream.
+    pub(crate) async fn list_resources(&self) -> ListResourcesResult {
+        ListResourcesResult::with_all_items(self.gather_resources().await.0)
+    }
+
+    /// `resources/templates/list` over every upstream.
+    pub(crate) async fn list_resource_templates(&self) -> ListResourceTemplatesResult {
+        ListResourceTemplatesResult::with_all_items(self.gather_resources().await.1)
+    }
+
+    /// `resources/read`, asked of the upstream that listed the URI (listing again first if no
+    /// listing knows it).
+    pub(crate) async fn read_resource(
+        &self,
+        mut params: ReadResourceRequestParams,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let uri = params.uri.clone();
+        let route = || self.inner.resources.lock().unwrap_or_else(|e| e.into_inner()).owner(&uri);
+        let owner = match route() {
+            Some(owner) => Some(owner),
+            None => {
+                self.gather_resources().await;
+                route()
+            }
+        };
+        let offered = self.offering(Feature::Resources);
+        let Some((name, peer)) = owner.and_then(|o| offered.into_iter().find(|(n, _)| *n == o)) else {
+            return Err(ErrorData::resource_not_found(
+                format!("no connected server lists resource `{uri}`; see resources/list"),
+                None,
+            ));
+        };
+        params.meta = None;
+        match tokio::time::timeout(self.settings().call_timeout, peer.read_resource_once(params)).await {
+            Ok(Ok(response)) => Ok(response),
+            Ok(Err(e)) => Err(ErrorData::internal_error(
+                format!("server `{name}` failed to read resource `{uri}`: {e}"),
+                None,
+            )),
+            Err(_) => Err(ErrorData::internal_error(
+                format!("server `{name}` did not read resource `{uri}` in time"),
+                None,
+            )),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn resource_routes_prefer_exact_uris_then_the_longest_template_prefix() {
+        let mut routes = ResourceRoutes::default();
+        routes.uris.insert("file:///a.txt".into(), "fs".into());
+        routes.templates.push(("test://static/".into(), "everything".into()));
+        routes.templates.push(("test://static/resource/".into(), "other".into()));
+        routes.templates.push((String::new(), "catch_all".into()));
+        assert_eq!(routes.owner("file:///a.txt").as_deref(), Some("fs"));
+        assert_eq!(routes.owner("test://static/resource/7").as_deref(), Some("other"));
+        assert_eq!(routes.owner("test://static/x").as_deref(), Some("everything"));
+        assert_eq!(routes.owner("memo://nothing"), None, "an empty template prefix routes nothing");
+    }
+
+    #[test]
+    fn levels_rank_by_severity() {
+        assert!(rank(LoggingLevel::Debug) < rank(LoggingLevel::Info));
+        assert!(rank(LoggingLevel::Warning) < rank(LoggingLevel::Error));
+        assert!(rank(LoggingLevel::Alert) < rank(LoggingLevel::Emergency));
+    }
+}
