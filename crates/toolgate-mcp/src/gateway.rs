@@ -51,8 +51,12 @@ pub struct Settings {
     pub restart_backoff: Option<Duration>,
     /// Glob patterns over qualified names that are never offered (`[policy] deny`).
     pub deny: Vec<String>,
-    /// The subject served (`--profile`): only the tools it allows are offered.
+    /// The subject served (`--profile`): only the tools it allows are offered, to every session.
     pub profile: Option<ProfileConfig>,
+    /// The profiles a session may choose (`[profiles.NAME]`), by the HTTP path
+    /// `/mcp/NAME` or the header `X-Toolgate-Profile: NAME`. A session's profile narrows what the
+    /// gateway offers; it never widens it.
+    pub profiles: BTreeMap<String, ProfileConfig>,
     /// The most tool definitions a session's tool list carries (`[budget] hard`); the least
     /// recently used loaded tools are unloaded to stay within it.
     pub hard_limit: usize,
@@ -75,6 +79,7 @@ impl Settings {
             restart_backoff: Some(Duration::from_secs(1)),
             deny: Vec::new(),
             profile: None,
+            profiles: BTreeMap::new(),
             hard_limit: BudgetConfig::default().hard,
         }
     }
@@ -126,6 +131,9 @@ impl Snapshot {
     }
 }
 
+/// A profile's view (second) and the snapshot it was built from (first).
+type View = (Arc<Snapshot>, Arc<Snapshot>);
+
 /// One downstream session as the registry sees it.
 #[derive(Debug)]
 pub(crate) struct SessionSlot {
@@ -164,6 +172,8 @@ pub(crate) struct SessionState {
     pub(crate) subscriptions: Vec<SubscriptionSink>,
     /// A fingerprint of the tool list last served, to tell whether a rebuild changed it.
     pub(crate) listed: Option<u64>,
+    /// The profile this session was opened under (`/mcp/NAME` or `X-Toolgate-Profile`).
+    pub(crate) profile: Option<String>,
     /// The server instructions, fixed when first asked for so that they stay byte-identical.
     pub(crate) instructions: Option<String>,
     /// When each active tool was last loaded or called, for unloading within the budget.
@@ -199,6 +209,9 @@ pub(crate) struct Inner {
     pub(crate) progress: Arc<Relay>,
     /// Which upstream serves which resource, as last listed.
     pub(crate) resources: Mutex<ResourceRoutes>,
+    /// Per session profile, the view of the snapshot it was built from (a cache scoped by the
+    /// subject: one profile's view never serves another).
+    views: Mutex<HashMap<String, View>>,
 }
 
 impl Gateway {
@@ -229,6 +242,7 @@ impl Gateway {
                 call_tool: call_tool_tool(),
                 progress: Arc::new(Relay::default()),
                 resources: Mutex::new(ResourceRoutes::default()),
+                views: Mutex::new(HashMap::new()),
             }),
         }
     }
@@ -252,6 +266,7 @@ impl Gateway {
     /// The `[policy] deny` patterns of `config` are added to those of `settings`.
     pub fn start(mut settings: Settings, config: &Config) -> Result<Gateway, GatewayError> {
         settings.deny.extend(config.policy.deny.iter().cloned());
+        settings.profiles.extend(config.profiles.iter().map(|(k, v)| (k.clone(), v.clone())));
         settings.hard_limit = settings.hard_limit.min(config.budget.hard);
         let gateway = Gateway::new(settings);
         // Static catalogs first, so that a bad file fails before any child process starts.
@@ -359,6 +374,61 @@ impl Gateway {
         self.inner.snapshot.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
+    /// The merged view as the subject of `profile` sees it: the current snapshot without the
+    /// tools the profile does not allow, with its own deferral and index (built once per
+    /// snapshot and profile). `None` is the gateway's own subject. A profile that is not
+    /// configured sees nothing (fail-closed).
+    pub(crate) fn snapshot_for(&self, profile: Option<&str>) -> Arc<Snapshot> {
+        let base = self.snapshot();
+        let Some(name) = profile else { return base };
+        let mut views = self.inner.views.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some((from, view)) = views.get(name)
+            && Arc::ptr_eq(from, &base)
+        {
+            return view.clone();
+        }
+        let rules = self.inner.settings.profiles.get(name);
+        let keep = |t: &Tool| rules.is_some_and(|p| offer::profile_allows(p, t.qualified_name()));
+        let mut hidden = 0;
+        let (specs, owner): (Vec<ToolSpec>, Vec<Arc<str>>) = base
+            .catalog
+            .ids()
+            .filter_map(|id| {
+                let tool = base.catalog.tool(id);
+                if keep(tool) {
+                    return Some((spec_of(tool), base.owner[id.index()].clone()));
+                }
+                hidden += 1;
+                tracing::debug!(target: "toolgate::audit", subject = name, tool = tool.qualified_name(),
+                    rule = %format!("profiles.{name}"), "hidden from the subject");
+                None
+            })
+            .unzip();
+        let catalog =
+            specs.into_iter().fold(Catalog::builder(), |b, s| b.tool(s)).build().unwrap_or_else(|e| {
+                tracing::error!("the view of profile `{name}` is invalid ({e}); it sees nothing");
+                Catalog::default()
+            });
+        let owner = if catalog.is_empty() { Vec::new() } else { owner };
+        tracing::debug!(subject = name, visible = catalog.len(), hidden, "built a subject's view");
+        let view = Arc::new(self.assemble(catalog, owner, base.pending.clone(), base.max_active.clone()));
+        views.insert(name.to_owned(), (base, view.clone()));
+        view
+    }
+
+    /// A snapshot of `catalog`: its deferral and index.
+    fn assemble(
+        &self,
+        catalog: Catalog,
+        owner: Vec<Arc<str>>,
+        pending: Vec<String>,
+        max_active: HashMap<String, usize>,
+    ) -> Snapshot {
+        let deferral = Deferral::decide(&catalog, &self.inner.settings.defer);
+        let index = Index::builder().build(&catalog);
+        Snapshot { catalog, deferral, index, pending, owner, max_active }
+    }
+
     /// Waits until no upstream is starting any more (each is ready, failed or static), or
     /// `timeout` passes; returns whether everything settled.
     pub async fn settled(&self, timeout: Duration) -> bool {
@@ -462,9 +532,10 @@ impl Gateway {
         }
         let index = Index::builder().build(&catalog);
         let snapshot = Arc::new(Snapshot { catalog, deferral, index, pending, owner, max_active });
+        self.inner.views.lock().unwrap_or_else(|e| e.into_inner()).clear();
         *self.inner.snapshot.write().unwrap_or_else(|e| e.into_inner()) = snapshot.clone();
         self.inner.changes.send_modify(|g| *g += 1);
-        self.notify_changed_lists(&snapshot);
+        self.notify_changed_lists();
     }
 
     /// Builds the merged catalog, without the tools that `[policy] deny` or the profile exclude
@@ -497,14 +568,15 @@ impl Gateway {
 
     /// Sends `notifications/tools/list_changed` to every native session whose tool list is
     /// not what it was last served.
-    fn notify_changed_lists(&self, snapshot: &Snapshot) {
+    fn notify_changed_lists(&self) {
         if self.inner.settings.exposure != Exposure::Native {
             return;
         }
         for slot in self.live_sessions() {
             let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
             let Some(before) = state.listed else { continue };
-            let now = fingerprint(&self.tool_list(snapshot, &state.session));
+            let view = self.snapshot_for(state.profile.as_deref());
+            let now = fingerprint(&self.tool_list(&view, &state.session));
             if now == before {
                 continue;
             }
@@ -553,7 +625,12 @@ impl Gateway {
             .iter()
             .map(|slot| {
                 let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-                json!({"id": state.id, "client": state.client, "active": state.session.active()})
+                json!({
+                    "id": state.id,
+                    "client": state.client,
+                    "profile": state.profile,
+                    "active": state.session.active(),
+                })
             })
             .collect();
         let deferred = snapshot.catalog.ids().filter(|&id| snapshot.deferral.is_deferred(id)).count();

@@ -1,6 +1,8 @@
 //! http: the gateway over HTTP: MCP streamable HTTP at `/mcp` (one session, and so one active
 //! set, per `Mcp-Session-Id`), a small HTML status page at `/` and the same data at
-//! `/status.json`.
+//! `/status.json`. Each configured profile also has its endpoint, `/mcp/NAME`, whose sessions
+//! see only what the profile allows; on `/mcp`, the header `X-Toolgate-Profile: NAME` does the
+//! same.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -19,17 +21,17 @@ use crate::gateway::Gateway;
 
 /// The router: `/mcp`, `/` and `/status.json`. Cancelling `shutdown` ends every MCP session.
 pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
-    let factory = {
+    let endpoint = |profile: Option<String>| {
         let gateway = gateway.clone();
-        move || Ok(crate::server::GatewayServer::for_http(gateway.clone()))
+        let factory = move || Ok(crate::server::GatewayServer::for_http(gateway.clone(), profile.clone()));
+        let config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown.clone());
+        StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config)
     };
-    let config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown);
-    let mcp = StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config);
-    axum::Router::new()
-        .nest_service("/mcp", mcp)
-        .route("/", get(status_page))
-        .route("/status.json", get(status_json))
-        .with_state(gateway)
+    let mut router = axum::Router::new().nest_service("/mcp", endpoint(None));
+    for name in gateway.settings().profiles.keys() {
+        router = router.nest_service(&format!("/mcp/{name}"), endpoint(Some(name.clone())));
+    }
+    router.route("/", get(status_page)).route("/status.json", get(status_json)).with_state(gateway)
 }
 
 /// Serves the router on `listener` until `shutdown` is cancelled; open connections get five

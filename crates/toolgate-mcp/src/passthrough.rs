@@ -14,9 +14,10 @@
 //! - `list_changed` of prompts and resources is relayed to every session.
 //!
 //! Policy: an upstream whose name a `[policy] deny` pattern matches offers nothing here, and a
-//! prompt is offered only if its namespaced name is one that the deny list and the served
-//! profile would let through as a tool name. Under a profile, an upstream's resources are
-//! offered only while at least one of its tools is (fail-closed: a profile that sees none of a
+//! prompt is offered only if its namespaced name is one that the deny list and the profiles
+//! (the gateway's `--profile` and the session's) would let through as a tool name. Under a
+//! profile, an upstream's resources are offered only while the subject sees at least one of its
+//! tools (fail-closed: a profile that sees none of a
 //! server's tools sees none of its data either).
 // Logging is deprecated in the newest protocol version (SEP-2577) but is what clients up to
 // 2025-11-25 speak; rmcp marks its types deprecated.
@@ -86,14 +87,15 @@ enum Feature {
 impl Gateway {
     /// The connected upstreams that declared `feature` and that the policy lets offer anything
     /// here, by name.
-    fn offering(&self, feature: Feature) -> Vec<(String, Peer<RoleClient>)> {
-        let snapshot = self.snapshot();
+    fn offering(&self, feature: Feature, subject: Option<&str>) -> Vec<(String, Peer<RoleClient>)> {
+        let snapshot = self.snapshot_for(subject);
         let settings = self.settings();
+        let profiled = settings.profile.is_some() || subject.is_some();
         let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         pool.values()
             .filter(|u| u.state == State::Ready && !offer::globally_denied(&settings.deny, &u.name))
             .filter(|u| {
-                settings.profile.is_none()
+                !profiled
                     || matches!(feature, Feature::Logging | Feature::Prompts)
                     || snapshot.catalog.ids().any(|id| snapshot.owner(id) == u.name)
             })
@@ -110,11 +112,16 @@ impl Gateway {
             .collect()
     }
 
-    /// Whether a namespaced prompt name passes the deny list and the served profile.
-    fn prompt_allowed(&self, qualified: &str) -> bool {
+    /// Whether a namespaced prompt name passes the deny list, the served profile and the
+    /// session's profile.
+    fn prompt_allowed(&self, qualified: &str, subject: Option<&str>) -> bool {
         let settings = self.settings();
+        let session_allows = subject.is_none_or(|name| {
+            settings.profiles.get(name).is_some_and(|p| offer::profile_allows(p, qualified))
+        });
         !offer::globally_denied(&settings.deny, qualified)
             && settings.profile.as_ref().is_none_or(|p| offer::profile_allows(p, qualified))
+            && session_allows
     }
 
     /// Passes a log message of `upstream` on to every session that wants its level.
@@ -165,7 +172,7 @@ impl Gateway {
     /// to every upstream that logs.
     pub(crate) async fn set_log_level(&self) {
         let Some(level) = self.wanted_log_level() else { return };
-        for (name, peer) in self.offering(Feature::Logging) {
+        for (name, peer) in self.offering(Feature::Logging, None) {
             let asked = tokio::time::timeout(LIST_TIMEOUT, peer.set_level(SetLevelRequestParams::new(level)));
             match asked.await {
                 Ok(Ok(())) => {}
@@ -207,13 +214,13 @@ impl Gateway {
     }
 
     /// Every offered prompt of every upstream, namespaced `server__prompt`.
-    pub(crate) async fn list_prompts(&self) -> ListPromptsResult {
+    pub(crate) async fn list_prompts(&self, subject: Option<&str>) -> ListPromptsResult {
         let mut all: Vec<Prompt> = Vec::new();
-        for (name, peer) in self.offering(Feature::Prompts) {
+        for (name, peer) in self.offering(Feature::Prompts, subject) {
             match tokio::time::timeout(LIST_TIMEOUT, peer.list_all_prompts()).await {
                 Ok(Ok(prompts)) => all.extend(prompts.into_iter().filter_map(|mut p| {
                     p.name = format!("{name}__{}", p.name);
-                    self.prompt_allowed(&p.name).then_some(p)
+                    self.prompt_allowed(&p.name, subject).then_some(p)
                 })),
                 Ok(Err(e)) => tracing::warn!(upstream = %name, "prompts/list failed: {e}"),
                 Err(_) => tracing::warn!(upstream = %name, "prompts/list timed out"),
@@ -226,6 +233,7 @@ impl Gateway {
     pub(crate) async fn get_prompt(
         &self,
         mut params: GetPromptRequestParams,
+        subject: Option<&str>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let qualified = params.name.clone();
         let not_found = || {
@@ -236,11 +244,11 @@ impl Gateway {
                 None,
             )
         };
-        if !self.prompt_allowed(&qualified) {
+        if !self.prompt_allowed(&qualified, subject) {
             return Err(not_found());
         }
         let (name, peer) = self
-            .offering(Feature::Prompts)
+            .offering(Feature::Prompts, subject)
             .into_iter()
             .find(|(server, _)| qualified.strip_prefix(server.as_str()).is_some_and(|r| r.starts_with("__")))
             .ok_or_else(not_found)?;
@@ -261,11 +269,11 @@ impl Gateway {
 
     /// Every offered resource (or, with `templates`, resource template) of every upstream, and
     /// the routes to read them.
-    async fn gather_resources(&self) -> (Vec<Resource>, Vec<ResourceTemplate>) {
+    async fn gather_resources(&self, subject: Option<&str>) -> (Vec<Resource>, Vec<ResourceTemplate>) {
         let mut resources: Vec<Resource> = Vec::new();
         let mut templates: Vec<ResourceTemplate> = Vec::new();
         let mut routes = ResourceRoutes::default();
-        for (name, peer) in self.offering(Feature::Resources) {
+        for (name, peer) in self.offering(Feature::Resources, subject) {
             match tokio::time::timeout(LIST_TIMEOUT, peer.list_all_resources()).await {
                 Ok(Ok(listed)) => {
                     for r in listed {
@@ -297,13 +305,13 @@ impl Gateway {
     }
 
     /// `resources/list` over every upstream.
-    pub(crate) async fn list_resources(&self) -> ListResourcesResult {
-        ListResourcesResult::with_all_items(self.gather_resources().await.0)
+    pub(crate) async fn list_resources(&self, subject: Option<&str>) -> ListResourcesResult {
+        ListResourcesResult::with_all_items(self.gather_resources(subject).await.0)
     }
 
     /// `resources/templates/list` over every upstream.
-    pub(crate) async fn list_resource_templates(&self) -> ListResourceTemplatesResult {
-        ListResourceTemplatesResult::with_all_items(self.gather_resources().await.1)
+    pub(crate) async fn list_resource_templates(&self, subject: Option<&str>) -> ListResourceTemplatesResult {
+        ListResourceTemplatesResult::with_all_items(self.gather_resources(subject).await.1)
     }
 
     /// `resources/read`, asked of the upstream that listed the URI (listing again first if no
@@ -311,17 +319,18 @@ impl Gateway {
     pub(crate) async fn read_resource(
         &self,
         mut params: ReadResourceRequestParams,
+        subject: Option<&str>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = params.uri.clone();
         let route = || self.inner.resources.lock().unwrap_or_else(|e| e.into_inner()).owner(&uri);
         let owner = match route() {
             Some(owner) => Some(owner),
             None => {
-                self.gather_resources().await;
+                self.gather_resources(subject).await;
                 route()
             }
         };
-        let offered = self.offering(Feature::Resources);
+        let offered = self.offering(Feature::Resources, subject);
         let Some((name, peer)) = owner.and_then(|o| offered.into_iter().find(|(n, _)| *n == o)) else {
             return Err(ErrorData::resource_not_found(
                 format!("no connected server lists resource `{uri}`; see resources/list"),

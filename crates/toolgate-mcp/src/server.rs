@@ -30,8 +30,20 @@ use toolgate::search::Request;
 
 use crate::budget;
 use crate::convert::mcp_from_tool;
-use crate::gateway::{CALL_TOOL, Gateway, SessionSlot, SessionState, fingerprint};
+use crate::gateway::{CALL_TOOL, Gateway, SessionSlot, SessionState, Snapshot, fingerprint};
 use crate::upstream::error_result;
+
+/// The HTTP header that opens a session under a profile (`[profiles.NAME]`).
+pub const PROFILE_HEADER: &str = "x-toolgate-profile";
+
+/// The error for a profile the configuration does not define.
+fn unknown_profile(gateway: &Gateway, name: &str) -> String {
+    let known: Vec<&str> = gateway.settings().profiles.keys().map(String::as_str).collect();
+    format!(
+        "no profile `{name}` in the configuration ([profiles.{name}]); known profiles: {}",
+        if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+    )
+}
 
 /// Up to this many deferred names are announced in the server instructions.
 pub const MAX_ANNOUNCED: usize = 2000;
@@ -54,9 +66,23 @@ impl GatewayServer {
         GatewayServer { gateway, slot, modern: true }
     }
 
-    /// A server for one new streamable HTTP session, which must use `initialize`.
-    pub(crate) fn for_http(gateway: Gateway) -> GatewayServer {
-        GatewayServer { modern: false, ..GatewayServer::new(gateway) }
+    /// A server for one new streamable HTTP session, which must use `initialize`, seeing what
+    /// `profile` allows (or, with `None`, what the header `X-Toolgate-Profile` names, if any).
+    pub(crate) fn for_http(gateway: Gateway, profile: Option<String>) -> GatewayServer {
+        let server = GatewayServer { modern: false, ..GatewayServer::new(gateway) };
+        server.state().profile = profile;
+        server
+    }
+
+    /// A server for one new session that sees only what profile `name` (`[profiles.NAME]`)
+    /// allows, within what the gateway offers.
+    pub fn with_profile(gateway: Gateway, name: &str) -> Result<GatewayServer, String> {
+        if !gateway.settings().profiles.contains_key(name) {
+            return Err(unknown_profile(&gateway, name));
+        }
+        let server = GatewayServer::new(gateway);
+        server.state().profile = Some(name.to_owned());
+        Ok(server)
     }
 
     /// Registers this session (once) for the status page and list change notices, with the
@@ -80,6 +106,26 @@ impl GatewayServer {
         self.slot.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// The server instructions, fixed when first asked for so that they stay byte-identical.
+    fn fixed_instructions(&self) -> String {
+        if let Some(fixed) = &self.state().instructions {
+            return fixed.clone();
+        }
+        // Written without holding the state: they read the session's subject.
+        let fresh = self.instructions();
+        self.state().instructions.get_or_insert(fresh).clone()
+    }
+
+    /// The profile this session was opened under, if any.
+    fn subject(&self) -> Option<String> {
+        self.state().profile.clone()
+    }
+
+    /// The merged view as this session's subject sees it.
+    fn snapshot(&self) -> Arc<Snapshot> {
+        self.gateway.snapshot_for(self.subject().as_deref())
+    }
+
     fn exposure(&self) -> Exposure {
         self.gateway.settings().exposure
     }
@@ -99,7 +145,7 @@ impl GatewayServer {
             .get("servers")
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
-        let snapshot = self.gateway.snapshot();
+        let snapshot = self.snapshot();
         let request = Request { query, limit, servers: servers.as_deref() };
         let (result, loaded_any, unloaded) = {
             let mut state = self.state();
@@ -187,7 +233,7 @@ impl GatewayServer {
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let snapshot = self.gateway.snapshot();
+        let snapshot = self.snapshot();
         let decision = gate::check(&snapshot.catalog, &snapshot.deferral, &self.state().session, name);
         let id = match decision {
             Decision::Allow(id) => id,
@@ -217,7 +263,7 @@ impl GatewayServer {
     /// catalogs of up to [`MAX_ANNOUNCED`] deferred tools, their names in one frozen block (the
     /// `<available-deferred-tools>` that `tool_search` refers to).
     fn instructions(&self) -> String {
-        let snapshot = self.gateway.snapshot();
+        let snapshot = self.snapshot();
         let servers = snapshot.catalog.servers();
         let mut out = format!(
             "toolgate gateway: {} tools from {} servers. Most tools are not listed until you load them: \
@@ -260,7 +306,7 @@ impl ServerHandler for GatewayServer {
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.state().instructions.get_or_insert_with(|| self.instructions()).clone())
+            .with_instructions(self.fixed_instructions())
     }
 
     /// Every version on a connection of its own; over HTTP only up to 2025-11-25, the versions
@@ -300,6 +346,26 @@ impl ServerHandler for GatewayServer {
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
         let client = format!("{} {}", request.client_info.name, request.client_info.version);
+        let asked = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.headers.get(PROFILE_HEADER))
+            .map(|v| v.to_str().unwrap_or("\u{fffd}").to_owned());
+        if let Some(name) = asked {
+            if !self.gateway.settings().profiles.contains_key(&name) {
+                return Err(ErrorData::invalid_params(unknown_profile(&self.gateway, &name), None));
+            }
+            let mut state = self.state();
+            match &state.profile {
+                Some(path) if *path != name => {
+                    return Err(ErrorData::invalid_params(
+                        format!("{PROFILE_HEADER} names `{name}` but the path serves profile `{path}`"),
+                        None,
+                    ));
+                }
+                _ => state.profile = Some(name),
+            }
+        }
         {
             let mut state = self.state();
             state.client = client;
@@ -319,7 +385,7 @@ impl ServerHandler for GatewayServer {
             Exposure::Bridge => vec![mcp_from_tool(&inner.tool_search), mcp_from_tool(&inner.call_tool)],
             Exposure::Native => {
                 self.register(&context);
-                let snapshot = self.gateway.snapshot();
+                let snapshot = self.snapshot();
                 let mut state = self.state();
                 let list = self.gateway.tool_list(&snapshot, &state.session);
                 state.listed = Some(fingerprint(&list));
@@ -362,7 +428,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        Ok(self.gateway.list_prompts().await)
+        Ok(self.gateway.list_prompts(self.subject().as_deref()).await)
     }
 
     async fn get_prompt(
@@ -370,7 +436,7 @@ impl ServerHandler for GatewayServer {
         request: GetPromptRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.gateway.get_prompt(request).await
+        self.gateway.get_prompt(request, self.subject().as_deref()).await
     }
 
     async fn list_resources(
@@ -378,7 +444,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        Ok(self.gateway.list_resources().await)
+        Ok(self.gateway.list_resources(self.subject().as_deref()).await)
     }
 
     async fn list_resource_templates(
@@ -386,7 +452,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        Ok(self.gateway.list_resource_templates().await)
+        Ok(self.gateway.list_resource_templates(self.subject().as_deref()).await)
     }
 
     async fn read_resource(
@@ -394,7 +460,7 @@ impl ServerHandler for GatewayServer {
         request: ReadResourceRequestParams,
         _context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.gateway.read_resource(request).await
+        self.gateway.read_resource(request, self.subject().as_deref()).await
     }
 }
 

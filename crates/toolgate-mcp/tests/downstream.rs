@@ -262,3 +262,59 @@ async fn a_2026_07_28_client_on_its_own_connection_hears_list_changes_on_its_sub
     assert!(matches!(notice, Some(ServerNotification::ToolListChangedNotification(_))), "{notice:?}");
     assert_eq!(names(client.list_tools(None).await.unwrap()), ["tool_search", PLAYWRIGHT_SHOT]);
 }
+
+#[tokio::test]
+async fn each_http_session_sees_the_profile_of_its_path_or_header_and_nothing_more() {
+    let reviewer = ProfileConfig {
+        tools: vec!["git__*".into(), "github__*".into()],
+        disallowed_tools: vec!["*__git_commit".into(), "*__git_push".into()],
+    };
+    let browser = ProfileConfig { tools: vec!["playwright__*".into()], disallowed_tools: Vec::new() };
+    let settings = Settings {
+        profiles: [("reviewer".to_owned(), reviewer), ("browser".to_owned(), browser)].into(),
+        ..Settings::default()
+    };
+    let gateway = Gateway::from_catalog(settings, "embedded", &Catalog::embedded());
+    let (url, _addr, shutdown) = serve_http(&gateway).await;
+
+    // By path.
+    let by_path = Client::http(&format!("{url}/reviewer")).await;
+    let found =
+        by_path.call("tool_search", json!({"query": "git commit log status diff", "limit": 20})).await;
+    let matches = found.structured_content.unwrap()["matches"].clone();
+    let names: Vec<&str> = matches.as_array().unwrap().iter().map(|m| m.as_str().unwrap()).collect();
+    assert!(names.contains(&"git__git_log"), "{names:?}");
+    assert!(names.iter().all(|n| n.starts_with("git__") || n.starts_with("github__")), "{names:?}");
+    assert!(!names.contains(&"git__git_commit"), "a disallowed tool was found: {names:?}");
+    let by_name = by_path.call("tool_search", json!({"query": "select:git__git_commit"})).await;
+    assert!(by_name.structured_content.unwrap()["loaded"].as_array().unwrap().is_empty());
+    let refused = by_path.call("git__git_commit", json!({"repo_path": ".", "message": "x"})).await;
+    assert!(text(&refused).starts_with("no tool is named"), "{}", text(&refused));
+
+    // By header, on the plain endpoint.
+    let by_header = Client::http_with_header(&url, "x-toolgate-profile", "browser").await.unwrap();
+    let found = by_header.call("tool_search", json!({"query": "select:git__git_log"})).await;
+    assert!(found.structured_content.unwrap()["loaded"].as_array().unwrap().is_empty());
+    // The profile's 31 tools are few enough that auto deferral sends them all as core tools.
+    let names = by_header.names().await;
+    assert!(names.contains(&PLAYWRIGHT_SHOT.to_owned()), "{names:?}");
+    assert!(names.iter().all(|n| n.starts_with("playwright__") || n == "tool_search"), "{names:?}");
+
+    // A header naming no profile is refused at initialize; one contradicting the path too.
+    let unknown = Client::http_with_header(&url, "x-toolgate-profile", "admin").await;
+    assert!(unknown.is_err(), "an unknown profile must not open a session");
+    let contradicting =
+        Client::http_with_header(&format!("{url}/reviewer"), "x-toolgate-profile", "browser").await;
+    assert!(contradicting.is_err(), "a header must not widen or change the path's profile");
+
+    // The plain endpoint still sees everything; the status page shows each session's profile.
+    let plain = Client::http(&url).await;
+    let found = plain.call("tool_search", json!({"query": "select:git__git_commit"})).await;
+    assert_eq!(found.structured_content.unwrap()["loaded"], json!(["git__git_commit"]));
+    let profiles: Vec<Value> =
+        gateway.status()["sessions"].as_array().unwrap().iter().map(|s| s["profile"].clone()).collect();
+    for want in [json!("reviewer"), json!("browser"), Value::Null] {
+        assert!(profiles.contains(&want), "{profiles:?}");
+    }
+    shutdown.cancel();
+}

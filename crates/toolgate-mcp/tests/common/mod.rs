@@ -78,6 +78,25 @@ impl Client {
         Client::connect(StreamableHttpClientTransport::from_uri(url.to_owned())).await
     }
 
+    /// A client of a new HTTP session at `url` that sends `header: value` with every request,
+    /// or the error of its `initialize`.
+    pub async fn http_with_header(url: &str, header: &'static str, value: &str) -> Result<Client, String> {
+        use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+        let headers = [(
+            axum::http::HeaderName::from_static(header),
+            axum::http::HeaderValue::try_from(value).map_err(|e| e.to_string())?,
+        )];
+        let config =
+            StreamableHttpClientTransportConfig::with_uri(url.to_owned()).custom_headers(headers.into());
+        let transport = StreamableHttpClientTransport::from_config(config);
+        let (changed, changed_rx) = mpsc::unbounded_channel();
+        let (progress, progress_rx) = mpsc::unbounded_channel();
+        let (logs, logs_rx) = mpsc::unbounded_channel();
+        let service =
+            Watcher { changed, progress, logs }.serve(transport).await.map_err(|e| e.to_string())?;
+        Ok(Client { service, changed: changed_rx, progress: progress_rx, logs: logs_rx })
+    }
+
     async fn connect<T, E, A>(transport: T) -> Client
     where
         T: rmcp::transport::IntoTransport<RoleClient, E, A>,
