@@ -2,12 +2,16 @@
 //!
 //! A call runs only if the tool exists and is core or in this session's active set. Anything
 //! else is a [`Decision::Deny`] whose message tells the model how to load the tool, and the
-//! caller never forwards it. Policy and argument checks join here as the gateway grows.
+//! caller never forwards it. [`check_policy`] asks the [policy](crate::policy) again at call
+//! time, before anything else: a tool hidden from the subject is refused even if a stale
+//! active set or a guessed name points at it. Argument checks live at the edge (they need a
+//! JSON Schema validator).
 
 use std::fmt;
 
 use crate::catalog::{Catalog, ToolId};
 use crate::defer::Deferral;
+use crate::policy::{Policy, Rule, Verdict};
 use crate::session::Session;
 
 /// Why a call was refused.
@@ -24,6 +28,13 @@ pub enum Denial {
         /// The tool's qualified name.
         name: String,
     },
+    /// The policy does not let this subject use the tool.
+    Forbidden {
+        /// The tool's qualified name.
+        name: String,
+        /// The rule that denied it.
+        rule: Rule,
+    },
 }
 
 impl fmt::Display for Denial {
@@ -37,6 +48,12 @@ impl fmt::Display for Denial {
                 f,
                 "tool `{name}` is not loaded; load it first with tool_search {{\"query\": \"select:{name}\"}}, then call it"
             ),
+            Denial::Forbidden { name, .. } => {
+                write!(
+                    f,
+                    "tool `{name}` is not available to you; do not retry it, use another tool or ask the user"
+                )
+            }
         }
     }
 }
@@ -67,6 +84,28 @@ pub fn check(catalog: &Catalog, deferral: &Deferral, session: &Session, name: &s
         return Decision::Deny(Denial::NotLoaded { name: qualified.to_owned() });
     }
     Decision::Allow(id)
+}
+
+/// Checks a call to `name` for `policy`'s subject: the policy first (over `catalog`, which may
+/// be the full catalog or the subject's visible one), then [`check`]. A policy refusal is
+/// [`Denial::Forbidden`] with the rule; the model's message does not name the rule, the audit
+/// log does ([`Policy::event`] with [`Action::Refused`](crate::policy::Action::Refused)).
+pub fn check_policy(
+    policy: &Policy,
+    catalog: &Catalog,
+    deferral: &Deferral,
+    session: &Session,
+    name: &str,
+) -> Decision {
+    if let Some(id) = catalog.resolve(name)
+        && let Verdict::Deny(rule) = policy.decide(catalog.tool(id))
+    {
+        return Decision::Deny(Denial::Forbidden {
+            name: catalog.tool(id).qualified_name().to_owned(),
+            rule,
+        });
+    }
+    check(catalog, deferral, session, name)
 }
 
 #[cfg(test)]

@@ -45,17 +45,21 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod budget;
 pub mod catalog;
 pub mod config;
 pub mod defer;
 pub mod eval;
 pub mod gate;
 pub mod naming;
+pub mod policy;
+pub mod preselect;
 pub mod request;
 pub mod search;
 pub mod session;
 pub mod tokens;
 
 pub use catalog::{Catalog, Tool, ToolId, ToolSpec};
+pub use policy::Policy;
 pub use search::{Index, Strategy};
 pub use session::Session;

@@ -76,6 +76,8 @@ pub enum ConfigErrorKind {
         /// The cap, [`MAX_ACTIVE_CAP`](super::MAX_ACTIVE_CAP).
         cap: usize,
     },
+    /// `mode = "allowlist"` without an `allowed` list: the allowlist would be everything.
+    AllowlistWithoutAllowed,
     /// Budgets not in the order `1 <= first_turn <= dynamic <= hard`.
     BudgetOrder {
         /// `first_turn`.
@@ -191,6 +193,10 @@ impl fmt::Display for ConfigErrorKind {
                 f,
                 "max_active {value} is above the cap of {cap} active tools per server; \
                  set it to at most {cap}"
+            ),
+            ConfigErrorKind::AllowlistWithoutAllowed => f.write_str(
+                "mode = \"allowlist\" needs an `allowed` list of the tools to keep; \
+                 add allowed = [\"...\"], or use mode = \"auto\" or \"all\"",
             ),
             ConfigErrorKind::BudgetOrder { first_turn, dynamic, hard } => {
                 write!(

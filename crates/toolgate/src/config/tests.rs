@@ -410,6 +410,19 @@ fn budgets_out_of_order_name_the_keys_and_values() {
 }
 
 #[test]
+fn an_allowlist_must_list_something() {
+    check_error(
+        "[servers.github]\ncommand = \"gh-mcp\"\nmode = \"allowlist\"\n",
+        expect![[
+            r#"toolgate.toml: servers.github.mode: mode = "allowlist" needs an `allowed` list of the tools to keep; add allowed = ["..."], or use mode = "auto" or "all""#
+        ]],
+    );
+    let c = toml("[servers.github]\ncommand = \"gh-mcp\"\nmode = \"allowlist\"\nallowed = [\"get_*\"]\n")
+        .unwrap();
+    assert_eq!(c.servers["github"].allowed, ["get_*"]);
+}
+
+#[test]
 fn a_server_has_exactly_one_transport() {
     check_error(
         "[servers.github]\ncommand = \"npx\"\nurl = \"http://127.0.0.1:9000/mcp\"\n",

@@ -198,7 +198,14 @@ fn server(f: &Fields<'_, '_>, name: &str) -> Result<ServerConfig, ConfigError> {
             _ => ServerMode::Auto,
         };
     }
-    s.allowed = f.patterns("allowed")?.unwrap_or(s.allowed);
+    match f.patterns("allowed")? {
+        Some(allowed) => s.allowed = allowed,
+        // An allowlist keeps only what it lists (seed 001); the default `*` would keep all.
+        None if s.mode == ServerMode::Allowlist => {
+            return Err(f.src.error(&f.key("mode"), ConfigErrorKind::AllowlistWithoutAllowed));
+        }
+        None => {}
+    }
     s.denied = f.patterns("denied")?.unwrap_or_default();
     s.pinned = f.patterns("pinned")?.unwrap_or_default();
     s.always_load = f.patterns("always_load")?.unwrap_or_default();
