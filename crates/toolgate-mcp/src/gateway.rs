@@ -57,8 +57,9 @@ pub struct Settings {
     /// `/mcp/NAME` or the header `X-Toolgate-Profile: NAME`. A session's profile narrows what the
     /// gateway offers; it never widens it.
     pub profiles: BTreeMap<String, ProfileConfig>,
-    /// The most tool definitions a session's tool list carries (`[budget] hard`); the least
-    /// recently used loaded tools are unloaded to stay within it.
+    /// The most tool definitions a session's tool list carries (`[budget] dynamic`, and never
+    /// more than `[budget] hard`); the least recently used loaded tools are unloaded to stay
+    /// within it.
     pub hard_limit: usize,
 }
 
@@ -80,7 +81,7 @@ impl Settings {
             deny: Vec::new(),
             profile: None,
             profiles: BTreeMap::new(),
-            hard_limit: BudgetConfig::default().hard,
+            hard_limit: BudgetConfig::default().dynamic.min(BudgetConfig::default().hard),
         }
     }
 }
@@ -267,7 +268,8 @@ impl Gateway {
     pub fn start(mut settings: Settings, config: &Config) -> Result<Gateway, GatewayError> {
         settings.deny.extend(config.policy.deny.iter().cloned());
         settings.profiles.extend(config.profiles.iter().map(|(k, v)| (k.clone(), v.clone())));
-        settings.hard_limit = settings.hard_limit.min(config.budget.hard);
+        // Sessions grow up to the dynamic budget; the hard cap is never above it in effect.
+        settings.hard_limit = settings.hard_limit.min(config.budget.hard).min(config.budget.dynamic);
         let gateway = Gateway::new(settings);
         // Static catalogs first, so that a bad file fails before any child process starts.
         let mut children = Vec::new();
@@ -554,8 +556,15 @@ impl Gateway {
             .iter()
             .map(|t| {
                 let name = t.qualified_name();
-                !offer::globally_denied(&settings.deny, name)
-                    && settings.profile.as_ref().is_none_or(|p| offer::profile_allows(p, name))
+                let rule = if offer::globally_denied(&settings.deny, name) {
+                    "policy.deny"
+                } else if settings.profile.as_ref().is_some_and(|p| !offer::profile_allows(p, name)) {
+                    "--profile"
+                } else {
+                    return true;
+                };
+                tracing::debug!(target: "toolgate::audit", subject = "main", tool = name, action = "hidden", rule);
+                false
             })
             .collect();
         if kept.iter().all(|k| *k) {

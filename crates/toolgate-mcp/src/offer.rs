@@ -45,34 +45,57 @@ impl Offer {
         }
     }
 
-    /// Whether `tool` (one of this server's) is offered.
+    /// Whether `tool` (one of this server's) is offered; a tool that is not is logged to the
+    /// audit log with the rule that hid it.
     pub(crate) fn offers(&self, tool: &ToolSpec) -> bool {
+        let rule = self.hides(tool);
+        if let Some(rule) = rule {
+            tracing::trace!(target: "toolgate::audit", server = tool.server.as_str(), tool = tool.name.as_str(),
+                action = "hidden", rule);
+        }
+        rule.is_none()
+    }
+
+    /// The configuration key that hides `tool`, if one does.
+    fn hides(&self, tool: &ToolSpec) -> Option<&'static str> {
         let name = tool.name.as_str();
         let matches = |patterns: &[String]| patterns.iter().any(|p| glob_match(p, name));
         if matches(&self.denied) {
-            return false;
+            return Some("denied");
         }
         if self.mode != ServerMode::All && !matches(&self.allowed) {
-            return false;
+            return Some("allowed");
         }
         if self.read_only_only {
             let hinted = tool.annotations.get("readOnlyHint") == Some(&serde_json::Value::Bool(true));
-            return hinted || matches(&self.read_only);
+            return (!hinted && !matches(&self.read_only)).then_some("side_effects = \"read_only\"");
         }
-        true
+        None
     }
 }
 
-/// Whether a qualified name is denied by the global `[policy] deny` patterns.
+/// Whether a pattern over qualified names matches `qualified` (`server__tool`, or a bare server
+/// name): as `toolgate::policy` reads patterns, a pattern without `__` also matches the server
+/// (`github` is the whole server), and a leading `mcp__` (Claude Code's spelling) is ignored.
+pub(crate) fn pattern_matches(pattern: &str, qualified: &str) -> bool {
+    let pattern = pattern.strip_prefix("mcp__").unwrap_or(pattern);
+    if glob_match(pattern, qualified) {
+        return true;
+    }
+    let server = qualified.split_once("__").map_or(qualified, |(server, _)| server);
+    !pattern.contains("__") && glob_match(pattern, server)
+}
+
+/// Whether a qualified name (or a server name) is denied by the global `[policy] deny` patterns.
 pub(crate) fn globally_denied(deny: &[String], qualified: &str) -> bool {
-    deny.iter().any(|p| glob_match(p, qualified))
+    deny.iter().any(|p| pattern_matches(p, qualified))
 }
 
 /// Whether a profile (`[profiles.NAME]`) lets its subject see a qualified name: it matches
 /// `tools` and none of `disallowed_tools`.
 pub(crate) fn profile_allows(profile: &ProfileConfig, qualified: &str) -> bool {
-    profile.tools.iter().any(|p| glob_match(p, qualified))
-        && !profile.disallowed_tools.iter().any(|p| glob_match(p, qualified))
+    profile.tools.iter().any(|p| pattern_matches(p, qualified))
+        && !profile.disallowed_tools.iter().any(|p| pattern_matches(p, qualified))
 }
 
 #[cfg(test)]
@@ -125,5 +148,15 @@ mod tests {
 
         assert!(globally_denied(&["*__drop_*".into()], "db__drop_table"));
         assert!(!globally_denied(&["*__drop_*".into()], "db__select"));
+        // A bare server name is the whole server, in Claude Code's spelling too.
+        assert!(globally_denied(&["github".into()], "github__delete_repo"));
+        assert!(globally_denied(&["mcp__github".into()], "github__search_issues"));
+        assert!(globally_denied(&["github".into()], "github"));
+        assert!(!globally_denied(&["github".into()], "gitlab__search"));
+        assert!(!globally_denied(&["delete_repo".into()], "github__delete_repo"), "a bare word is a server");
+        let whole =
+            ProfileConfig { tools: vec!["git".into()], disallowed_tools: vec!["mcp__git__git_push".into()] };
+        assert!(profile_allows(&whole, "git__git_log"));
+        assert!(!profile_allows(&whole, "git__git_push"));
     }
 }

@@ -160,8 +160,12 @@ impl GatewayServer {
             let hard = self.gateway.settings().hard_limit;
             let unloaded =
                 budget::over_budget(state.session.active(), &snapshot, &state.recency, &fresh, hard);
-            let SessionState { session, recency, .. } = &mut *state;
+            let SessionState { session, recency, profile, .. } = &mut *state;
             budget::unload(session, recency, &unloaded);
+            for tool in &unloaded {
+                tracing::info!(target: "toolgate::audit", subject = profile.as_deref().unwrap_or("main"), tool,
+                    action = "evicted", rule = "budget (max_active or [budget] dynamic)", "unloaded");
+            }
             let loaded_any = !fresh.is_empty();
             if loaded_any {
                 state.listed = None;
@@ -235,6 +239,11 @@ impl GatewayServer {
     ) -> CallToolResponse {
         let snapshot = self.snapshot();
         let decision = gate::check(&snapshot.catalog, &snapshot.deferral, &self.state().session, name);
+        if let Decision::Deny(denial) = &decision {
+            let subject = self.subject();
+            tracing::info!(target: "toolgate::audit", subject = subject.as_deref().unwrap_or("main"), tool = name,
+                action = "refused", "{denial}");
+        }
         let id = match decision {
             Decision::Allow(id) => id,
             Decision::Deny(denial @ Denial::Unknown { .. }) => {
