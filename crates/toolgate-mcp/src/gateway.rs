@@ -287,6 +287,11 @@ impl Gateway {
                         key: format!("servers.{name}.catalog"),
                         message: format!("{e}; fix the catalog file or the `catalog` path"),
                     })?;
+                    if let Some(problem) = offer.required_error(name, &catalog_specs(&catalog)) {
+                        let key =
+                            if server.mode == toolgate::config::ServerMode::Auto { "pinned" } else { "mode" };
+                        return Err(GatewayError { key: format!("servers.{name}.{key}"), message: problem });
+                    }
                     gateway.add_catalog_upstream(name, &catalog, offer, &always_load);
                 }
                 transport => children.push(upstream::Spec {
@@ -517,7 +522,9 @@ impl Gateway {
                         );
                         continue;
                     }
-                    specs.push(spec.clone());
+                    let mut spec = spec.clone();
+                    spec.always_load |= upstream.offer.requires(&spec);
+                    specs.push(spec);
                     owner.push(owner_name.clone());
                 }
             }
@@ -689,6 +696,11 @@ pub(crate) fn fingerprint(tools: &[&Tool]) -> u64 {
         t.hash().hash(&mut h);
     }
     h.finish()
+}
+
+/// Every tool of a catalog as the spec it was built from.
+fn catalog_specs(catalog: &Catalog) -> Vec<ToolSpec> {
+    catalog.tools().iter().map(spec_of).collect()
 }
 
 /// A catalog tool back as the spec it was built from.

@@ -23,6 +23,8 @@ pub(crate) struct Offer {
     denied: Vec<String>,
     read_only_only: bool,
     read_only: Vec<String>,
+    /// Tools always loaded that take budget first (`pinned`).
+    pinned: Vec<String>,
     /// How many of its tools may be active in one session (`max_active`), if configured.
     pub(crate) max_active: Option<usize>,
 }
@@ -30,7 +32,7 @@ pub(crate) struct Offer {
 impl Offer {
     /// Everything (a server without configuration, such as the embedded catalog).
     pub(crate) fn all() -> Offer {
-        Offer { mode: ServerMode::All, ..Offer::default() }
+        Offer { mode: ServerMode::Auto, allowed: vec!["*".to_owned()], ..Offer::default() }
     }
 
     /// The offer of a configured server.
@@ -41,8 +43,27 @@ impl Offer {
             denied: server.denied.clone(),
             read_only_only: server.side_effects == SideEffects::ReadOnly,
             read_only: server.read_only.clone(),
+            pinned: server.pinned.clone(),
             max_active: Some(server.max_active),
         }
+    }
+
+    /// Whether an offered tool is required: pinned, or any offered tool of a server in mode
+    /// `allowlist` or `all` (EthanKit's modes: the listed tools are loaded, not searched for).
+    /// Required tools are always loaded.
+    pub(crate) fn requires(&self, tool: &ToolSpec) -> bool {
+        self.mode != ServerMode::Auto || self.pinned.iter().any(|p| glob_match(p, &tool.name))
+    }
+
+    /// The configuration error of server `name` when its required tools among `tools` exceed
+    /// its `max_active` (never a silent drop).
+    pub(crate) fn required_error(&self, name: &str, tools: &[ToolSpec]) -> Option<String> {
+        let limit = self.max_active?;
+        let required = tools.iter().filter(|t| self.offers(t) && self.requires(t)).count();
+        (required > limit).then(|| {
+            toolgate::policy::PolicyError::RequiredOverBudget { server: name.to_owned(), required, limit }
+                .to_string()
+        })
     }
 
     /// Whether `tool` (one of this server's) is offered; a tool that is not is logged to the

@@ -486,6 +486,15 @@ impl Gateway {
                 u.peer = peer;
             }
             u.state = state;
+            // Required tools that do not fit are a configuration error, never a silent drop: the
+            // server serves nothing until the configuration is fixed.
+            if u.state == State::Ready
+                && let Some(problem) = u.offer.required_error(name, &u.tools)
+            {
+                tracing::error!(upstream = %name, "{problem}");
+                u.tools.clear();
+                u.state = State::Failed(problem);
+            }
         }
         self.rebuild();
     }

@@ -611,3 +611,43 @@ async fn prompts_and_resources_of_upstreams_are_served_namespaced_and_denied_ser
     assert!(missing.contains("no connected server lists resource `memo://nowhere`"), "{missing}");
     gateway.shutdown().await;
 }
+
+#[tokio::test]
+async fn required_tools_over_max_active_are_a_configuration_error_never_a_silent_drop() {
+    // A live server in mode = "all" requires its four tools; max_active 2 cannot hold them.
+    let mut all = stdio(FIXTURE, &[]);
+    all.mode = toolgate::config::ServerMode::All;
+    all.max_active = 2;
+    let mut pinned = stdio(FIXTURE, &[]);
+    pinned.pinned = vec!["echo".into()];
+    let gateway = start(settings(), vec![("greedy", all), ("fine", pinned)]);
+    assert!(gateway.settled(WAIT).await);
+    let status = gateway.status();
+    assert_eq!(server(&status, "greedy")["state"], "failed");
+    assert_eq!(
+        error_of(&status, "greedy"),
+        "server `greedy`: 4 required tools (pinned or mode=all) exceed max_active 2; pin fewer tools, \
+         narrow `allowed`, or use mode = \"auto\""
+    );
+    // A pin that fits is always loaded.
+    let client = Client::duplex(&gateway).await;
+    assert_eq!(client.names().await, ["fine__core_ping", "fine__echo", "tool_search"]);
+    gateway.shutdown().await;
+
+    // A static catalog whose pins do not fit fails at start, naming the key.
+    let dir = std::env::temp_dir().join(format!("toolgate-pins-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("cat.jsonl");
+    let lines: Vec<String> = (0..5)
+        .map(|i| json!({"server": "demo", "name": format!("tool_{i}"), "description": "A tool."}).to_string())
+        .collect();
+    std::fs::write(&path, lines.join("\n")).unwrap();
+    let mut demo = ServerConfig::new(Transport::Catalog { path: path.clone() });
+    demo.pinned = vec!["tool_*".into()];
+    demo.max_active = 3;
+    let config = Config { servers: [("demo".to_owned(), demo)].into(), ..Config::default() };
+    let error = Gateway::start(settings(), &config).expect_err("pins over budget fail");
+    assert_eq!(error.key, "servers.demo.pinned");
+    assert!(error.message.contains("5 required tools (pinned or mode=all) exceed max_active 3"), "{error}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
