@@ -423,6 +423,25 @@ impl Gateway {
         view
     }
 
+    /// The tools the subject of `profile` sees now (the gateway's own subject with `None`):
+    /// what `tool_search` of one of its sessions searches. Fails for a profile the configuration
+    /// does not define.
+    pub fn visible_catalog(&self, profile: Option<&str>) -> Result<Catalog, GatewayError> {
+        if let Some(name) = profile
+            && !self.inner.settings.profiles.contains_key(name)
+        {
+            let known: Vec<&str> = self.inner.settings.profiles.keys().map(String::as_str).collect();
+            return Err(GatewayError {
+                key: format!("profiles.{name}"),
+                message: format!(
+                    "no such profile; known profiles: {}",
+                    if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+                ),
+            });
+        }
+        Ok(self.snapshot_for(profile).catalog.clone())
+    }
+
     /// A snapshot of `catalog`: its deferral and index.
     fn assemble(
         &self,
