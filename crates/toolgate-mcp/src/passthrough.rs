@@ -31,7 +31,7 @@ use rmcp::model::{
     ListResourcesResult, LoggingLevel, LoggingMessageNotificationParam, Prompt, ReadResourceRequestParams,
     ReadResourceResponse, Resource, ResourceTemplate, SetLevelRequestParams,
 };
-use rmcp::{ErrorData, Peer, RoleClient};
+use rmcp::{ErrorData, Peer, RoleClient, ServiceError};
 
 use crate::gateway::Gateway;
 use crate::offer;
@@ -217,14 +217,11 @@ impl Gateway {
     pub(crate) async fn list_prompts(&self, subject: Option<&str>) -> ListPromptsResult {
         let mut all: Vec<Prompt> = Vec::new();
         for (name, peer) in self.offering(Feature::Prompts, subject) {
-            match tokio::time::timeout(LIST_TIMEOUT, peer.list_all_prompts()).await {
-                Ok(Ok(prompts)) => all.extend(prompts.into_iter().filter_map(|mut p| {
-                    p.name = format!("{name}__{}", p.name);
-                    self.prompt_allowed(&p.name, subject).then_some(p)
-                })),
-                Ok(Err(e)) => tracing::warn!(upstream = %name, "prompts/list failed: {e}"),
-                Err(_) => tracing::warn!(upstream = %name, "prompts/list timed out"),
-            }
+            let prompts = listed(&name, "prompts/list", peer.list_all_prompts()).await.unwrap_or_default();
+            all.extend(prompts.into_iter().filter_map(|mut p| {
+                p.name = format!("{name}__{}", p.name);
+                self.prompt_allowed(&p.name, subject).then_some(p)
+            }));
         }
         ListPromptsResult::with_all_items(all)
     }
@@ -254,17 +251,7 @@ impl Gateway {
             .ok_or_else(not_found)?;
         params.name = qualified[name.len() + 2..].to_owned();
         params.meta = None;
-        match tokio::time::timeout(self.settings().call_timeout, peer.get_prompt_once(params)).await {
-            Ok(Ok(response)) => Ok(response),
-            Ok(Err(e)) => Err(ErrorData::internal_error(
-                format!("server `{name}` failed to give prompt `{qualified}`: {e}"),
-                None,
-            )),
-            Err(_) => Err(ErrorData::internal_error(
-                format!("server `{name}` did not give prompt `{qualified}` in time"),
-                None,
-            )),
-        }
+        self.ask(&name, &format!("give prompt `{qualified}`"), peer.get_prompt_once(params)).await
     }
 
     /// Every offered resource (or, with `templates`, resource template) of every upstream, and
@@ -274,30 +261,19 @@ impl Gateway {
         let mut templates: Vec<ResourceTemplate> = Vec::new();
         let mut routes = ResourceRoutes::default();
         for (name, peer) in self.offering(Feature::Resources, subject) {
-            match tokio::time::timeout(LIST_TIMEOUT, peer.list_all_resources()).await {
-                Ok(Ok(listed)) => {
-                    for r in listed {
-                        if routes.uris.contains_key(&r.uri) {
-                            tracing::warn!(upstream = %name, "resource `{}` is listed by two servers; the first serves it", r.uri);
-                            continue;
-                        }
-                        routes.uris.insert(r.uri.clone(), name.clone());
-                        resources.push(r);
-                    }
+            for r in listed(&name, "resources/list", peer.list_all_resources()).await.unwrap_or_default() {
+                if routes.uris.contains_key(&r.uri) {
+                    tracing::warn!(upstream = %name, "resource `{}` is listed by two servers; the first serves it", r.uri);
+                    continue;
                 }
-                Ok(Err(e)) => tracing::warn!(upstream = %name, "resources/list failed: {e}"),
-                Err(_) => tracing::warn!(upstream = %name, "resources/list timed out"),
+                routes.uris.insert(r.uri.clone(), name.clone());
+                resources.push(r);
             }
-            match tokio::time::timeout(LIST_TIMEOUT, peer.list_all_resource_templates()).await {
-                Ok(Ok(listed)) => {
-                    for t in listed {
-                        let prefix = t.uri_template.split('{').next().unwrap_or_default().to_owned();
-                        routes.templates.push((prefix, name.clone()));
-                        templates.push(t);
-                    }
-                }
-                Ok(Err(e)) => tracing::debug!(upstream = %name, "resources/templates/list failed: {e}"),
-                Err(_) => tracing::warn!(upstream = %name, "resources/templates/list timed out"),
+            let listing = peer.list_all_resource_templates();
+            for t in listed(&name, "resources/templates/list", listing).await.unwrap_or_default() {
+                let prefix = t.uri_template.split('{').next().unwrap_or_default().to_owned();
+                routes.templates.push((prefix, name.clone()));
+                templates.push(t);
             }
         }
         *self.inner.resources.lock().unwrap_or_else(|e| e.into_inner()) = routes;
@@ -338,16 +314,44 @@ impl Gateway {
             ));
         };
         params.meta = None;
-        match tokio::time::timeout(self.settings().call_timeout, peer.read_resource_once(params)).await {
-            Ok(Ok(response)) => Ok(response),
-            Ok(Err(e)) => Err(ErrorData::internal_error(
-                format!("server `{name}` failed to read resource `{uri}`: {e}"),
-                None,
-            )),
-            Err(_) => Err(ErrorData::internal_error(
-                format!("server `{name}` did not read resource `{uri}` in time"),
-                None,
-            )),
+        self.ask(&name, &format!("read resource `{uri}`"), peer.read_resource_once(params)).await
+    }
+
+    /// Awaits one request to upstream `server` within the call timeout; a failure becomes the
+    /// client's error, saying which server failed to do `what`.
+    async fn ask<T>(
+        &self,
+        server: &str,
+        what: &str,
+        request: impl Future<Output = Result<T, ServiceError>>,
+    ) -> Result<T, ErrorData> {
+        match tokio::time::timeout(self.settings().call_timeout, request).await {
+            Ok(Ok(answer)) => Ok(answer),
+            Ok(Err(e)) => {
+                Err(ErrorData::internal_error(format!("server `{server}` failed to {what}: {e}"), None))
+            }
+            Err(_) => {
+                Err(ErrorData::internal_error(format!("server `{server}` did not {what} in time"), None))
+            }
+        }
+    }
+}
+
+/// Awaits one listing of upstream `server`; a failure is logged and leaves that server out.
+async fn listed<T>(
+    server: &str,
+    what: &str,
+    listing: impl Future<Output = Result<T, ServiceError>>,
+) -> Option<T> {
+    match tokio::time::timeout(LIST_TIMEOUT, listing).await {
+        Ok(Ok(items)) => Some(items),
+        Ok(Err(e)) => {
+            tracing::warn!(upstream = %server, "{what} failed: {e}");
+            None
+        }
+        Err(_) => {
+            tracing::warn!(upstream = %server, "{what} timed out");
+            None
         }
     }
 }
