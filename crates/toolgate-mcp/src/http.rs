@@ -109,7 +109,7 @@ fn render_status(status: &Value) -> String {
     if sessions.is_empty() {
         out.push_str("<p>No client is connected.</p>\n");
     } else {
-        out.push_str("<table><tr><th>session</th><th>client</th><th>active tools</th></tr>\n");
+        out.push_str("<table><tr><th>session</th><th>client</th><th>profile</th><th>active tools</th></tr>\n");
         for s in sessions {
             let active: Vec<String> = s["active"]
                 .as_array()
@@ -119,9 +119,10 @@ fn render_status(status: &Value) -> String {
                 .map(|n| format!("<code>{}</code>", esc(n)))
                 .collect();
             out.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td></tr>\n",
+                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
                 s["id"],
                 esc(s["client"].as_str().unwrap_or_default()),
+                esc(s["profile"].as_str().unwrap_or("(all)")),
                 if active.is_empty() { "none".to_owned() } else { active.join(", ") }
             ));
         }
@@ -157,11 +158,15 @@ mod tests {
         let status = json!({
             "tools": 2, "deferred": 2, "exposure": "native",
             "servers": [{"name": "<x>", "transport": "stdio", "state": "failed", "error": "exited", "tools": 0}],
-            "sessions": [{"id": 1, "client": "c 1", "active": ["a__b"]}]
+            "sessions": [
+                {"id": 1, "client": "c 1", "active": ["a__b"]},
+                {"id": 2, "client": "c 2", "profile": "<rev>", "active": []}
+            ]
         });
         let html = render_status(&status);
         assert!(html.contains("&lt;x&gt;"));
         assert!(html.contains("failed: exited"));
         assert!(html.contains("<code>a__b</code>"));
+        assert!(html.contains("<td>(all)</td>") && html.contains("<td>&lt;rev&gt;</td>"), "{html}");
     }
 }
