@@ -1,12 +1,13 @@
 //! `toolgate eval`: retrieval metrics per strategy on a query set.
 
-use std::io::Write;
+use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
 
 use anyhow::{Context, bail};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Map, Value, json};
-use toolgate::Strategy;
-use toolgate::eval::{Report, evaluate, load_queries};
+use toolgate::eval::{Report, evaluate_with_progress, load_queries};
+use toolgate::{Index, Strategy};
 
 use crate::Outcome;
 
@@ -25,12 +26,16 @@ pub(crate) struct Args {
     /// The K of Recall@K, comma-separated.
     #[arg(long, value_name = "K,...", value_delimiter = ',', default_values_t = [1, 5, 10])]
     k: Vec<usize>,
-    /// One strategy (keyword, bm25, bm25f) or `all`, side by side in one run.
+    /// One strategy (keyword, bm25, bm25-crate, bm25f, lexical) or `all`, side by side in one
+    /// run (`bm25-crate` needs the `bm25-crate` feature).
     #[arg(long, value_name = "NAME|all", default_value = "all")]
     strategy: String,
     /// Print the stable JSON object instead of a table.
     #[arg(long)]
     json: bool,
+    /// Also draw the Recall@K curves (K = 1..10) of every strategy into an SVG file.
+    #[arg(long, value_name = "FILE")]
+    plot: Option<PathBuf>,
 }
 
 pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
@@ -51,7 +56,35 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let text = std::fs::read_to_string(&queries_path)
         .with_context(|| format!("{}: cannot read", queries_path.display()))?;
     let queries = load_queries(&queries_path.display().to_string(), &text, &catalog)?;
-    let reports: Vec<Report> = strategies.iter().map(|&s| evaluate(&catalog, &queries, s, &args.k)).collect();
+    // The plot needs every K of its curves; the table and JSON show only those asked for.
+    let mut ks = args.k.clone();
+    if args.plot.is_some() {
+        ks.extend(crate::plot::KS);
+        ks.sort_unstable();
+        ks.dedup();
+    }
+    let bar = progress_bar((strategies.len() * queries.len()) as u64);
+    let mut reports: Vec<Report> = Vec::new();
+    for &s in &strategies {
+        bar.set_message(s.as_str());
+        let builder = Index::builder().strategy(s);
+        reports.push(evaluate_with_progress(&catalog, &queries, builder, &ks, &mut || bar.inc(1)));
+    }
+    bar.finish_and_clear();
+    if let Some(path) = &args.plot {
+        let set = args.set.as_ref().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned());
+        let title = format!("Recall@K on {}", set.unwrap_or_else(|| queries_path.display().to_string()));
+        crate::plot::recall_curves(path, &title, &reports)?;
+        for r in &mut reports {
+            let metrics = std::iter::once(&mut r.all)
+                .chain(r.by_lang.values_mut())
+                .chain(r.by_level.values_mut())
+                .chain(r.by_gold_size.values_mut());
+            for m in metrics {
+                m.recall.retain(|k, _| args.k.contains(k));
+            }
+        }
+    }
     if args.json {
         let mut strategies = Map::new();
         for r in &reports {
@@ -68,13 +101,13 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
         writeln!(out, "{} tools, {} queries ({})", catalog.len(), queries.len(), queries_path.display())?;
-        let mut head = String::from("strategy ");
+        let mut head = String::from("strategy  ");
         for k in &args.k {
             head.push_str(&format!("  R@{k:<4}"));
         }
         writeln!(out, "{head}  nDCG@10  MRR     done@5  p50 µs")?;
         for r in &reports {
-            let mut line = format!("{:<9}", r.strategy.as_str());
+            let mut line = format!("{:<10}", r.strategy.as_str());
             for k in &args.k {
                 line.push_str(&format!("  {:.3} ", r.all.recall[k]));
             }
@@ -87,6 +120,18 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         }
     }
     Ok(Outcome::Found)
+}
+
+/// A progress bar on stderr when it is a terminal, hidden otherwise (pipes, CI, tests).
+fn progress_bar(len: u64) -> ProgressBar {
+    if !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::with_draw_target(Some(len), ProgressDrawTarget::stderr());
+    if let Ok(style) = ProgressStyle::with_template("{msg:>10} [{bar:30}] {pos}/{len} queries {elapsed}") {
+        bar.set_style(style.progress_chars("=> "));
+    }
+    bar
 }
 
 fn report_json(r: &Report) -> Value {

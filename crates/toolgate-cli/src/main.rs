@@ -3,8 +3,10 @@
 
 mod eval;
 mod output;
+mod plot;
 mod search;
 mod serve;
+mod subject;
 mod tokens;
 
 use std::io::Write;

@@ -15,9 +15,18 @@ use crate::output::score_json;
 pub(crate) struct Args {
     /// A JSONL catalog or a JSON map of server → tools/list result (default: the embedded
     /// catalog of 527 real MCP tools).
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "config")]
     catalog: Option<PathBuf>,
-    /// The ranker for free keywords: keyword, bm25 or bm25f.
+    /// A gateway configuration (`toolgate.toml` or an `mcpServers` JSON file): its servers are
+    /// started as `toolgate serve` would, and the search covers what its policy lets the subject
+    /// see.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// With `--config`: search as this subject (`[profiles.NAME]`) sees the tools.
+    #[arg(long, value_name = "NAME", requires = "config")]
+    profile: Option<String>,
+    /// The ranker for free keywords: keyword, bm25, bm25-crate (with the `bm25-crate` feature),
+    /// bm25f, lexical or semantic.
     #[arg(long, value_name = "NAME", default_value_t = Strategy::DEFAULT)]
     strategy: Strategy,
     /// How many tools at most.
@@ -26,7 +35,8 @@ pub(crate) struct Args {
     /// Print the stable JSON object instead of text.
     #[arg(long)]
     json: bool,
-    /// Show each field's contribution to each hit's score.
+    /// Show why each hit ranked: each term's contribution per field, and which terms came from
+    /// the bilingual vocabulary or a synonym rather than from the query.
     #[arg(long)]
     explain: bool,
     /// The query: keywords in any language, `select:a,b`, a tool name, `server__`, `+required`.
@@ -35,7 +45,12 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let catalog = crate::load_catalog(args.catalog.as_ref())?;
+    let catalog = match &args.config {
+        Some(config) => {
+            crate::subject::visible_catalog(config, args.profile.as_deref(), &mut std::io::stderr())?
+        }
+        None => crate::load_catalog(args.catalog.as_ref())?,
+    };
     let index = Index::builder().strategy(args.strategy).build(&catalog);
     let query = args.query.join(" ");
     let found = index.search(Request::new(&query, args.limit));
@@ -102,7 +117,11 @@ fn explanation_json(e: &Explanation) -> Value {
         .map(|t| {
             let fields: serde_json::Map<String, Value> =
                 t.fields.iter().map(|(f, s)| ((*f).to_owned(), score_json(*s))).collect();
-            json!({"term": t.term, "fields": fields})
+            let mut v = json!({"term": t.term, "fields": fields});
+            if let Some((from, via)) = &t.expansion {
+                v["expanded_from"] = json!({"text": from, "via": via.as_str()});
+            }
+            v
         })
         .collect();
     json!({"via": e.via, "terms": terms})
@@ -114,7 +133,11 @@ fn write_explanation(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()
     }
     for t in &e.terms {
         let parts: Vec<String> = t.fields.iter().map(|(f, s)| format!("{f} {s:.3}")).collect();
-        writeln!(out, "    {:<16} {}", t.term, parts.join(" + "))?;
+        let from = match &t.expansion {
+            Some((text, via)) => format!("  (from {text}, {})", via.as_str()),
+            None => String::new(),
+        };
+        writeln!(out, "    {:<16} {}{from}", t.term, parts.join(" + "))?;
     }
     Ok(())
 }

@@ -178,8 +178,12 @@ fn golden_eval_json_all_strategies_on_small_fixture_with_latencies_zeroed() {
     let args =
         ["eval", "--json", "--catalog", SMALL_CATALOG, "--queries", SMALL_QUERIES, "--strategy", "all"];
     let mut v = toolgate_json(&args);
+    // `bm25-crate` is one of the binary's default features, and `semantic` is always built in.
     let strategies = v["strategies"].as_object().expect("`strategies` is an object");
-    assert_eq!(strategies.keys().map(String::as_str).collect::<Vec<_>>(), ["bm25", "bm25f", "keyword"]);
+    assert_eq!(
+        strategies.keys().map(String::as_str).collect::<Vec<_>>(),
+        ["bm25", "bm25-crate", "bm25f", "keyword", "lexical", "semantic"]
+    );
     for (name, s) in strategies {
         for key in LATENCY_KEYS {
             assert!(
@@ -190,7 +194,7 @@ fn golden_eval_json_all_strategies_on_small_fixture_with_latencies_zeroed() {
     }
     assert_eq!(
         zero_latencies(&mut v),
-        3 * LATENCY_KEYS.len(),
+        6 * LATENCY_KEYS.len(),
         "latency fields appear only once per strategy"
     );
     assert_eq!(v["catalog"], SMALL_CATALOG);
@@ -206,7 +210,39 @@ fn screenshot_query_ranks_a_screenshot_tool_first() {
     let first = names.first().expect("at least one match");
     assert!(first.contains("screenshot"), "first match {first} (all: {names:?})");
     assert_eq!(v["query"], SCREENSHOT_QUERY);
-    assert_eq!(v["strategy"], "bm25f");
+    assert_eq!(v["strategy"], "lexical");
+}
+
+#[test]
+fn eval_plot_writes_an_svg_with_a_curve_per_strategy_and_no_progress_bar_when_piped() {
+    let dir = std::env::temp_dir().join(format!("toolgate-plot-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let plot = dir.join("recall.svg");
+    let plot_arg = plot.display().to_string();
+    let args =
+        ["eval", "--catalog", SMALL_CATALOG, "--queries", SMALL_QUERIES, "--k", "1,5", "--plot", &plot_arg];
+    let o = toolgate_exit(&args, 0);
+    // stderr is a pipe here: no progress bar.
+    assert_eq!(stderr(&o), "");
+    // The table shows the K asked for, not the curve's.
+    assert!(stdout(&o).contains("R@5") && !stdout(&o).contains("R@10"), "{}", stdout(&o));
+    let svg = std::fs::read_to_string(&plot).expect("the plot was written");
+    assert!(svg.starts_with("<svg"), "{}", &svg[..svg.len().min(200)]);
+    for name in ["keyword", "bm25f", "lexical", "Recall@K"] {
+        assert!(svg.contains(name), "no `{name}` in the chart");
+    }
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn explain_shows_vocabulary_expansions_of_a_chinese_query() {
+    let o = toolgate_exit(&["search", "--explain", "--limit", "1", "这三个 PDF 帮我合并成一个文件"], 0);
+    let out = stdout(&o);
+    assert!(out.contains("searxng__pdf_merger"), "{out}");
+    assert!(out.contains("(from 合并, vocabulary)"), "{out}");
+    let v = toolgate_json(&["search", "--json", "--explain", "--limit", "1", "合并 PDF"]);
+    let terms = v["matches"][0]["explain"]["terms"].as_array().expect("explained terms");
+    assert!(terms.iter().any(|t| t["term"] == "merge" && t["expanded_from"]["text"] == "合并"), "{terms:?}");
 }
 
 #[test]

@@ -109,7 +109,9 @@ fn render_status(status: &Value) -> String {
     if sessions.is_empty() {
         out.push_str("<p>No client is connected.</p>\n");
     } else {
-        out.push_str("<table><tr><th>session</th><th>client</th><th>profile</th><th>active tools</th></tr>\n");
+        out.push_str(
+            "<table><tr><th>session</th><th>client</th><th>profile</th><th>active tools</th></tr>\n",
+        );
         for s in sessions {
             let active: Vec<String> = s["active"]
                 .as_array()

@@ -245,6 +245,17 @@ pub fn evaluate(catalog: &Catalog, queries: &[Query], strategy: Strategy, ks: &[
 
 /// Like [`evaluate`], with an index built by `builder` (for tuning parameters).
 pub fn evaluate_with(catalog: &Catalog, queries: &[Query], builder: IndexBuilder, ks: &[usize]) -> Report {
+    evaluate_with_progress(catalog, queries, builder, ks, &mut || {})
+}
+
+/// Like [`evaluate_with`], calling `progress` after each query is scored (for a progress bar).
+pub fn evaluate_with_progress(
+    catalog: &Catalog,
+    queries: &[Query],
+    builder: IndexBuilder,
+    ks: &[usize],
+    progress: &mut dyn FnMut(),
+) -> Report {
     let start = Instant::now();
     let index = builder.build(catalog);
     let strategy = index.strategy();
@@ -263,6 +274,7 @@ pub fn evaluate_with(catalog: &Catalog, queries: &[Query], builder: IndexBuilder
         by_level.entry(q.gold_level).or_default().add(&m);
         let size = if q.gold.len() == 1 { "1" } else { "2+" };
         by_gold_size.entry(size.to_owned()).or_default().add(&m);
+        progress();
     }
     let mut times: Vec<f64> = queries
         .iter()

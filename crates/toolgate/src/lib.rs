@@ -56,6 +56,7 @@ pub mod policy;
 pub mod preselect;
 pub mod request;
 pub mod search;
+pub mod semantic;
 pub mod session;
 pub mod tokens;
 

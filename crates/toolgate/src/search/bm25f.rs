@@ -80,6 +80,11 @@ impl Bm25Params {
         }
     }
 
+    /// The parameters of the `lexical` strategy: BM25F's, with light stemming.
+    pub fn lexical() -> Bm25Params {
+        Bm25Params { analyzer: Analyzer::stemming(super::text::Chinese::Bigrams), ..Bm25Params::bm25f() }
+    }
+
     /// Plain Okapi BM25 (k1 1.2, b 0.75) over all fields as one text, words kept as they are.
     pub fn plain() -> Bm25Params {
         Bm25Params { k1: 1.2, weights: [1.0; 5], b: [0.75; 5], merged: true, analyzer: Analyzer::plain() }
@@ -232,6 +237,18 @@ impl Partial {
 
 thread_local! {
     static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
+    /// Per-group and per-alternative accumulators of [`Bm25Index::score_groups`].
+    /// (total, group, alternative) accumulators, all zeros between calls.
+    static GROUP_SCRATCH: RefCell<[Vec<f32>; 3]> = const { RefCell::new([Vec::new(), Vec::new(), Vec::new()]) };
+}
+
+/// One way a query word may be met: its terms (all of them count) and a weight.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Alternative {
+    /// Term ids, distinct.
+    pub(crate) terms: Vec<u32>,
+    /// Multiplies the alternative's score (1 for the word itself, less for an expansion).
+    pub(crate) weight: f32,
 }
 
 impl Bm25Index {
@@ -337,6 +354,93 @@ impl Bm25Index {
                 }
             }
         });
+    }
+
+    /// Scores query groups: a tool gets, for each group, the best of the group's alternatives
+    /// (weight × the sum of its terms' contributions), and the sum over groups. A word and its
+    /// expansions form one group, so that a tool meeting a concept twice is not paid twice.
+    pub(crate) fn score_groups(&self, groups: &[Vec<Alternative>], visit: &mut dyn FnMut(u32, f32)) {
+        {
+            GROUP_SCRATCH.with(|gcell| {
+                // All three buffers are all zeros between calls (every slot used is taken back
+                // to zero), so only a change of size needs a fill.
+                let mut g = gcell.borrow_mut();
+                let [acc, grp, alt] = &mut *g;
+                for buf in [&mut *acc, &mut *grp, &mut *alt] {
+                    if buf.len() != self.n_docs {
+                        buf.clear();
+                        buf.resize(self.n_docs, 0.0);
+                    }
+                }
+                let mut touched: Vec<u32> = Vec::new();
+                let mut in_group: Vec<u32> = Vec::new();
+                let mut in_alt: Vec<u32> = Vec::new();
+                for group in groups {
+                    if let [only] = group.as_slice()
+                        && only.weight == 1.0
+                    {
+                        // The common case: a plain word, added straight in.
+                        for &t in &only.terms {
+                            let (docs, scores) = self.postings(t);
+                            for (&d, &s) in docs.iter().zip(scores) {
+                                let slot = &mut acc[d as usize];
+                                if *slot == 0.0 {
+                                    touched.push(d);
+                                }
+                                *slot += s;
+                            }
+                        }
+                        continue;
+                    }
+                    for a in group {
+                        if let [t] = a.terms.as_slice() {
+                            // One term: straight into the group's best.
+                            let (docs, scores) = self.postings(*t);
+                            for (&d, &s) in docs.iter().zip(scores) {
+                                let slot = &mut grp[d as usize];
+                                if *slot == 0.0 {
+                                    in_group.push(d);
+                                }
+                                *slot = slot.max(s * a.weight);
+                            }
+                            continue;
+                        }
+                        for &t in &a.terms {
+                            let (docs, scores) = self.postings(t);
+                            for (&d, &s) in docs.iter().zip(scores) {
+                                let slot = &mut alt[d as usize];
+                                if *slot == 0.0 {
+                                    in_alt.push(d);
+                                }
+                                *slot += s * a.weight;
+                            }
+                        }
+                        for d in in_alt.drain(..) {
+                            let s = std::mem::take(&mut alt[d as usize]);
+                            let slot = &mut grp[d as usize];
+                            if *slot == 0.0 {
+                                in_group.push(d);
+                            }
+                            *slot = slot.max(s);
+                        }
+                    }
+                    for d in in_group.drain(..) {
+                        let s = std::mem::take(&mut grp[d as usize]);
+                        let slot = &mut acc[d as usize];
+                        if *slot == 0.0 {
+                            touched.push(d);
+                        }
+                        *slot += s;
+                    }
+                }
+                for d in touched {
+                    let s = std::mem::take(&mut acc[d as usize]);
+                    if s > 0.0 {
+                        visit(d, s);
+                    }
+                }
+            })
+        }
     }
 
     /// Each field's part of the score of `tool` for `term`.

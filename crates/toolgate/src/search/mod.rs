@@ -15,8 +15,12 @@
 //! by qualified name.
 
 mod bm25f;
+#[cfg(feature = "bm25-crate")]
+mod codex;
+mod expand;
 mod keyword;
 pub mod text;
+mod vocab;
 
 use std::collections::HashSet;
 
@@ -26,6 +30,9 @@ use std::str::FromStr;
 
 use bm25f::Bm25Index;
 pub use bm25f::{Bm25Params, Field};
+#[cfg(feature = "bm25-crate")]
+use codex::CodexIndex;
+pub use expand::{Expansion, Via};
 use keyword::KeywordIndex;
 
 use crate::catalog::{Catalog, ToolId, strip_mcp_prefix};
@@ -38,24 +45,61 @@ pub enum Strategy {
     Keyword,
     /// Plain Okapi BM25 over all fields as one text: what most people would write.
     Bm25,
+    /// The `bm25` crate configured as Codex configures it (needs the `bm25-crate` feature).
+    #[cfg(feature = "bm25-crate")]
+    Bm25Crate,
     /// Field-weighted BM25 with identifier splitting, Chinese bigrams, stop words and plural
-    /// folding: the default.
+    /// folding.
     Bm25f,
+    /// BM25F with query understanding: light stemming, Chinese stop words, the bilingual
+    /// vocabulary and English synonyms as weighted expansions. The default.
+    Lexical,
+    /// `lexical` fused with the static embedding model of `models/minilm-static/` (needs the
+    /// `semantic` feature): a score mix weighted by how much of the query the model can read.
+    #[cfg(feature = "semantic")]
+    Semantic,
 }
 
 impl Strategy {
     /// Every strategy, in the order `eval --strategy all` reports them.
-    pub const ALL: [Strategy; 3] = [Strategy::Keyword, Strategy::Bm25, Strategy::Bm25f];
+    #[cfg(all(not(feature = "bm25-crate"), not(feature = "semantic")))]
+    pub const ALL: &[Strategy] = &[Strategy::Keyword, Strategy::Bm25, Strategy::Bm25f, Strategy::Lexical];
+
+    /// Every strategy, in the order `eval --strategy all` reports them.
+    #[cfg(all(feature = "bm25-crate", not(feature = "semantic")))]
+    pub const ALL: &[Strategy] =
+        &[Strategy::Keyword, Strategy::Bm25, Strategy::Bm25Crate, Strategy::Bm25f, Strategy::Lexical];
+
+    /// Every strategy, in the order `eval --strategy all` reports them.
+    #[cfg(all(not(feature = "bm25-crate"), feature = "semantic"))]
+    pub const ALL: &[Strategy] =
+        &[Strategy::Keyword, Strategy::Bm25, Strategy::Bm25f, Strategy::Lexical, Strategy::Semantic];
+
+    /// Every strategy, in the order `eval --strategy all` reports them.
+    #[cfg(all(feature = "bm25-crate", feature = "semantic"))]
+    pub const ALL: &[Strategy] = &[
+        Strategy::Keyword,
+        Strategy::Bm25,
+        Strategy::Bm25Crate,
+        Strategy::Bm25f,
+        Strategy::Lexical,
+        Strategy::Semantic,
+    ];
 
     /// The strategy used when none is named (the best on the bench sets; see `docs/ranking.md`).
-    pub const DEFAULT: Strategy = Strategy::Bm25f;
+    pub const DEFAULT: Strategy = Strategy::Lexical;
 
     /// The name used on the command line and in JSON.
     pub fn as_str(self) -> &'static str {
         match self {
             Strategy::Keyword => "keyword",
             Strategy::Bm25 => "bm25",
+            #[cfg(feature = "bm25-crate")]
+            Strategy::Bm25Crate => "bm25-crate",
             Strategy::Bm25f => "bm25f",
+            Strategy::Lexical => "lexical",
+            #[cfg(feature = "semantic")]
+            Strategy::Semantic => "semantic",
         }
     }
 }
@@ -82,9 +126,13 @@ impl std::error::Error for UnknownStrategy {}
 impl FromStr for Strategy {
     type Err = UnknownStrategy;
     fn from_str(s: &str) -> Result<Strategy, UnknownStrategy> {
-        Strategy::ALL.into_iter().find(|x| x.as_str() == s).ok_or_else(|| UnknownStrategy(s.to_owned()))
+        Strategy::ALL.iter().copied().find(|x| x.as_str() == s).ok_or_else(|| UnknownStrategy(s.to_owned()))
     }
 }
+
+/// How many lexical and dense candidates the `semantic` strategy fuses.
+#[cfg(feature = "semantic")]
+const FUSION_DEPTH: usize = 100;
 
 /// One ranked tool.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -141,6 +189,11 @@ impl<'a> Request<'a> {
 enum Engine {
     Keyword(KeywordIndex),
     Bm25(Bm25Index),
+    Lexical(Bm25Index, Expansion),
+    #[cfg(feature = "bm25-crate")]
+    Codex(CodexIndex),
+    #[cfg(feature = "semantic")]
+    Semantic(Bm25Index, Expansion, Box<crate::semantic::DenseIndex>),
 }
 
 /// The search structure over a (policy-filtered) catalog. Immutable, `Send + Sync`.
@@ -161,6 +214,7 @@ pub struct Index {
 pub struct IndexBuilder {
     strategy: Strategy,
     params: Option<Bm25Params>,
+    expansion: Expansion,
 }
 
 impl IndexBuilder {
@@ -176,6 +230,12 @@ impl IndexBuilder {
         self
     }
 
+    /// Overrides the weights of query expansions of the `lexical` strategy (for tuning).
+    pub fn expansion(mut self, expansion: Expansion) -> IndexBuilder {
+        self.expansion = expansion;
+        self
+    }
+
     /// Indexes every tool of `catalog` (a cheap clone of it is kept).
     pub fn build(self, catalog: &Catalog) -> Index {
         let engine = match self.strategy {
@@ -186,6 +246,21 @@ impl IndexBuilder {
             Strategy::Bm25f => {
                 Engine::Bm25(Bm25Index::build(catalog, self.params.unwrap_or_else(Bm25Params::bm25f)))
             }
+            Strategy::Lexical => Engine::Lexical(
+                Bm25Index::build(catalog, self.params.unwrap_or_else(Bm25Params::lexical)),
+                self.expansion,
+            ),
+            #[cfg(feature = "bm25-crate")]
+            Strategy::Bm25Crate => Engine::Codex(CodexIndex::build(catalog)),
+            #[cfg(feature = "semantic")]
+            Strategy::Semantic => Engine::Semantic(
+                Bm25Index::build(catalog, self.params.unwrap_or_else(Bm25Params::lexical)),
+                self.expansion,
+                Box::new(crate::semantic::DenseIndex::build(
+                    catalog,
+                    crate::semantic::StaticModel::embedded(),
+                )),
+            ),
         };
         let mut order: Vec<u32> = (0..catalog.len() as u32).collect();
         order.sort_by(|&a, &b| {
@@ -226,8 +301,11 @@ pub struct TermExplanation {
     /// The term as the ranker saw it.
     pub term: String,
     /// Each field's contribution (`name`, `server`, `description`, `hint`, `schema`, and for the
-    /// keyword scorer `full-name`).
+    /// keyword scorer `full-name`), expansion weights applied.
     pub fields: Vec<(&'static str, f32)>,
+    /// For a term the query did not contain: the query text it was expanded from and how
+    /// (`仓库` by the vocabulary, `fetch` by a synonym).
+    pub expansion: Option<(String, Via)>,
 }
 
 /// Why a tool ranked where it did.
@@ -244,7 +322,7 @@ pub struct Explanation {
 impl Index {
     /// A builder with the default strategy.
     pub fn builder() -> IndexBuilder {
-        IndexBuilder { strategy: Strategy::DEFAULT, params: None }
+        IndexBuilder { strategy: Strategy::DEFAULT, params: None, expansion: Expansion::default() }
     }
 
     /// The catalog this index covers.
@@ -349,6 +427,35 @@ impl Index {
         let (mut scored, unmatched) = match &self.engine {
             Engine::Keyword(k) => self.rank_keyword(k, &words, &required),
             Engine::Bm25(b) => self.rank_bm25(b, &words, &required),
+            Engine::Lexical(b, e) => self.rank_lexical(b, *e, &words, &required),
+            #[cfg(feature = "bm25-crate")]
+            Engine::Codex(c) => {
+                // The crate has no required terms: its query is the words, `+` dropped.
+                let hits = c.search(&words.join(" "), limit.saturating_add(named.len()));
+                let hits = hits.into_iter().map(|(d, score)| Hit { tool: ToolId(d), score }).collect();
+                (hits, Vec::new())
+            }
+            #[cfg(feature = "semantic")]
+            Engine::Semantic(b, e, dense) => {
+                let (mut lexical, unmatched) = self.rank_lexical(b, *e, &words, &required);
+                if required.is_empty() {
+                    // Required terms are a lexical promise the dense side cannot keep.
+                    self.top(&mut lexical, FUSION_DEPTH);
+                    let pairs: Vec<(ToolId, f32)> = lexical.iter().map(|h| (h.tool, h.score)).collect();
+                    let fused = dense.hybrid(
+                        &words.join(" "),
+                        &pairs,
+                        crate::semantic::Fusion::DEFAULT,
+                        FUSION_DEPTH,
+                    );
+                    lexical = fused
+                        .into_iter()
+                        .enumerate()
+                        .map(|(rank, tool)| Hit { tool, score: 1.0 / (1.0 + rank as f32) })
+                        .collect();
+                }
+                (lexical, unmatched)
+            }
         };
         scored.retain(|h| allowed(h.tool) && !named.contains(&h.tool));
         let mut hits: Vec<Hit> = named
@@ -405,6 +512,26 @@ impl Index {
         (hits, unmatched)
     }
 
+    fn rank_lexical(
+        &self,
+        b: &Bm25Index,
+        weights: Expansion,
+        words: &[&str],
+        required: &[&str],
+    ) -> (Vec<Hit>, Vec<String>) {
+        let expanded = expand::expand(b, words, weights);
+        let Some(required_ids) = required_terms(b, required) else {
+            return (Vec::new(), expanded.unmatched);
+        };
+        let mut hits = Vec::new();
+        b.score_groups(&expanded.groups, &mut |doc, score| {
+            if required_ids.iter().all(|g| g.iter().all(|&t| b.contains(t, doc))) {
+                hits.push(Hit { tool: ToolId(doc), score });
+            }
+        });
+        (hits, expanded.unmatched)
+    }
+
     fn rank_bm25(&self, b: &Bm25Index, words: &[&str], required: &[&str]) -> (Vec<Hit>, Vec<String>) {
         let mut ids: Vec<u32> = Vec::new();
         let mut unmatched = Vec::new();
@@ -425,18 +552,9 @@ impl Index {
                 unmatched.push(w.to_lowercase());
             }
         }
-        // A required term must have every one of its analysed terms in the tool.
-        let mut required_ids: Vec<Vec<u32>> = Vec::new();
-        for r in required {
-            buf.clear();
-            b.analyzer().tokens(r, &mut buf);
-            let group: Option<Vec<u32>> = buf.iter().map(|t| b.term(t)).collect();
-            match group {
-                Some(g) if !g.is_empty() => required_ids.push(g),
-                // A required term no tool has: nothing can match.
-                _ => return (Vec::new(), unmatched),
-            }
-        }
+        let Some(required_ids) = required_terms(b, required) else {
+            return (Vec::new(), unmatched);
+        };
         let mut hits = Vec::new();
         b.score(&ids, &mut |doc, score| {
             if required_ids.iter().all(|g| g.iter().all(|&t| b.contains(t, doc))) {
@@ -491,7 +609,7 @@ impl Index {
                             so_far += 2;
                         }
                         if !fields.is_empty() {
-                            terms.push(TermExplanation { term: t, fields });
+                            terms.push(TermExplanation { term: t, fields, expansion: None });
                         }
                     }
                 }
@@ -512,15 +630,88 @@ impl Index {
                                 .map(|(f, s)| (f.as_str(), s))
                                 .collect();
                             if !fields.is_empty() {
-                                terms.push(TermExplanation { term: t.clone(), fields });
+                                terms.push(TermExplanation { term: t.clone(), fields, expansion: None });
                             }
                         }
                     }
                 }
+                Engine::Lexical(b, weights) => {
+                    terms = self.explain_lexical(b, *weights, &words, tool);
+                }
+                #[cfg(feature = "semantic")]
+                Engine::Semantic(b, weights, dense) => {
+                    terms = self.explain_lexical(b, *weights, &words, tool);
+                    let cosine = dense.similarity(&words.join(" "), tool);
+                    terms.push(TermExplanation {
+                        term: "(meaning)".to_owned(),
+                        fields: vec![("cosine", cosine)],
+                        expansion: None,
+                    });
+                }
+                #[cfg(feature = "bm25-crate")]
+                Engine::Codex(_) => {}
             }
         }
         Explanation { tool, via: via.to_owned(), terms }
     }
+}
+
+impl Index {
+    /// For each query group, the alternative that counted for `tool` (the best one), term by
+    /// term and field by field.
+    fn explain_lexical(
+        &self,
+        b: &Bm25Index,
+        weights: Expansion,
+        words: &[&str],
+        tool: ToolId,
+    ) -> Vec<TermExplanation> {
+        let expanded = expand::expand(b, words, weights);
+        let t = self.catalog.tool(tool);
+        let mut out = Vec::new();
+        for (alts, sources) in expanded.groups.iter().zip(&expanded.sources) {
+            let mut best: Option<(f32, Vec<TermExplanation>)> = None;
+            for (alt, source) in alts.iter().zip(sources) {
+                let mut total = 0.0;
+                let mut parts = Vec::new();
+                for (&id, text) in alt.terms.iter().zip(&source.terms) {
+                    let fields: Vec<(&'static str, f32)> = b
+                        .explain(t, id, text)
+                        .into_iter()
+                        .map(|(f, s)| (f.as_str(), s * alt.weight))
+                        .collect();
+                    if fields.is_empty() {
+                        continue;
+                    }
+                    total += fields.iter().map(|(_, s)| s).sum::<f32>();
+                    let expansion = (source.via != Via::Direct).then(|| (source.from.clone(), source.via));
+                    parts.push(TermExplanation { term: text.clone(), fields, expansion });
+                }
+                if total > 0.0 && best.as_ref().is_none_or(|(s, _)| total > *s) {
+                    best = Some((total, parts));
+                }
+            }
+            out.extend(best.map(|(_, p)| p).unwrap_or_default());
+        }
+        out
+    }
+}
+
+/// The term ids of each required word (a tool must have every one of a word's analysed terms),
+/// or `None` if some required word has a term no tool has, so that nothing can match.
+fn required_terms(b: &Bm25Index, required: &[&str]) -> Option<Vec<Vec<u32>>> {
+    let mut out = Vec::new();
+    let mut buf = Vec::new();
+    for r in required {
+        buf.clear();
+        b.analyzer().tokens(r, &mut buf);
+        let group: Option<Vec<u32>> = buf.iter().map(|t| b.term(t)).collect();
+        match group {
+            Some(g) if !g.is_empty() => out.push(g),
+            _ => return None,
+        }
+    }
+    Some(out)
 }
 
 fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {

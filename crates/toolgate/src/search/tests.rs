@@ -56,6 +56,28 @@ fn check(query: &str, expect: Expect) {
     check_in(&small(), Strategy::Bm25f, query, expect);
 }
 
+/// The best hit for `query` on the embedded catalog under the default strategy, with why it
+/// ranked (terms, fields, expansions).
+fn check_explained(query: &str, expect: Expect) {
+    let catalog = Catalog::embedded();
+    let index = Index::builder().build(&catalog);
+    let found = index.search(Request::new(query, 3));
+    let mut out = String::new();
+    for (i, h) in found.hits.iter().enumerate() {
+        out.push_str(&format!("{}\n", catalog.tool(h.tool).qualified_name()));
+        if i > 0 {
+            continue;
+        }
+        for t in index.explain(query, h.tool).terms {
+            let fields: Vec<String> = t.fields.iter().map(|(f, s)| format!("{f} {s:.2}")).collect();
+            let from =
+                t.expansion.map(|(text, via)| format!(" <- {text} ({})", via.as_str())).unwrap_or_default();
+            out.push_str(&format!("  {}: {}{from}\n", t.term, fields.join(" + ")));
+        }
+    }
+    expect.assert_eq(&out);
+}
+
 fn check_embedded(query: &str, expect: Expect) {
     check_in(&Catalog::embedded(), Strategy::DEFAULT, query, expect);
 }
@@ -195,8 +217,8 @@ fn screenshot_tools_come_first() {
         "take a screenshot of a web page",
         expect![[r#"
             Keywords
-            playwright__playwright_screenshot 8.536
-            puppeteer__puppeteer_screenshot 8.455
+            playwright__playwright_screenshot 8.516
+            puppeteer__puppeteer_screenshot 8.436
             image-extractor__extract_image_from_url 5.466
             duckduckgo-search__duckduckgo_web_search 3.604
             image-extractor__extract_image_from_file 3.179
@@ -210,11 +232,101 @@ fn chinese_ticket_request_finds_12306() {
         "帮我查一下明天上海到北京的火车余票",
         expect![[r#"
             Keywords
-            12306-mcp__get-stations-code-in-city 5.862
-            12306-mcp__get-tickets 3.831
-            12306-mcp__get-interline-tickets 3.115
-            12306-mcp__get-station-code-of-citys 3.108
-            12306-mcp__get-station-code-by-names 3.018
+            12306-mcp__get-tickets 7.585
+            12306-mcp__get-interline-tickets 6.669
+            12306-mcp__get-stations-code-in-city 6.433
+            12306-mcp__get-train-route-stations 3.915
+            12306-mcp__get-station-code-of-citys 3.679
+        "#]],
+    );
+}
+
+#[test]
+fn chinese_request_finds_english_tool_through_the_vocabulary() {
+    check_explained(
+        "这三个 PDF 帮我合并成一个文件",
+        expect![[r#"
+            searxng__pdf_merger
+              pdf: name 1.77 + description 1.34 + schema 0.53
+              merge: description 3.21 <- 合并 (vocabulary)
+              file: description 0.92 + schema 0.18 <- 文件 (vocabulary)
+            searxng__pdf_splitter
+            searxng__docx_to_pdf
+        "#]],
+    );
+    check_explained(
+        "帮我看看这个仓库最近的提交记录",
+        expect![[r#"
+            git__git_commit
+              repository: description 2.52 <- 仓库 (vocabulary)
+              commit: name 2.61 <- 提交 (vocabulary)
+              record: description 2.44 <- 记录 (vocabulary)
+            git__git_log
+            docker-mcp__get-logs
+        "#]],
+    );
+    check_explained(
+        "北京时间明早九点开会，伦敦那边是几点？换算一下时区",
+        expect![[r#"
+            time__convert_time
+              time: name 0.89 + server 0.44 + description 0.72 + schema 0.09 <- 时间 (vocabulary)
+              convert: name 1.33 + description 1.08 + schema 0.07 <- 换算 (vocabulary)
+              timezone: description 2.21 + schema 1.13 <- 时区 (vocabulary)
+            time__get_current_time
+            bazi__getChineseCalendar
+        "#]],
+    );
+}
+
+#[test]
+fn mixed_request_uses_both_languages() {
+    check_explained(
+        "用 playwright 给网页截图",
+        expect![[r#"
+            playwright__playwright_screenshot
+              playwright: name 1.51 + server 0.75
+              page: description 1.31 + schema 0.19 <- 网页 (vocabulary)
+              screenshot: name 1.58 + description 1.12 + schema 0.40 <- 截图 (vocabulary)
+            puppeteer__puppeteer_screenshot
+            image-extractor__extract_image_from_url
+        "#]],
+    );
+}
+
+#[test]
+fn english_synonyms_expand() {
+    check_explained(
+        "fetch stock dividends",
+        expect![[r#"
+            yahoo-finance__get_dividends
+              get: name 0.30 + description 0.23 <- fetch (synonym)
+              stock: description 1.81 + schema 0.66
+              dividend: name 2.38 + description 1.80
+            kospi-kosdaq__get_stock_fundamental
+            yfmcp__get_ticker_news
+        "#]],
+    );
+}
+
+#[test]
+fn identifiers_in_queries_split_like_names_under_the_default() {
+    check_in(
+        &small(),
+        Strategy::DEFAULT,
+        "please ask_codex",
+        expect![[r#"
+            Keywords
+            codex__ask_codex sure
+        "#]],
+    );
+    check_in(
+        &small(),
+        Strategy::DEFAULT,
+        "askCodex about it",
+        expect![[r#"
+            Keywords
+            codex__ask_codex 3.091
+            unmatched: about
         "#]],
     );
 }
@@ -329,4 +441,29 @@ proptest! {
         let got: Vec<(u32, &str)> = found.hits.iter().map(|h| (h.score as u32, catalog.tool(h.tool).qualified_name())).collect();
         prop_assert_eq!(got, want);
     }
+}
+
+#[cfg(feature = "bm25-crate")]
+#[test]
+fn bm25_crate_ranks_with_codex_settings() {
+    // The crate stems and drops stop words (`the`, `to`); Han characters are its tokens
+    // one by one, so a Chinese word meets any text that has its characters.
+    check_in(
+        &small(),
+        Strategy::Bm25Crate,
+        "send the messages to slack",
+        expect![[r#"
+            Keywords
+            slack__send_message 8.417
+        "#]],
+    );
+    check_in(
+        &small(),
+        Strategy::Bm25Crate,
+        "天气",
+        expect![[r#"
+        Keywords
+        weather__get_forecast 4.555
+    "#]],
+    );
 }

@@ -21,6 +21,8 @@ pub struct Analyzer {
     chinese: Chinese,
     /// Whether English stop words are dropped and plurals folded.
     english: bool,
+    /// Whether `-ing` and `-ed` endings are stripped too ([`stem`]).
+    stem: bool,
 }
 
 /// Whether `c` is a CJK ideograph or kana.
@@ -57,7 +59,7 @@ pub fn split_identifier(s: &str) -> String {
 }
 
 /// Folds English plurals (a light S-stemmer): `repositories` → `repository`,
-/// `boxes` → `box`, `files` → `file`; leaves `status`, `class`, `news` alone.
+/// `boxes` → `box`, `files` → `file`; leaves `status`, `class`, `news`, `canvas`, `alias` alone.
 pub fn fold_plural(word: &str) -> &str {
     let n = word.len();
     if n <= 3 || !word.is_ascii() {
@@ -75,22 +77,92 @@ pub fn fold_plural(word: &str) -> &str {
         && !word.ends_with("us")
         && !word.ends_with("is")
         && !word.ends_with("ws")
+        && !word.ends_with("vas")
+        && !word.ends_with("ias")
     {
         return &word[..n - 1];
     }
     word
 }
 
+/// Whether a word ends in `-ing` or `-ed` and is long enough for [`stem`] to look at it.
+fn has_inflection(word: &str) -> bool {
+    (word.len() >= 6 && word.ends_with("ing")) || (word.len() >= 5 && word.ends_with("ed") && word != "embed")
+}
+
+/// Strips `-ing` and `-ed` in place, a light Porter step 1b: `getting` → `get`, `creating` →
+/// `create`, `listed` → `list`, `copied` → `copy`, `resized` → `resize`; `need`, `embed` and
+/// `string` stay. Base forms ending otherwise are fixed points, so the vocabularies can be
+/// written in plain English. Inflections it gets wrong (`deleted` → `delet`) only cost a match.
+pub fn stem(word: &mut String) {
+    if !word.is_ascii() || !has_inflection(word) {
+        return;
+    }
+    let n = word.len();
+    let cut = if word.ends_with("ing") {
+        3
+    } else if word.ends_with("ied") {
+        word.truncate(n - 3);
+        word.push('y');
+        return;
+    } else if word.ends_with("eed") {
+        return;
+    } else {
+        2
+    };
+    let stem_len = n - cut;
+    if !word[..stem_len].bytes().any(is_vowel) {
+        return;
+    }
+    word.truncate(stem_len);
+    let b = word.as_bytes();
+    let (x, y) = (b[stem_len - 2], b[stem_len - 1]);
+    if x == y && !is_vowel(y) && !matches!(y, b'l' | b's' | b'z') {
+        word.pop();
+    } else if word.ends_with("at") || word.ends_with("bl") || word.ends_with("iz") || ends_short_cvc(b) {
+        word.push('e');
+    }
+}
+
+fn is_vowel(b: u8) -> bool {
+    matches!(b, b'a' | b'e' | b'i' | b'o' | b'u')
+}
+
+/// Whether a stem is one consonant-vowel-consonant syllable (Porter's m = 1 and *o): `mak`,
+/// `writ`, `bas`, the stems that lost an `e` (`making`, `writing`, `based`).
+fn ends_short_cvc(b: &[u8]) -> bool {
+    let n = b.len();
+    if n < 3 {
+        return false;
+    }
+    let (c1, v, c2) = (b[n - 3], b[n - 2], b[n - 1]);
+    let cvc = !is_vowel(c1) && is_vowel(v) && !is_vowel(c2) && !matches!(c2, b'w' | b'x' | b'y');
+    // One vowel group before the end: nothing but consonants before `c1`.
+    cvc && b[..n - 3].iter().all(|&c| !is_vowel(c))
+}
+
 impl Analyzer {
     /// An analyzer with English stop words and plural folding, and the given Chinese mode.
     pub fn new(chinese: Chinese) -> Analyzer {
-        Analyzer { chinese, english: true }
+        Analyzer { chinese, english: true, stem: false }
+    }
+
+    /// Like [`Analyzer::new`], and English words also lose `-ing` and `-ed` ([`stem`]).
+    pub fn stemming(chinese: Chinese) -> Analyzer {
+        Analyzer { chinese, english: true, stem: true }
     }
 
     /// An analyzer that keeps every word as it is (no stop words, no stemming): the plain
     /// BM25 baseline.
     pub fn plain() -> Analyzer {
-        Analyzer { chinese: Chinese::Bigrams, english: false }
+        Analyzer { chinese: Chinese::Bigrams, english: false, stem: false }
+    }
+
+    /// The normal form of one word: the single term it analyses to, if it gives exactly one.
+    pub fn normal_form(&self, word: &str) -> Option<String> {
+        let mut out = Vec::new();
+        self.tokens(word, &mut out);
+        (out.len() == 1).then(|| out.remove(0))
     }
 
     /// The terms of `text`, in order, repeats kept.
@@ -179,7 +251,9 @@ impl Analyzer {
                 return;
             }
             let folded = fold_plural(word);
-            if !(folded.len() + 3 == word.len() && word.ends_with("ies")) {
+            let ies = folded.len() + 3 == word.len() && word.ends_with("ies");
+            let stems = self.stem && has_inflection(folded);
+            if !ies && !stems {
                 return f(folded);
             }
         }
@@ -199,6 +273,9 @@ impl Analyzer {
             buf.truncate(folded);
             if ies {
                 buf.push('y');
+            }
+            if self.stem {
+                stem(buf);
             }
         }
         f(buf);
@@ -250,6 +327,7 @@ fn is_stop_word(word: &str) -> bool {
             | "could"
             | "do"
             | "does"
+            | "during"
             | "for"
             | "from"
             | "have"
@@ -381,6 +459,21 @@ mod tests {
             expect!["status class news box file"],
         );
         check(&Analyzer::plain(), "List the Issues", expect!["list the issues"]);
+    }
+
+    #[test]
+    fn stemming_folds_ing_and_ed() {
+        check(
+            &Analyzer::stemming(Chinese::Bigrams),
+            "getting creating listed copied resized making writing based Running",
+            expect!["get create list copy resize make write base run"],
+        );
+        check(
+            &Analyzer::stemming(Chinese::Bigrams),
+            "need embed string thing speed installing processing drawing",
+            expect!["need embed string thing speed install process draw"],
+        );
+        check(&Analyzer::new(Chinese::Bigrams), "getting listed", expect!["getting listed"]);
     }
 
     #[test]

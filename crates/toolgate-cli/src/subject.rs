@@ -1,0 +1,64 @@
+//! What one subject of a configuration sees: the catalog `toolgate search --config F
+//! [--profile P]` searches. The configured servers are started as `toolgate serve` would start
+//! them, given until their startup timeout to list their tools, and the subject's view is taken
+//! from the gateway itself, so the command shows exactly what a session of that subject could
+//! find: nothing a deny rule, a server policy or the profile hides.
+
+use std::io::Write;
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::Context;
+use toolgate::Catalog;
+use toolgate::config::Config;
+use toolgate_mcp::{Gateway, Settings};
+
+/// The catalog the subject of `profile` (the gateway's own subject with `None`) sees under the
+/// configuration at `path`. Servers that failed or did not finish starting are reported on
+/// `log` (their tools are not searched).
+pub(crate) fn visible_catalog(
+    path: &Path,
+    profile: Option<&str>,
+    log: &mut dyn Write,
+) -> anyhow::Result<Catalog> {
+    let config = Config::from_path(path)?;
+    if let Some(name) = profile
+        && !config.profiles.contains_key(name)
+    {
+        let known: Vec<&str> = config.profiles.keys().map(String::as_str).collect();
+        anyhow::bail!(
+            "--profile {name}: {} has no [profiles.{name}]; known profiles: {}",
+            path.display(),
+            if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+        );
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let wait = config.gateway.startup_timeout + Duration::from_secs(1);
+    let result = runtime.block_on(async {
+        let settings = Settings { restart_backoff: None, ..Settings::from_config(&config.gateway) };
+        let gateway = Gateway::start(settings, &config)?;
+        gateway.settled(wait).await;
+        let status = gateway.status();
+        let catalog = gateway.visible_catalog(profile);
+        gateway.shutdown().await;
+        anyhow::Ok((catalog?, status))
+    });
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    let (catalog, status) = result?;
+    for server in status["servers"].as_array().into_iter().flatten() {
+        let state = server["state"].as_str().unwrap_or_default();
+        if matches!(state, "failed" | "starting") {
+            let why = server["error"].as_str().unwrap_or("still starting");
+            writeln!(
+                log,
+                "toolgate: server `{}` is not searched: {state} ({why})",
+                server["name"].as_str().unwrap_or("?")
+            )?;
+        }
+    }
+    Ok(catalog)
+}

@@ -1,0 +1,285 @@
+//! Query understanding for the `lexical` strategy: a query becomes groups of weighted
+//! alternatives, one group per concept.
+//!
+//! - An English word gives its term (stemmed like the index) and, at a lower weight, the
+//!   other words of its synonym group (`fetch` → `get`, `retrieve`).
+//! - A run of Chinese characters is split by longest match over the bilingual vocabulary and
+//!   the Chinese stop words. What is left between stop words becomes character bigrams, as in
+//!   the index (they meet Chinese descriptions); each vocabulary word also gives its English
+//!   words at a lower weight (they meet English descriptions): `仓库` → `repository`, `repo`.
+//!
+//! The scorer gives a tool, for each group, the best of the group's alternatives.
+
+use super::bm25f::{Alternative, Bm25Index};
+use super::text::is_cjk;
+use super::vocab::{Piece, vocabulary};
+
+/// How an alternative came from the query.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    /// The query's own word.
+    Direct,
+    /// The bilingual vocabulary.
+    Vocabulary,
+    /// An English synonym.
+    Synonym,
+    /// The bilingual vocabulary read backwards: an English word's Chinese words.
+    Reverse,
+}
+
+impl Via {
+    /// The name used in explanations.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Via::Direct => "direct",
+            Via::Vocabulary => "vocabulary",
+            Via::Synonym => "synonym",
+            Via::Reverse => "vocabulary (reverse)",
+        }
+    }
+}
+
+/// The weights of expansions, relative to a direct match (1).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Expansion {
+    /// Weight of the English words a Chinese vocabulary word gives.
+    pub vocabulary: f32,
+    /// Weight of an English word's synonyms.
+    pub synonym: f32,
+    /// Weight of the Chinese words the vocabulary gives for an English word (0 turns it off).
+    pub reverse: f32,
+}
+
+impl Default for Expansion {
+    fn default() -> Expansion {
+        Expansion { vocabulary: 0.8, synonym: 0.6, reverse: 0.0 }
+    }
+}
+
+/// One alternative with where it came from, for explanations.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Source {
+    /// The query text it stands for (a word, a Chinese vocabulary word).
+    pub(crate) from: String,
+    /// The terms, as text, in the order of [`Alternative::terms`].
+    pub(crate) terms: Vec<String>,
+    pub(crate) via: Via,
+}
+
+/// A query turned into groups.
+#[derive(Debug, Default)]
+pub(crate) struct Expanded {
+    pub(crate) groups: Vec<Vec<Alternative>>,
+    /// Parallel to `groups`: where each alternative came from.
+    pub(crate) sources: Vec<Vec<Source>>,
+    /// Query words none of whose terms or expansions any tool has.
+    pub(crate) unmatched: Vec<String>,
+}
+
+struct Builder<'a> {
+    index: &'a Bm25Index,
+    weights: Expansion,
+    out: Expanded,
+    /// Terms already used directly (an expansion never pays for them twice).
+    direct: Vec<u32>,
+    /// Terms already used by some expansion.
+    expanded: Vec<u32>,
+    /// Whether the current word gave any term at all (a lone stop word gives none).
+    produced: bool,
+}
+
+impl Builder<'_> {
+    /// Term ids of `terms` that the index knows.
+    fn ids(&self, terms: &[String]) -> Vec<u32> {
+        terms.iter().filter_map(|t| self.index.term(t)).collect()
+    }
+
+    /// Adds one group: the direct term (if any) and expansions. Returns whether any matched.
+    fn group(
+        &mut self,
+        direct: Option<(&str, Vec<String>)>,
+        expansions: Vec<(String, Vec<String>, Via)>,
+    ) -> bool {
+        let mut alts = Vec::new();
+        let mut sources = Vec::new();
+        if let Some((from, terms)) = direct {
+            let mut ids = Vec::new();
+            let mut kept = Vec::new();
+            for t in terms {
+                if let Some(id) = self.index.term(&t)
+                    && !self.direct.contains(&id)
+                {
+                    self.direct.push(id);
+                    ids.push(id);
+                    kept.push(t);
+                }
+            }
+            if !ids.is_empty() {
+                alts.push(Alternative { terms: ids, weight: 1.0 });
+                sources.push(Source { from: from.to_owned(), terms: kept, via: Via::Direct });
+            }
+        }
+        for (from, terms, via) in expansions {
+            let ids = self.ids(&terms);
+            if ids.is_empty() || ids.iter().any(|i| self.direct.contains(i) || self.expanded.contains(i)) {
+                continue;
+            }
+            let weight = match via {
+                Via::Direct => 1.0,
+                Via::Vocabulary => self.weights.vocabulary,
+                Via::Synonym => self.weights.synonym,
+                Via::Reverse => self.weights.reverse,
+            };
+            if weight <= 0.0 {
+                continue;
+            }
+            let kept: Vec<String> = terms.into_iter().filter(|t| self.index.term(t).is_some()).collect();
+            alts.push(Alternative { terms: ids, weight });
+            sources.push(Source { from, terms: kept, via });
+        }
+        for a in alts.iter().filter(|a| a.weight < 1.0) {
+            self.expanded.extend(&a.terms);
+        }
+        let any = !alts.is_empty();
+        if any {
+            self.out.groups.push(alts);
+            self.out.sources.push(sources);
+        }
+        any
+    }
+
+    fn latin(&mut self, text: &str) -> bool {
+        let mut terms = Vec::new();
+        self.index.analyzer().tokens(text, &mut terms);
+        self.produced |= !terms.is_empty();
+        let mut any = false;
+        let vocab = vocabulary();
+        for t in terms {
+            if is_request_word(&t) {
+                continue;
+            }
+            let mut expansions: Vec<(String, Vec<String>, Via)> = Vec::new();
+            if let Some(others) = vocab.synonyms.get(&t) {
+                expansions.extend(others.iter().map(|o| (t.clone(), vec![o.clone()], Via::Synonym)));
+            }
+            // Chinese words for it, as the index has them (bigrams), for Chinese descriptions.
+            if self.weights.reverse > 0.0
+                && let Some(keys) = vocab.en_zh.get(&t)
+            {
+                for key in keys {
+                    let mut bigrams = Vec::new();
+                    self.index.analyzer().tokens(key, &mut bigrams);
+                    expansions.push((t.clone(), bigrams, Via::Reverse));
+                }
+            }
+            any |= self.group(Some((text, vec![t.clone()])), expansions);
+        }
+        any
+    }
+
+    fn chinese(&mut self, run: &str) -> bool {
+        let vocab = vocabulary();
+        let mut pieces = Vec::new();
+        vocab.segment(run, &mut |p| pieces.push(p));
+        self.produced |= pieces.iter().any(|p| *p != Piece::Stop);
+        let mut any = false;
+        // Each stretch between stop words gives character bigrams, as the index has them. A
+        // bigram inside a vocabulary word joins that word's group (with its English words);
+        // the others (across words, or in uncovered characters) stand alone.
+        let mut stretch: Vec<(char, Option<usize>)> = Vec::new();
+        let mut words: Vec<(&str, Vec<String>)> = Vec::new();
+        for p in pieces.iter().chain(std::iter::once(&Piece::Stop)) {
+            match *p {
+                Piece::Word(w) => {
+                    stretch.extend(w.chars().map(|c| (c, Some(words.len()))));
+                    words.push((w, Vec::new()));
+                }
+                Piece::Other(w) => stretch.extend(w.chars().map(|c| (c, None))),
+                Piece::Stop => {
+                    let grams: Vec<(String, Option<usize>)> = if stretch.len() == 1 {
+                        vec![(stretch[0].0.to_string(), stretch[0].1)]
+                    } else {
+                        stretch
+                            .windows(2)
+                            .map(|w| ([w[0].0, w[1].0].iter().collect(), w[0].1.filter(|_| w[0].1 == w[1].1)))
+                            .collect()
+                    };
+                    for (gram, word) in grams {
+                        match word {
+                            Some(i) => words[i].1.push(gram),
+                            None => any |= self.group(Some((&gram, vec![gram.clone()])), Vec::new()),
+                        }
+                    }
+                    stretch.clear();
+                }
+            }
+        }
+        for (w, grams) in words {
+            let expansions =
+                vocab.zh[w].iter().map(|phrase| (w.to_owned(), phrase.clone(), Via::Vocabulary)).collect();
+            let direct = (!grams.is_empty()).then_some((w, grams));
+            any |= self.group(direct, expansions);
+        }
+        any
+    }
+}
+
+/// Turns the free words of a query into groups over `index`'s terms.
+pub(crate) fn expand(index: &Bm25Index, words: &[&str], weights: Expansion) -> Expanded {
+    let mut b = Builder {
+        index,
+        weights,
+        out: Expanded::default(),
+        direct: Vec::new(),
+        expanded: Vec::new(),
+        produced: false,
+    };
+    for w in words {
+        let mut any = false;
+        b.produced = false;
+        let mut rest = *w;
+        while let Some(first) = rest.chars().next() {
+            let cjk = is_cjk(first);
+            let cut = rest.find(|c: char| is_cjk(c) != cjk).unwrap_or(rest.len());
+            let (seg, tail) = rest.split_at(cut);
+            any |= if cjk { b.chinese(seg) } else { b.latin(seg) };
+            rest = tail;
+        }
+        if !any && b.produced {
+            b.out.unmatched.push(w.to_lowercase());
+        }
+    }
+    b.out
+}
+
+/// Words of English requests that say nothing of the tool wanted (`can you help me`, `I need`,
+/// `I'd like`): dropped from queries only (a tool may well be about help or likes).
+fn is_request_word(term: &str) -> bool {
+    matches!(
+        term,
+        "help"
+            | "need"
+            | "want"
+            | "like"
+            | "know"
+            | "tell"
+            | "let"
+            | "also"
+            | "just"
+            | "sure"
+            | "yes"
+            | "ok"
+            | "thank"
+            | "thanks"
+            | "hi"
+            | "hello"
+            | "im"
+            | "id"
+            | "ll"
+            | "ve"
+            | "m"
+            | "s"
+            | "t"
+            | "d"
+    )
+}

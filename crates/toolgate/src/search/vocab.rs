@@ -1,0 +1,398 @@
+//! Vocabularies kept as data: Chinese → English words (`vocab/zh_en.tsv`), English synonyms
+//! (`vocab/synonyms.tsv`) and Chinese function words, compiled in and parsed once.
+//!
+//! They feed query expansion: a Chinese request for an English-described tool meets the tool
+//! through the English words the vocabulary gives for its Chinese words, and `fetch` meets
+//! tools that say `get`. Only general words belong here: verbs, objects, common domain nouns.
+
+use std::sync::OnceLock;
+
+use rustc_hash::FxHashMap;
+
+use super::text::{Analyzer, Chinese};
+
+/// The Chinese → English vocabulary file.
+pub(crate) const ZH_EN: &str = include_str!("vocab/zh_en.tsv");
+
+/// The English synonym groups file.
+pub(crate) const SYNONYMS: &str = include_str!("vocab/synonyms.tsv");
+
+/// Chinese function words and politeness formulas dropped from queries: they say nothing of
+/// what a tool does. Longer entries first is not needed: the segmenter takes the longest match.
+const ZH_STOP: &[&str] = &[
+    "的",
+    "了",
+    "吗",
+    "呢",
+    "吧",
+    "啊",
+    "呀",
+    "哦",
+    "嘛",
+    "么",
+    "着",
+    "过",
+    "地",
+    "得",
+    "很",
+    "都",
+    "也",
+    "还",
+    "就",
+    "再",
+    "又",
+    "把",
+    "被",
+    "让",
+    "给",
+    "在",
+    "是",
+    "和",
+    "与",
+    "及",
+    "或",
+    "跟",
+    "对",
+    "从",
+    "到",
+    "向",
+    "为",
+    "将",
+    "这",
+    "那",
+    "哪",
+    "其",
+    "之",
+    "个",
+    "些",
+    "一下",
+    "一个",
+    "一些",
+    "一张",
+    "一条",
+    "一份",
+    "一篇",
+    "一次",
+    "这个",
+    "那个",
+    "这些",
+    "那些",
+    "这张",
+    "这篇",
+    "这份",
+    "哪些",
+    "哪个",
+    "什么",
+    "怎么",
+    "怎样",
+    "如何",
+    "为什么",
+    "是否",
+    "是不是",
+    "有没有",
+    "能不能",
+    "可不可以",
+    "帮我",
+    "帮忙",
+    "帮",
+    "请",
+    "请你",
+    "麻烦",
+    "我想",
+    "我要",
+    "我需要",
+    "需要",
+    "想要",
+    "想",
+    "要",
+    "我",
+    "我们",
+    "你",
+    "你们",
+    "他",
+    "她",
+    "它",
+    "他们",
+    "自己",
+    "能",
+    "能否",
+    "可以",
+    "可能",
+    "应该",
+    "会",
+    "会不会",
+    "一共",
+    "到底",
+    "具体",
+    "大概",
+    "现在",
+    "然后",
+    "先",
+    "并",
+    "并且",
+    "而且",
+    "但",
+    "但是",
+    "所以",
+    "因为",
+    "如果",
+    "告诉",
+    "知道",
+    "一点",
+    "有",
+    "有些",
+    "里",
+    "中",
+    "上面",
+    "下面",
+    "里面",
+    "这里",
+    "那里",
+    "下",
+    "了解",
+    "关于",
+    "以及",
+    "还有",
+];
+
+/// One way to say a word in another vocabulary: every term of it is needed (`word cloud`).
+pub(crate) type Phrase = Vec<String>;
+
+/// The parsed vocabularies.
+#[derive(Debug)]
+pub(crate) struct Vocabulary {
+    /// Chinese word → its English phrases.
+    pub(crate) zh: FxHashMap<String, Vec<Phrase>>,
+    /// Chinese stop words, as a set.
+    zh_stop: FxHashMap<&'static str, ()>,
+    /// Longest Chinese key or stop word, in characters.
+    max_chars: usize,
+    /// English word → the other words of its synonym group.
+    pub(crate) synonyms: FxHashMap<String, Vec<String>>,
+    /// English word → the Chinese words that give it as a one-word phrase (the reverse
+    /// direction: an English request for a tool described in Chinese).
+    pub(crate) en_zh: FxHashMap<String, Vec<String>>,
+}
+
+/// A vocabulary line that does not follow the format; names the file, line and problem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct VocabError {
+    pub(crate) file: &'static str,
+    pub(crate) line: usize,
+    pub(crate) message: String,
+}
+
+impl std::fmt::Display for VocabError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.file, self.line, self.message)
+    }
+}
+
+/// The analyzer whose normal form the vocabularies are written in.
+pub(crate) fn normal_analyzer() -> Analyzer {
+    Analyzer::stemming(Chinese::Bigrams)
+}
+
+/// The lines of a data file that carry content, numbered from 1.
+fn content_lines(text: &str) -> impl Iterator<Item = (usize, &str)> {
+    text.lines()
+        .enumerate()
+        .map(|(i, l)| (i + 1, l.trim_end()))
+        .filter(|(_, l)| !l.is_empty() && !l.starts_with('#'))
+}
+
+/// Checks one English word: lower-case ASCII letters and digits, in the analyzer's normal form.
+fn check_english(word: &str, analyzer: &Analyzer) -> Result<(), String> {
+    if word.is_empty() || !word.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit()) {
+        return Err(format!("`{word}` is not one lower-case English word"));
+    }
+    match analyzer.normal_form(word) {
+        Some(n) if n == word => Ok(()),
+        Some(n) => Err(format!("`{word}` is not in normal form (the analyzer makes it `{n}`)")),
+        None => Err(format!("`{word}` is a stop word or splits into several terms")),
+    }
+}
+
+/// Parses both files; every malformed line is an error.
+pub(crate) fn parse(zh_en: &str, synonyms: &str) -> Result<Vocabulary, VocabError> {
+    let analyzer = normal_analyzer();
+    let mut zh: FxHashMap<String, Vec<Phrase>> = FxHashMap::default();
+    for (line, text) in content_lines(zh_en) {
+        let err = |message: String| VocabError { file: "zh_en.tsv", line, message };
+        let Some((key, english)) = text.split_once('\t') else {
+            return Err(err("expected a Chinese word, a tab and English words".into()));
+        };
+        if key.is_empty() || !key.chars().all(super::text::is_cjk) {
+            return Err(err(format!("`{key}` is not a word of Chinese characters")));
+        }
+        let mut phrases: Vec<Phrase> = Vec::new();
+        for alt in english.split(',').map(str::trim) {
+            let words: Phrase = alt.split(' ').filter(|w| !w.is_empty()).map(str::to_owned).collect();
+            if words.is_empty() {
+                return Err(err("an empty English alternative".into()));
+            }
+            for w in &words {
+                check_english(w, &analyzer).map_err(err)?;
+            }
+            if phrases.contains(&words) {
+                return Err(err(format!("`{alt}` is given twice")));
+            }
+            phrases.push(words);
+        }
+        if zh.insert(key.to_owned(), phrases).is_some() {
+            return Err(err(format!("`{key}` has an earlier entry")));
+        }
+    }
+    let mut groups: FxHashMap<String, Vec<String>> = FxHashMap::default();
+    for (line, text) in content_lines(synonyms) {
+        let err = |message: String| VocabError { file: "synonyms.tsv", line, message };
+        let words: Vec<&str> = text.split(',').map(str::trim).collect();
+        if words.len() < 2 {
+            return Err(err("a group needs at least two words".into()));
+        }
+        for w in &words {
+            check_english(w, &analyzer).map_err(err)?;
+            let others = words.iter().filter(|o| *o != w).map(|o| (*o).to_owned()).collect();
+            if groups.insert((*w).to_owned(), others).is_some() {
+                return Err(err(format!("`{w}` is already in another group")));
+            }
+        }
+    }
+    let mut en_zh: FxHashMap<String, Vec<String>> = FxHashMap::default();
+    let mut keys: Vec<&String> = zh.keys().collect();
+    keys.sort();
+    for key in keys {
+        for phrase in &zh[key] {
+            if let [word] = phrase.as_slice() {
+                en_zh.entry(word.clone()).or_default().push(key.clone());
+            }
+        }
+    }
+    let zh_stop: FxHashMap<&'static str, ()> = ZH_STOP.iter().map(|s| (*s, ())).collect();
+    let max_chars = zh
+        .keys()
+        .map(String::as_str)
+        .chain(ZH_STOP.iter().copied())
+        .map(|k| k.chars().count())
+        .max()
+        .unwrap_or(1);
+    Ok(Vocabulary { zh, zh_stop, max_chars, synonyms: groups, en_zh })
+}
+
+/// The compiled-in vocabularies (parsed on first use; the tests keep them well-formed).
+pub(crate) fn vocabulary() -> &'static Vocabulary {
+    static VOCAB: OnceLock<Vocabulary> = OnceLock::new();
+    VOCAB.get_or_init(|| parse(ZH_EN, SYNONYMS).unwrap_or_else(|e| panic!("compiled-in vocabulary: {e}")))
+}
+
+/// A piece of a run of Chinese characters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Piece<'a> {
+    /// A vocabulary word.
+    Word(&'a str),
+    /// Characters no vocabulary word covers.
+    Other(&'a str),
+    /// A stop word (dropped; it separates runs).
+    Stop,
+}
+
+impl Vocabulary {
+    /// Splits a run of Chinese characters by longest match over the vocabulary and the stop
+    /// words, left to right: vocabulary words, uncovered stretches and stop words.
+    pub(crate) fn segment<'a>(&self, run: &'a str, f: &mut dyn FnMut(Piece<'a>)) {
+        let starts: Vec<usize> =
+            run.char_indices().map(|(i, _)| i).chain(std::iter::once(run.len())).collect();
+        let chars = starts.len() - 1;
+        let mut i = 0;
+        let mut other_start: Option<usize> = None;
+        while i < chars {
+            let mut matched = None;
+            for len in (1..=self.max_chars.min(chars - i)).rev() {
+                let w = &run[starts[i]..starts[i + len]];
+                if self.zh.contains_key(w) {
+                    matched = Some((len, true));
+                    break;
+                }
+                if self.zh_stop.contains_key(w) {
+                    matched = Some((len, false));
+                    break;
+                }
+            }
+            match matched {
+                Some((len, is_word)) => {
+                    if let Some(s) = other_start.take() {
+                        f(Piece::Other(&run[starts[s]..starts[i]]));
+                    }
+                    f(if is_word { Piece::Word(&run[starts[i]..starts[i + len]]) } else { Piece::Stop });
+                    i += len;
+                }
+                None => {
+                    other_start.get_or_insert(i);
+                    i += 1;
+                }
+            }
+        }
+        if let Some(s) = other_start {
+            f(Piece::Other(&run[starts[s]..]));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn vocab_files_are_well_formed() {
+        // Parsing checks the format, duplicates and the normal form of every English word.
+        let v = parse(ZH_EN, SYNONYMS).unwrap_or_else(|e| panic!("{e}"));
+        assert!(v.zh.len() >= 300, "{} Chinese entries", v.zh.len());
+        assert!(v.synonyms.len() >= 60);
+        assert_eq!(v.zh["文件"], vec![vec!["file".to_owned()]]);
+        assert_eq!(v.zh["词云"], vec![vec!["word".to_owned(), "cloud".to_owned()]]);
+        assert!(v.synonyms["fetch"].contains(&"get".to_owned()));
+    }
+
+    #[test]
+    fn vocab_errors_name_the_line() {
+        let e = parse("# c\n文件\tfile\n文件\tdocument\n", "").unwrap_err();
+        assert_eq!(e.to_string(), "zh_en.tsv:3: `文件` has an earlier entry");
+        let e = parse("文件\tFiles\n", "").unwrap_err();
+        assert_eq!(e.to_string(), "zh_en.tsv:1: `Files` is not one lower-case English word");
+        let e = parse("文件\tfiles\n", "").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "zh_en.tsv:1: `files` is not in normal form (the analyzer makes it `file`)"
+        );
+        let e = parse("文件\tthe\n", "").unwrap_err();
+        assert_eq!(e.to_string(), "zh_en.tsv:1: `the` is a stop word or splits into several terms");
+        let e = parse("file\tfile\n", "").unwrap_err();
+        assert_eq!(e.to_string(), "zh_en.tsv:1: `file` is not a word of Chinese characters");
+        let e = parse("", "get, fetch\nfetch, retrieve\n").unwrap_err();
+        assert_eq!(e.to_string(), "synonyms.tsv:2: `fetch` is already in another group");
+        let e = parse("", "get\n").unwrap_err();
+        assert_eq!(e.to_string(), "synonyms.tsv:1: a group needs at least two words");
+    }
+
+    #[test]
+    fn chinese_stop_words_are_not_vocabulary_words() {
+        let v = vocabulary();
+        let both: Vec<&&str> = ZH_STOP.iter().filter(|s| v.zh.contains_key(**s)).collect();
+        assert!(both.is_empty(), "both a stop word and a vocabulary word: {both:?}");
+    }
+
+    #[test]
+    fn segmentation_takes_the_longest_word_and_drops_stop_words() {
+        let mut out = Vec::new();
+        vocabulary().segment("帮我看看这个仓库最近的提交记录", &mut |p| out.push(p));
+        let want = [Piece::Stop, Piece::Word("看看"), Piece::Stop, Piece::Word("仓库"), Piece::Word("最近")];
+        assert_eq!(out[..5], want);
+        assert_eq!(out[5..], [Piece::Stop, Piece::Word("提交"), Piece::Word("记录")]);
+        out.clear();
+        vocabulary().segment("做个桑基图吧", &mut |p| out.push(p));
+        assert_eq!(out, [Piece::Word("做"), Piece::Stop, Piece::Word("桑基图"), Piece::Stop]);
+        out.clear();
+        vocabulary().segment("宫保鸡丁", &mut |p| out.push(p));
+        assert_eq!(out, [Piece::Other("宫保鸡丁")]);
+    }
+}
