@@ -11,7 +11,7 @@ use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 use toolgate::Catalog;
 use toolgate::catalog::EMBEDDED_LABEL;
-use toolgate::config::Config;
+use toolgate::config::{Config, ProfileConfig};
 use toolgate_mcp::{Gateway, Settings};
 
 use crate::Outcome;
@@ -66,16 +66,20 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
 fn settings_for(config: &Config, profile: Option<&str>) -> anyhow::Result<Settings> {
     let mut settings = Settings::from_config(&config.gateway);
     if let Some(name) = profile {
-        let Some(found) = config.profiles.get(name) else {
-            let known: Vec<&str> = config.profiles.keys().map(String::as_str).collect();
-            anyhow::bail!(
-                "--profile {name}: the configuration has no [profiles.{name}]; known profiles: {}",
-                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
-            );
-        };
-        settings.profile = Some(found.clone());
+        settings.profile = Some(profile_of(config, name)?.clone());
     }
     Ok(settings)
+}
+
+/// `[profiles.NAME]` of `config`, or an error for `--profile NAME` naming the known ones.
+pub(crate) fn profile_of<'a>(config: &'a Config, name: &str) -> anyhow::Result<&'a ProfileConfig> {
+    config.profiles.get(name).ok_or_else(|| {
+        let known: Vec<&str> = config.profiles.keys().map(String::as_str).collect();
+        anyhow::anyhow!(
+            "--profile {name}: the configuration has no [profiles.{name}]; known profiles: {}",
+            if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+        )
+    })
 }
 
 async fn serve(args: Args, config: Option<Config>, settings: Settings) -> anyhow::Result<()> {

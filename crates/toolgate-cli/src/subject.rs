@@ -22,15 +22,8 @@ pub(crate) fn visible_catalog(
     log: &mut dyn Write,
 ) -> anyhow::Result<Catalog> {
     let config = Config::from_path(path)?;
-    if let Some(name) = profile
-        && !config.profiles.contains_key(name)
-    {
-        let known: Vec<&str> = config.profiles.keys().map(String::as_str).collect();
-        anyhow::bail!(
-            "--profile {name}: {} has no [profiles.{name}]; known profiles: {}",
-            path.display(),
-            if known.is_empty() { "none".to_owned() } else { known.join(", ") }
-        );
+    if let Some(name) = profile {
+        crate::serve::profile_of(&config, name)?;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)

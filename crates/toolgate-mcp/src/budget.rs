@@ -4,28 +4,11 @@
 //! "Used" means loaded or called; the tools the current search loaded go last, so a search
 //! never unloads its own results unless they alone are over a limit.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
+
+use toolgate::budget::Recency;
 
 use crate::gateway::Snapshot;
-
-/// When each active tool was last loaded or called, on a per-session clock.
-#[derive(Debug, Default)]
-pub(crate) struct Recency {
-    clock: u64,
-    used: HashMap<String, u64>,
-}
-
-impl Recency {
-    /// Records a use of `name` now.
-    pub(crate) fn touch(&mut self, name: &str) {
-        self.clock += 1;
-        self.used.insert(name.to_owned(), self.clock);
-    }
-
-    fn forget(&mut self, name: &str) {
-        self.used.remove(name);
-    }
-}
 
 /// Which active tools to unload, least recently used first, so that every upstream keeps at
 /// most its `max_active` tools and core tools, `tool_search` and the active set together fit
@@ -39,7 +22,7 @@ pub(crate) fn over_budget(
 ) -> Vec<String> {
     // Oldest first, the fresh ones after every other.
     let mut order: Vec<&String> = active.iter().filter(|n| snapshot.catalog.get(n).is_some()).collect();
-    order.sort_by_key(|n| (fresh.contains(n), recency.used.get(n.as_str()).copied().unwrap_or(0)));
+    order.sort_by_key(|n| (fresh.contains(n), recency.last_used(n).unwrap_or(0)));
     let mut evicted: Vec<String> = Vec::new();
 
     let mut per_owner: BTreeMap<&str, Vec<&String>> = BTreeMap::new();

@@ -19,12 +19,12 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
+use toolgate::budget::Recency;
 use toolgate::config::{BudgetConfig, Config, Exposure, GatewayConfig, ProfileConfig, Transport, glob_match};
 use toolgate::defer::{DeferConfig, Deferral};
 use toolgate::request::{TOOL_SEARCH, tool_list, tool_search_tool};
 use toolgate::{Catalog, Index, Session, Tool, ToolId, ToolSpec};
 
-use crate::budget::Recency;
 use crate::offer::{self, Offer};
 use crate::passthrough::ResourceRoutes;
 use crate::progress::Relay;
@@ -411,11 +411,10 @@ impl Gateway {
                 None
             })
             .unzip();
-        let catalog =
-            specs.into_iter().fold(Catalog::builder(), |b, s| b.tool(s)).build().unwrap_or_else(|e| {
-                tracing::error!("the view of profile `{name}` is invalid ({e}); it sees nothing");
-                Catalog::default()
-            });
+        let catalog = catalog_of(&specs).unwrap_or_else(|e| {
+            tracing::error!("the view of profile `{name}` is invalid ({e}); it sees nothing");
+            Catalog::default()
+        });
         let owner = if catalog.is_empty() { Vec::new() } else { owner };
         tracing::debug!(subject = name, visible = catalog.len(), hidden, "built a subject's view");
         let view = Arc::new(self.assemble(catalog, owner, base.pending.clone(), base.max_active.clone()));
@@ -430,16 +429,18 @@ impl Gateway {
         if let Some(name) = profile
             && !self.inner.settings.profiles.contains_key(name)
         {
-            let known: Vec<&str> = self.inner.settings.profiles.keys().map(String::as_str).collect();
             return Err(GatewayError {
                 key: format!("profiles.{name}"),
-                message: format!(
-                    "no such profile; known profiles: {}",
-                    if known.is_empty() { "none".to_owned() } else { known.join(", ") }
-                ),
+                message: format!("no such profile; known profiles: {}", self.known_profiles()),
             });
         }
         Ok(self.snapshot_for(profile).catalog.clone())
+    }
+
+    /// The configured profiles, comma-separated (`none` when there are none), for errors.
+    pub(crate) fn known_profiles(&self) -> String {
+        let known: Vec<&str> = self.inner.settings.profiles.keys().map(String::as_str).collect();
+        if known.is_empty() { "none".to_owned() } else { known.join(", ") }
     }
 
     /// A snapshot of `catalog`: its deferral and index.
@@ -549,8 +550,8 @@ impl Gateway {
             }
         }
         let Some((catalog, owner)) = self.merge(specs, owner) else { return };
-        let deferral = Deferral::decide(&catalog, &self.inner.settings.defer);
-        let core = catalog.ids().filter(|&id| !deferral.is_deferred(id)).count();
+        let snapshot = Arc::new(self.assemble(catalog, owner, pending, max_active));
+        let core = snapshot.catalog.ids().filter(|&id| !snapshot.deferral.is_deferred(id)).count();
         if core + 1 > self.inner.settings.hard_limit {
             tracing::warn!(
                 "{core} tools are always loaded (always_load, pinned, or deferral off), more than \
@@ -558,8 +559,6 @@ impl Gateway {
                 self.inner.settings.hard_limit
             );
         }
-        let index = Index::builder().build(&catalog);
-        let snapshot = Arc::new(Snapshot { catalog, deferral, index, pending, owner, max_active });
         self.inner.views.lock().unwrap_or_else(|e| e.into_inner()).clear();
         *self.inner.snapshot.write().unwrap_or_else(|e| e.into_inner()) = snapshot.clone();
         self.inner.changes.send_modify(|g| *g += 1);
@@ -571,7 +570,7 @@ impl Gateway {
     /// them).
     fn merge(&self, specs: Vec<ToolSpec>, owner: Vec<Arc<str>>) -> Option<(Catalog, Vec<Arc<str>>)> {
         let build = |specs: &[ToolSpec]| {
-            specs.iter().cloned().fold(Catalog::builder(), |b, s| b.tool(s)).build().map_err(|e| {
+            catalog_of(specs).map_err(|e| {
                 tracing::error!("the merged catalog is invalid ({e}); keeping the previous one");
             })
         };
@@ -715,6 +714,11 @@ pub(crate) fn fingerprint(tools: &[&Tool]) -> u64 {
         t.hash().hash(&mut h);
     }
     h.finish()
+}
+
+/// The catalog of `specs`.
+fn catalog_of(specs: &[ToolSpec]) -> Result<Catalog, toolgate::catalog::CatalogError> {
+    specs.iter().cloned().fold(Catalog::builder(), |b, s| b.tool(s)).build()
 }
 
 /// Every tool of a catalog as the spec it was built from.

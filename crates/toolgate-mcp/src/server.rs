@@ -38,10 +38,9 @@ pub const PROFILE_HEADER: &str = "x-toolgate-profile";
 
 /// The error for a profile the configuration does not define.
 fn unknown_profile(gateway: &Gateway, name: &str) -> String {
-    let known: Vec<&str> = gateway.settings().profiles.keys().map(String::as_str).collect();
     format!(
         "no profile `{name}` in the configuration ([profiles.{name}]); known profiles: {}",
-        if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+        gateway.known_profiles()
     )
 }
 
