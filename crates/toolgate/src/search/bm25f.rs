@@ -17,10 +17,9 @@ use rustc_hash::FxHashMap;
 
 use serde_json::Value;
 
+use super::Hit;
 use super::text::Analyzer;
-#[cfg(test)]
-use crate::catalog::ToolId;
-use crate::catalog::{Catalog, Tool};
+use crate::catalog::{Catalog, Tool, ToolId};
 
 /// The fields of a tool that BM25F scores separately.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -237,9 +236,92 @@ impl Partial {
 
 thread_local! {
     static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
-    /// Per-group and per-alternative accumulators of [`Bm25Index::score_groups`].
-    /// (total, group, alternative) accumulators, all zeros between calls.
-    static GROUP_SCRATCH: RefCell<[Vec<f32>; 3]> = const { RefCell::new([Vec::new(), Vec::new(), Vec::new()]) };
+    /// The working memory of [`Bm25Index::score_groups`], kept from call to call.
+    static GROUP_SCRATCH: RefCell<GroupScratch> = RefCell::new(GroupScratch::default());
+}
+
+/// The accumulators (all zeros between calls) and tool lists of [`Bm25Index::score_groups`].
+#[derive(Debug, Default)]
+struct GroupScratch {
+    /// Each tool's total over the groups so far.
+    acc: Vec<f32>,
+    /// Each tool's best alternative in the current group.
+    grp: Vec<f32>,
+    /// Each tool's sum over the terms of the current alternative.
+    alt: Vec<f32>,
+    /// The tools with a slot in `acc`, `grp` and `alt` that may be non-zero.
+    touched: DocList,
+    in_group: DocList,
+    in_alt: DocList,
+}
+
+/// A list of tools that grows without a branch per posting: room is made once per postings
+/// list, every tool is written at the end, and the end moves on only when the tool is new, so
+/// that "is it new", which no branch predictor can guess, costs no mispredicted branch.
+#[derive(Debug, Default)]
+struct DocList {
+    /// The tools are `ids[..len]`; the rest is room.
+    ids: Vec<u32>,
+    len: usize,
+}
+
+impl DocList {
+    fn clear(&mut self) {
+        self.len = 0;
+    }
+
+    /// Makes room for `more` tools past the end.
+    fn reserve(&mut self, more: usize) {
+        let need = self.len + more;
+        if self.ids.len() < need {
+            self.ids.resize(need.max(self.ids.len() * 2), 0);
+        }
+    }
+
+    /// For each posting `(d, s)`, sets `slots[d]` to `combine(slots[d], s)`, and lists `d`
+    /// if its slot was zero.
+    #[inline(always)]
+    fn gather(&mut self, docs: &[u32], scores: &[f32], slots: &mut [f32], combine: impl Fn(f32, f32) -> f32) {
+        self.reserve(docs.len());
+        // The end is kept in a local, not in `self`, so that it stays in a register.
+        let ids = &mut self.ids[..];
+        let mut len = self.len;
+        for (&d, &s) in docs.iter().zip(scores) {
+            let slot = &mut slots[d as usize];
+            ids[len] = d;
+            len += usize::from(*slot == 0.0);
+            *slot = combine(*slot, s);
+        }
+        self.len = len;
+    }
+
+    /// Moves the slots of `from`'s tools (`from_slots`, taken back to zero) into `slots`, as
+    /// [`DocList::gather`] does, and empties `from`.
+    #[inline(always)]
+    fn drain_into(
+        &mut self,
+        from: &mut DocList,
+        from_slots: &mut [f32],
+        slots: &mut [f32],
+        combine: impl Fn(f32, f32) -> f32,
+    ) {
+        self.reserve(from.len);
+        let ids = &mut self.ids[..];
+        let mut len = self.len;
+        for &d in from.as_slice() {
+            let s = std::mem::take(&mut from_slots[d as usize]);
+            let slot = &mut slots[d as usize];
+            ids[len] = d;
+            len += usize::from(*slot == 0.0);
+            *slot = combine(*slot, s);
+        }
+        self.len = len;
+        from.clear();
+    }
+
+    fn as_slice(&self) -> &[u32] {
+        &self.ids[..self.len]
+    }
 }
 
 /// One way a query word may be met: its terms (all of them count) and a weight.
@@ -359,88 +441,63 @@ impl Bm25Index {
     /// Scores query groups: a tool gets, for each group, the best of the group's alternatives
     /// (weight × the sum of its terms' contributions), and the sum over groups. A word and its
     /// expansions form one group, so that a tool meeting a concept twice is not paid twice.
-    pub(crate) fn score_groups(&self, groups: &[Vec<Alternative>], visit: &mut dyn FnMut(u32, f32)) {
-        {
-            GROUP_SCRATCH.with(|gcell| {
-                // All three buffers are all zeros between calls (every slot used is taken back
-                // to zero), so only a change of size needs a fill.
-                let mut g = gcell.borrow_mut();
-                let [acc, grp, alt] = &mut *g;
-                for buf in [&mut *acc, &mut *grp, &mut *alt] {
-                    if buf.len() != self.n_docs {
-                        buf.clear();
-                        buf.resize(self.n_docs, 0.0);
-                    }
+    ///
+    /// Every tool that scores above zero and that `keep` accepts is appended to `hits`.
+    pub(crate) fn score_groups(
+        &self,
+        groups: &[Vec<Alternative>],
+        keep: impl Fn(u32) -> bool,
+        hits: &mut Vec<Hit>,
+    ) {
+        GROUP_SCRATCH.with(|cell| {
+            let mut scratch = cell.borrow_mut();
+            let GroupScratch { acc, grp, alt, touched, in_group, in_alt } = &mut *scratch;
+            // The accumulators are all zeros between calls (every slot used is taken back to
+            // zero), so only a change of size needs a fill.
+            for buf in [&mut *acc, &mut *grp, &mut *alt] {
+                if buf.len() != self.n_docs {
+                    buf.clear();
+                    buf.resize(self.n_docs, 0.0);
                 }
-                let mut touched: Vec<u32> = Vec::new();
-                let mut in_group: Vec<u32> = Vec::new();
-                let mut in_alt: Vec<u32> = Vec::new();
-                for group in groups {
-                    if let [only] = group.as_slice()
-                        && only.weight == 1.0
-                    {
-                        // The common case: a plain word, added straight in.
-                        for &t in &only.terms {
-                            let (docs, scores) = self.postings(t);
-                            for (&d, &s) in docs.iter().zip(scores) {
-                                let slot = &mut acc[d as usize];
-                                if *slot == 0.0 {
-                                    touched.push(d);
-                                }
-                                *slot += s;
-                            }
-                        }
+            }
+            touched.clear();
+            for group in groups {
+                if let [only] = group.as_slice()
+                    && only.weight == 1.0
+                {
+                    // The common case: a plain word, added straight in.
+                    for &t in &only.terms {
+                        let (docs, scores) = self.postings(t);
+                        touched.gather(docs, scores, acc, |slot, s| slot + s);
+                    }
+                    continue;
+                }
+                in_group.clear();
+                for a in group {
+                    let w = a.weight;
+                    if let [t] = a.terms.as_slice() {
+                        // One term: straight into the group's best.
+                        let (docs, scores) = self.postings(*t);
+                        in_group.gather(docs, scores, grp, |slot, s| slot.max(s * w));
                         continue;
                     }
-                    for a in group {
-                        if let [t] = a.terms.as_slice() {
-                            // One term: straight into the group's best.
-                            let (docs, scores) = self.postings(*t);
-                            for (&d, &s) in docs.iter().zip(scores) {
-                                let slot = &mut grp[d as usize];
-                                if *slot == 0.0 {
-                                    in_group.push(d);
-                                }
-                                *slot = slot.max(s * a.weight);
-                            }
-                            continue;
-                        }
-                        for &t in &a.terms {
-                            let (docs, scores) = self.postings(t);
-                            for (&d, &s) in docs.iter().zip(scores) {
-                                let slot = &mut alt[d as usize];
-                                if *slot == 0.0 {
-                                    in_alt.push(d);
-                                }
-                                *slot += s * a.weight;
-                            }
-                        }
-                        for d in in_alt.drain(..) {
-                            let s = std::mem::take(&mut alt[d as usize]);
-                            let slot = &mut grp[d as usize];
-                            if *slot == 0.0 {
-                                in_group.push(d);
-                            }
-                            *slot = slot.max(s);
-                        }
+                    in_alt.clear();
+                    for &t in &a.terms {
+                        let (docs, scores) = self.postings(t);
+                        in_alt.gather(docs, scores, alt, |slot, s| slot + s * w);
                     }
-                    for d in in_group.drain(..) {
-                        let s = std::mem::take(&mut grp[d as usize]);
-                        let slot = &mut acc[d as usize];
-                        if *slot == 0.0 {
-                            touched.push(d);
-                        }
-                        *slot += s;
-                    }
+                    in_group.drain_into(in_alt, alt, grp, f32::max);
                 }
-                for d in touched {
-                    let s = std::mem::take(&mut acc[d as usize]);
-                    if s > 0.0 {
-                        visit(d, s);
-                    }
+                touched.drain_into(in_group, grp, acc, |slot, s| slot + s);
+            }
+            hits.reserve(touched.len);
+            for &d in touched.as_slice() {
+                let s = std::mem::take(&mut acc[d as usize]);
+                if s > 0.0 && keep(d) {
+                    hits.push(Hit { tool: ToolId(d), score: s });
                 }
-            })
-        }
+            }
+        })
     }
 
     /// Each field's part of the score of `tool` for `term`.

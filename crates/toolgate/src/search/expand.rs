@@ -70,15 +70,37 @@ pub(crate) struct Source {
 #[derive(Debug, Default)]
 pub(crate) struct Expanded {
     pub(crate) groups: Vec<Vec<Alternative>>,
-    /// Parallel to `groups`: where each alternative came from.
+    /// Parallel to `groups`: where each alternative came from. Filled only by
+    /// [`expand_explained`]; [`expand`] leaves it empty.
     pub(crate) sources: Vec<Vec<Source>>,
     /// Query words none of whose terms or expansions any tool has.
     pub(crate) unmatched: Vec<String>,
 }
 
+/// The terms of one alternative, as text, borrowed from wherever they are.
+#[derive(Debug, Clone, Copy)]
+enum Terms<'t> {
+    One(&'t str),
+    Owned(&'t [String]),
+    Borrowed(&'t [&'t str]),
+}
+
+impl<'t> Terms<'t> {
+    fn iter(self) -> impl Iterator<Item = &'t str> {
+        let (one, owned, borrowed): (Option<&'t str>, &'t [String], &'t [&'t str]) = match self {
+            Terms::One(t) => (Some(t), &[], &[]),
+            Terms::Owned(ts) => (None, ts, &[]),
+            Terms::Borrowed(ts) => (None, &[], ts),
+        };
+        one.into_iter().chain(owned.iter().map(String::as_str)).chain(borrowed.iter().copied())
+    }
+}
+
 struct Builder<'a> {
     index: &'a Bm25Index,
     weights: Expansion,
+    /// Whether to fill [`Expanded::sources`] (only explanations need them).
+    explain: bool,
     out: Expanded,
     /// Terms already used directly (an expansion never pays for them twice).
     direct: Vec<u32>,
@@ -89,38 +111,37 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    /// Term ids of `terms` that the index knows.
-    fn ids(&self, terms: &[String]) -> Vec<u32> {
-        terms.iter().filter_map(|t| self.index.term(t)).collect()
-    }
-
-    /// Adds one group: the direct term (if any) and expansions. Returns whether any matched.
-    fn group(
+    /// Adds one group: the direct terms (if any) and expansions. Returns whether any matched.
+    fn group<'t>(
         &mut self,
-        direct: Option<(&str, Vec<String>)>,
-        expansions: Vec<(String, Vec<String>, Via)>,
+        direct: Option<(&str, Terms<'_>)>,
+        expansions: impl IntoIterator<Item = (&'t str, Terms<'t>, Via)>,
     ) -> bool {
         let mut alts = Vec::new();
         let mut sources = Vec::new();
         if let Some((from, terms)) = direct {
             let mut ids = Vec::new();
             let mut kept = Vec::new();
-            for t in terms {
-                if let Some(id) = self.index.term(&t)
+            for t in terms.iter() {
+                if let Some(id) = self.index.term(t)
                     && !self.direct.contains(&id)
                 {
                     self.direct.push(id);
                     ids.push(id);
-                    kept.push(t);
+                    if self.explain {
+                        kept.push(t.to_owned());
+                    }
                 }
             }
             if !ids.is_empty() {
                 alts.push(Alternative { terms: ids, weight: 1.0 });
-                sources.push(Source { from: from.to_owned(), terms: kept, via: Via::Direct });
+                if self.explain {
+                    sources.push(Source { from: from.to_owned(), terms: kept, via: Via::Direct });
+                }
             }
         }
         for (from, terms, via) in expansions {
-            let ids = self.ids(&terms);
+            let ids: Vec<u32> = terms.iter().filter_map(|t| self.index.term(t)).collect();
             if ids.is_empty() || ids.iter().any(|i| self.direct.contains(i) || self.expanded.contains(i)) {
                 continue;
             }
@@ -133,9 +154,11 @@ impl Builder<'_> {
             if weight <= 0.0 {
                 continue;
             }
-            let kept: Vec<String> = terms.into_iter().filter(|t| self.index.term(t).is_some()).collect();
             alts.push(Alternative { terms: ids, weight });
-            sources.push(Source { from, terms: kept, via });
+            if self.explain {
+                let kept = terms.iter().filter(|t| self.index.term(t).is_some()).map(str::to_owned).collect();
+                sources.push(Source { from: from.to_owned(), terms: kept, via });
+            }
         }
         for a in alts.iter().filter(|a| a.weight < 1.0) {
             self.expanded.extend(&a.terms);
@@ -143,81 +166,94 @@ impl Builder<'_> {
         let any = !alts.is_empty();
         if any {
             self.out.groups.push(alts);
-            self.out.sources.push(sources);
+            if self.explain {
+                self.out.sources.push(sources);
+            }
         }
         any
     }
 
     fn latin(&mut self, text: &str) -> bool {
-        let mut terms = Vec::new();
-        self.index.analyzer().tokens(text, &mut terms);
-        self.produced |= !terms.is_empty();
+        let index = self.index;
         let mut any = false;
-        let vocab = vocabulary();
-        for t in terms {
-            if is_request_word(&t) {
-                continue;
+        index.analyzer().each_term(text, &mut |t| {
+            self.produced = true;
+            if !is_request_word(t) {
+                any |= self.latin_term(text, t);
             }
-            let mut expansions: Vec<(String, Vec<String>, Via)> = Vec::new();
-            if let Some(others) = vocab.synonyms.get(&t) {
-                expansions.extend(others.iter().map(|o| (t.clone(), vec![o.clone()], Via::Synonym)));
-            }
-            // Chinese words for it, as the index has them (bigrams), for Chinese descriptions.
-            if self.weights.reverse > 0.0
-                && let Some(keys) = vocab.en_zh.get(&t)
-            {
-                for key in keys {
-                    let mut bigrams = Vec::new();
-                    self.index.analyzer().tokens(key, &mut bigrams);
-                    expansions.push((t.clone(), bigrams, Via::Reverse));
-                }
-            }
-            any |= self.group(Some((text, vec![t.clone()])), expansions);
-        }
+        });
         any
+    }
+
+    /// One term of a Latin-script word, with its synonyms (and Chinese words, if asked for).
+    fn latin_term(&mut self, text: &str, t: &str) -> bool {
+        let vocab = vocabulary();
+        let synonyms = vocab.synonyms.get(t).map_or(&[][..], Vec::as_slice);
+        let expansions = synonyms.iter().map(|o| (t, Terms::One(o), Via::Synonym));
+        // Chinese words for it, as the index has them (bigrams), for Chinese descriptions.
+        let mut reverse: Vec<Vec<String>> = Vec::new();
+        if self.weights.reverse > 0.0
+            && let Some(keys) = vocab.en_zh.get(t)
+        {
+            for key in keys {
+                let mut bigrams = Vec::new();
+                self.index.analyzer().tokens(key, &mut bigrams);
+                reverse.push(bigrams);
+            }
+        }
+        let reverse = reverse.iter().map(|b| (t, Terms::Owned(b), Via::Reverse));
+        self.group(Some((text, Terms::One(t))), expansions.chain(reverse))
     }
 
     fn chinese(&mut self, run: &str) -> bool {
         let vocab = vocabulary();
         let mut pieces = Vec::new();
         vocab.segment(run, &mut |p| pieces.push(p));
-        self.produced |= pieces.iter().any(|p| *p != Piece::Stop);
+        self.produced |= pieces.iter().any(|p| !matches!(p, Piece::Stop));
         let mut any = false;
         // Each stretch between stop words gives character bigrams, as the index has them. A
         // bigram inside a vocabulary word joins that word's group (with its English words);
-        // the others (across words, or in uncovered characters) stand alone.
-        let mut stretch: Vec<(char, Option<usize>)> = Vec::new();
-        let mut words: Vec<(&str, Vec<String>)> = Vec::new();
+        // the others (across words, or in uncovered characters) stand alone. A stretch is a
+        // slice of `run`: its characters are (start, end, vocabulary word) in it.
+        let mut stretch: Vec<(usize, usize, Option<usize>)> = Vec::new();
+        let mut words: Vec<(&str, Vec<&str>)> = Vec::new();
+        // Where a piece starts in `run` (the segmenter gives slices of it, and pieces between
+        // two stop words are adjacent, so a bigram is a slice of `run` too).
+        let offset = |piece: &str| piece.as_ptr() as usize - run.as_ptr() as usize;
         for p in pieces.iter().chain(std::iter::once(&Piece::Stop)) {
             match *p {
-                Piece::Word(w) => {
-                    stretch.extend(w.chars().map(|c| (c, Some(words.len()))));
-                    words.push((w, Vec::new()));
+                Piece::Word(w) | Piece::Other(w) => {
+                    let word = matches!(p, Piece::Word(_)).then_some(words.len());
+                    let at = offset(w);
+                    stretch.extend(w.char_indices().map(|(i, c)| (at + i, at + i + c.len_utf8(), word)));
+                    if word.is_some() {
+                        words.push((w, Vec::new()));
+                    }
                 }
-                Piece::Other(w) => stretch.extend(w.chars().map(|c| (c, None))),
                 Piece::Stop => {
-                    let grams: Vec<(String, Option<usize>)> = if stretch.len() == 1 {
-                        vec![(stretch[0].0.to_string(), stretch[0].1)]
-                    } else {
-                        stretch
-                            .windows(2)
-                            .map(|w| ([w[0].0, w[1].0].iter().collect(), w[0].1.filter(|_| w[0].1 == w[1].1)))
-                            .collect()
-                    };
-                    for (gram, word) in grams {
+                    if let [(start, end, word)] = stretch[..] {
+                        let gram = &run[start..end];
                         match word {
                             Some(i) => words[i].1.push(gram),
-                            None => any |= self.group(Some((&gram, vec![gram.clone()])), Vec::new()),
+                            None => any |= self.group(Some((gram, Terms::One(gram))), []),
+                        }
+                    } else {
+                        for pair in stretch.windows(2) {
+                            let ((start, _, a), (_, end, b)) = (pair[0], pair[1]);
+                            let gram = &run[start..end];
+                            match a.filter(|_| a == b) {
+                                Some(i) => words[i].1.push(gram),
+                                None => any |= self.group(Some((gram, Terms::One(gram))), []),
+                            }
                         }
                     }
                     stretch.clear();
                 }
             }
         }
-        for (w, grams) in words {
-            let expansions =
-                vocab.zh[w].iter().map(|phrase| (w.to_owned(), phrase.clone(), Via::Vocabulary)).collect();
-            let direct = (!grams.is_empty()).then_some((w, grams));
+        for (w, grams) in &words {
+            let expansions = vocab.zh[*w].iter().map(|phrase| (*w, Terms::Owned(phrase), Via::Vocabulary));
+            let direct = (!grams.is_empty()).then_some((*w, Terms::Borrowed(grams)));
             any |= self.group(direct, expansions);
         }
         any
@@ -226,9 +262,19 @@ impl Builder<'_> {
 
 /// Turns the free words of a query into groups over `index`'s terms.
 pub(crate) fn expand(index: &Bm25Index, words: &[&str], weights: Expansion) -> Expanded {
+    run(index, words, weights, false)
+}
+
+/// [`expand`], with where each alternative came from ([`Expanded::sources`]), for explanations.
+pub(crate) fn expand_explained(index: &Bm25Index, words: &[&str], weights: Expansion) -> Expanded {
+    run(index, words, weights, true)
+}
+
+fn run(index: &Bm25Index, words: &[&str], weights: Expansion, explain: bool) -> Expanded {
     let mut b = Builder {
         index,
         weights,
+        explain,
         out: Expanded::default(),
         direct: Vec::new(),
         expanded: Vec::new(),

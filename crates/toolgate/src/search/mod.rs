@@ -524,11 +524,8 @@ impl Index {
             return (Vec::new(), expanded.unmatched);
         };
         let mut hits = Vec::new();
-        b.score_groups(&expanded.groups, &mut |doc, score| {
-            if required_ids.iter().all(|g| g.iter().all(|&t| b.contains(t, doc))) {
-                hits.push(Hit { tool: ToolId(doc), score });
-            }
-        });
+        let keep = |doc| required_ids.iter().all(|g: &Vec<u32>| g.iter().all(|&t| b.contains(t, doc)));
+        b.score_groups(&expanded.groups, keep, &mut hits);
         (hits, expanded.unmatched)
     }
 
@@ -666,7 +663,7 @@ impl Index {
         words: &[&str],
         tool: ToolId,
     ) -> Vec<TermExplanation> {
-        let expanded = expand::expand(b, words, weights);
+        let expanded = expand::expand_explained(b, words, weights);
         let t = self.catalog.tool(tool);
         let mut out = Vec::new();
         for (alts, sources) in expanded.groups.iter().zip(&expanded.sources) {
