@@ -1,6 +1,7 @@
-//! The retrieval gate: the default strategy on development sets of `bench/` must not fall below
-//! the figures it reached when it became the default (floors a little under the measured
-//! values of `docs/ranking.md`, so that a change that loses ranking quality fails CI).
+//! The retrieval gate: the default strategy on the development sets of `bench/` must not fall
+//! below the targets where it meets them (livemcpbench R@5 0.60 / nDCG@10 0.52,
+//! acebench-en R@5 0.97, livemcp-zh R@5 0.70), and elsewhere below floors a little under the
+//! measured values of `docs/ranking.md`, so that a change that loses ranking quality fails CI.
 
 use toolgate::eval::{Report, evaluate, load_queries};
 use toolgate::{Catalog, Strategy};
@@ -25,7 +26,7 @@ fn gate(set: &str, recall5: f64, ndcg10: f64) {
 
 #[test]
 fn default_strategy_keeps_its_quality_on_acebench_en() {
-    gate("acebench-en", 0.955, 0.900);
+    gate("acebench-en", 0.970, 0.910);
 }
 
 #[test]
@@ -37,4 +38,15 @@ fn default_strategy_keeps_its_quality_on_livemcp_zh() {
 #[test]
 fn default_strategy_keeps_its_quality_on_acebench_zh() {
     gate("acebench-zh", 0.955, 0.900);
+}
+
+#[test]
+fn default_strategy_meets_the_target_on_livemcpbench() {
+    // Whole tasks with several gold tools each: the request's needs (files, dates) at work.
+    gate("livemcpbench", 0.60, 0.52);
+}
+
+#[test]
+fn default_strategy_keeps_its_quality_on_metatool() {
+    gate("metatool", 0.625, 0.565);
 }

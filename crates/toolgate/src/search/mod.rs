@@ -18,6 +18,7 @@ mod bm25f;
 #[cfg(feature = "bm25-crate")]
 mod codex;
 mod expand;
+mod intent;
 mod keyword;
 pub mod text;
 mod vocab;
@@ -405,12 +406,12 @@ impl Index {
         let mut required: Vec<&str> = Vec::new();
         let mut words: Vec<&str> = Vec::new();
         for w in query.split_whitespace() {
-            match w.strip_prefix('+') {
-                Some(r) if !r.is_empty() => {
+            match required_word(w) {
+                Some(r) => {
                     required.push(r);
                     words.push(r);
                 }
-                _ => words.push(w),
+                None => words.push(w),
             }
         }
         // The exact-name guarantee: a term that names a tool puts it first.
@@ -424,6 +425,14 @@ impl Index {
                 }
             }
         }
+        // The lexical strategies read the request for what it needs besides its words.
+        let reading = match &self.engine {
+            Engine::Lexical(..) => intent::read(&words),
+            #[cfg(feature = "semantic")]
+            Engine::Semantic(..) => intent::read(&words),
+            _ => intent::Reading { words: words.clone(), ..Default::default() },
+        };
+        let words = reading.words.clone();
         let (mut scored, unmatched) = match &self.engine {
             Engine::Keyword(k) => self.rank_keyword(k, &words, &required),
             Engine::Bm25(b) => self.rank_bm25(b, &words, &required),
@@ -466,6 +475,9 @@ impl Index {
         let room = limit.saturating_sub(hits.len());
         self.top(&mut scored, room);
         hits.extend(scored);
+        if required.is_empty() {
+            self.make_room_for_needs(&reading, &mut hits, allowed);
+        }
         hits.truncate(limit);
         Found { form: QueryForm::Keywords, hits, unmatched_terms: unmatched }
     }
@@ -564,7 +576,7 @@ impl Index {
     /// Why `tool` ranks for `query` (free keywords; other forms say how they matched).
     pub fn explain(&self, query: &str, tool: ToolId) -> Explanation {
         let found = self.search(Request::new(query, usize::MAX));
-        let via = match found.form {
+        let mut via = match found.form {
             QueryForm::Select => "select",
             QueryForm::Exact => "exact name",
             QueryForm::Prefix => "prefix",
@@ -575,13 +587,11 @@ impl Index {
                     self.strategy.as_str()
                 }
             }
-        };
+        }
+        .to_owned();
         let mut terms = Vec::new();
         if found.form == QueryForm::Keywords {
-            let words: Vec<&str> = query
-                .split_whitespace()
-                .map(|w| w.strip_prefix('+').filter(|r| !r.is_empty()).unwrap_or(w))
-                .collect();
+            let words: Vec<&str> = query.split_whitespace().map(|w| required_word(w).unwrap_or(w)).collect();
             match &self.engine {
                 Engine::Keyword(k) => {
                     let mut so_far = 0u32;
@@ -633,11 +643,16 @@ impl Index {
                     }
                 }
                 Engine::Lexical(b, weights) => {
-                    terms = self.explain_lexical(b, *weights, &words, tool);
+                    let reading = intent::read(&words);
+                    terms = self.explain_lexical(b, *weights, &reading.words, tool);
+                    self.explain_need(b, &reading, tool, &mut via, &mut terms);
                 }
                 #[cfg(feature = "semantic")]
                 Engine::Semantic(b, weights, dense) => {
-                    terms = self.explain_lexical(b, *weights, &words, tool);
+                    let reading = intent::read(&words);
+                    terms = self.explain_lexical(b, *weights, &reading.words, tool);
+                    self.explain_need(b, &reading, tool, &mut via, &mut terms);
+                    let words = &reading.words;
                     let cosine = dense.similarity(&words.join(" "), tool);
                     terms.push(TermExplanation {
                         term: "(meaning)".to_owned(),
@@ -649,7 +664,7 @@ impl Index {
                 Engine::Codex(_) => {}
             }
         }
-        Explanation { tool, via: via.to_owned(), terms }
+        Explanation { tool, via, terms }
     }
 }
 
@@ -709,6 +724,12 @@ fn required_terms(b: &Bm25Index, required: &[&str]) -> Option<Vec<Vec<u32>>> {
         }
     }
     Some(out)
+}
+
+/// The term a `+term` word requires. It must start with a letter: `+1234567890` in a request
+/// is a phone number, not a term every tool must have.
+fn required_word(w: &str) -> Option<&str> {
+    w.strip_prefix('+').filter(|r| r.chars().next().is_some_and(char::is_alphabetic))
 }
 
 fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {

@@ -233,10 +233,10 @@ fn chinese_ticket_request_finds_12306() {
         expect![[r#"
             Keywords
             12306-mcp__get-tickets 7.585
+            time__get_current_time 6.669
             12306-mcp__get-interline-tickets 6.669
             12306-mcp__get-stations-code-in-city 6.433
             12306-mcp__get-train-route-stations 3.915
-            12306-mcp__get-station-code-of-citys 3.679
         "#]],
     );
 }
@@ -466,4 +466,118 @@ fn bm25_crate_ranks_with_codex_settings() {
         weather__get_forecast 4.555
     "#]],
     );
+}
+
+#[test]
+fn a_phone_number_is_no_required_term() {
+    check(
+        "send a message to +1234567890",
+        expect![[r#"
+            Keywords
+            slack__send_message 2.973
+            unmatched: +1234567890
+        "#]],
+    );
+}
+
+/// A catalog where a task's stated topic (papers) has many tools and what it also needs (a
+/// file written, the date) has one each.
+fn task_catalog() -> Catalog {
+    let mut b = Catalog::builder();
+    for (name, description) in [
+        ("search_papers", "Search research papers on arXiv by topic"),
+        ("read_paper", "Read the full text of a research paper"),
+        ("download_paper", "Download a research paper as PDF"),
+        ("list_papers", "List the research papers downloaded so far"),
+        ("summarize_paper", "Summarize a research paper into a short note"),
+        ("cite_paper", "Format a citation of a research paper"),
+        ("compare_papers", "Compare research papers side by side"),
+        ("paper_authors", "The authors of research papers"),
+    ] {
+        b = b.tool(ToolSpec::mcp("papers", name, description));
+    }
+    b.tool(ToolSpec::mcp("notes", "write_note", "Write a note about papers into the notebook"))
+        .tool(ToolSpec::mcp(
+            "filesystem",
+            "write_file",
+            "Create a new file or overwrite a file with new content",
+        ))
+        .tool(ToolSpec::mcp("filesystem", "read_file", "Read the complete contents of a file"))
+        .tool(ToolSpec::mcp("time", "get_current_time", "Get the current time in a timezone"))
+        .tool(ToolSpec::mcp("weather", "get_forecast", "Weather forecast for a city and a date"))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_task_makes_room_for_the_file_it_writes_and_the_date_it_needs() {
+    let catalog = task_catalog();
+    check_in(
+        &catalog,
+        Strategy::Lexical,
+        "Summarize the research papers on web agents from last week and save the summary to /root/markdown/agents.md",
+        expect![[r#"
+            Keywords
+            papers__summarize_paper 2.261
+            time__get_current_time 0.969
+            notes__write_note 0.969
+            filesystem__write_file 0.742
+            papers__paper_authors 0.590
+            unmatched: web agents last week summary
+        "#]],
+    );
+    // The topic alone: neither the clock nor the file writer is there.
+    check_in(
+        &catalog,
+        Strategy::Lexical,
+        "Summarize the research papers on web agents",
+        expect![[r#"
+            Keywords
+            papers__summarize_paper 2.261
+            papers__paper_authors 0.590
+            papers__cite_paper 0.563
+            papers__download_paper 0.563
+            papers__compare_papers 0.541
+            unmatched: web agents
+        "#]],
+    );
+}
+
+#[test]
+fn a_need_no_tool_meets_adds_nothing() {
+    // Without a clock, `next Monday` must not bring in the forecast that merely takes a date.
+    let catalog = Catalog::builder()
+        .tool(ToolSpec::mcp("papers", "search_papers", "Search research papers on arXiv by topic"))
+        .tool(ToolSpec::mcp(
+            "weather",
+            "get_forecast",
+            "Weather forecast for a city at the current time and date",
+        ))
+        .build()
+        .unwrap();
+    check_in(
+        &catalog,
+        Strategy::Lexical,
+        "find research papers to read next Monday",
+        expect![[r#"
+            Keywords
+            papers__search_papers 1.192
+            unmatched: read next monday
+        "#]],
+    );
+}
+
+#[test]
+fn explain_names_the_need_a_tool_was_placed_for() {
+    let index = Index::builder().strategy(Strategy::Lexical).build(&task_catalog());
+    let query =
+        "Summarize the research papers on web agents and save the summary to /root/markdown/agents.md";
+    let writer = index.named("filesystem__write_file")[0];
+    let e = index.explain(query, writer);
+    assert_eq!(e.via, "lexical, needed: write file (for `/root/markdown/agents.md`)");
+    let terms: Vec<&str> = e.terms.iter().map(|t| t.term.as_str()).collect();
+    assert!(terms.contains(&"file"), "{terms:?}");
+    // A tool ranked for the request's own words says nothing of needs.
+    let summarizer = index.named("papers__summarize_paper")[0];
+    assert_eq!(index.explain(query, summarizer).via, "lexical");
 }
