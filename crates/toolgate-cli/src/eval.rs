@@ -26,8 +26,8 @@ pub(crate) struct Args {
     /// The K of Recall@K, comma-separated.
     #[arg(long, value_name = "K,...", value_delimiter = ',', default_values_t = [1, 5, 10])]
     k: Vec<usize>,
-    /// One strategy (keyword, bm25, bm25-crate, bm25f, lexical) or `all`, side by side in one
-    /// run (`bm25-crate` needs the `bm25-crate` feature).
+    /// One strategy (keyword, bm25, bm25-crate, bm25f, lexical, semantic) or `all`, side by
+    /// side in one run (`bm25-crate` needs the `bm25-crate` feature).
     #[arg(long, value_name = "NAME|all", default_value = "all")]
     strategy: String,
     /// Print the stable JSON object instead of a table.
