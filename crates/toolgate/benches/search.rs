@@ -34,8 +34,16 @@ use synth::Material;
 /// The catalog sizes benchmarked.
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
 
-/// The strategies benchmarked: the default, plain BM25F under it, and the baseline.
-const STRATEGIES: [Strategy; 3] = [Strategy::Lexical, Strategy::Bm25f, Strategy::Keyword];
+/// The strategies benchmarked: the default, plain BM25F under it, the baseline, and with the
+/// `semantic` feature (`cargo bench -p toolgate --features semantic --bench search`) the
+/// default fused with the static embedding model.
+const STRATEGIES: &[Strategy] = &[
+    Strategy::Lexical,
+    Strategy::Bm25f,
+    Strategy::Keyword,
+    #[cfg(feature = "semantic")]
+    Strategy::Semantic,
+];
 
 /// How many hits each query asks for.
 const LIMIT: usize = 10;
@@ -122,7 +130,7 @@ fn sizes() -> Vec<usize> {
 fn build(c: &mut Criterion) {
     let mut group = c.benchmark_group("build");
     for n in sizes() {
-        for strategy in STRATEGIES {
+        for &strategy in STRATEGIES {
             configure(&mut group, expected(Kind::Build, strategy, n));
             group.bench_function(BenchmarkId::new(strategy.as_str(), n), |b| {
                 let catalog = catalog(n);
@@ -140,7 +148,7 @@ fn build(c: &mut Criterion) {
 fn query(c: &mut Criterion) {
     let mut group = c.benchmark_group("query");
     for n in sizes() {
-        for strategy in STRATEGIES {
+        for &strategy in STRATEGIES {
             if strategy == Strategy::Keyword && n >= 100_000 {
                 // One query takes 0.14 to 0.47 s here: too slow to sample, and not in question.
                 continue;
