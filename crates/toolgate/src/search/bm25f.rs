@@ -235,7 +235,6 @@ impl Partial {
 }
 
 thread_local! {
-    static SCRATCH: RefCell<Vec<f32>> = const { RefCell::new(Vec::new()) };
     /// The working memory of [`Bm25Index::score_groups`], kept from call to call.
     static GROUP_SCRATCH: RefCell<GroupScratch> = RefCell::new(GroupScratch::default());
 }
@@ -409,33 +408,6 @@ impl Bm25Index {
     /// Whether `doc` has `term` in any field.
     pub(crate) fn contains(&self, term: u32, doc: u32) -> bool {
         self.postings(term).0.binary_search(&doc).is_ok()
-    }
-
-    /// Adds up the scores of `terms` (distinct term ids) and calls `visit` with every tool that
-    /// scored above zero.
-    pub(crate) fn score(&self, terms: &[u32], visit: &mut dyn FnMut(u32, f32)) {
-        SCRATCH.with(|cell| {
-            let mut acc = cell.borrow_mut();
-            acc.clear();
-            acc.resize(self.n_docs, 0.0);
-            let mut touched: Vec<u32> = Vec::new();
-            for &t in terms {
-                let (docs, scores) = self.postings(t);
-                for (&d, &s) in docs.iter().zip(scores) {
-                    let slot = &mut acc[d as usize];
-                    if *slot == 0.0 {
-                        touched.push(d);
-                    }
-                    *slot += s;
-                }
-            }
-            for d in touched {
-                let s = acc[d as usize];
-                if s > 0.0 {
-                    visit(d, s);
-                }
-            }
-        });
     }
 
     /// Scores query groups: a tool gets, for each group, the best of the group's alternatives

@@ -17,7 +17,7 @@
 //! dates), never at what any catalog holds.
 
 use super::bm25f::Bm25Index;
-use super::{Engine, Expansion, Hit, Index, TermExplanation};
+use super::{Expansion, Hit, Index, TermExplanation};
 use crate::catalog::ToolId;
 
 /// One thing a request needs that its words do not say.
@@ -319,9 +319,9 @@ const NEED_SLOTS: [usize; 4] = [1, 3, 4, 5];
 const NEED_CANDIDATES: usize = 5;
 
 impl Index {
-    /// Puts the best tool of each need (see the module's documentation) near the top: need `i` goes to
-    /// position `NEED_SLOTS[i]` at the latest, so that the part of a task its words say
-    /// does not crowd out a file to write or a date to resolve.
+    /// Puts the best tool of each need (see the module's documentation) near the top: need
+    /// `i` goes to position `NEED_SLOTS[i]` at the latest, so that the part of a task its words
+    /// say does not crowd out a file to write or a date to resolve.
     pub(super) fn make_room_for_needs(
         &self,
         reading: &Reading<'_>,
@@ -350,12 +350,7 @@ impl Index {
 
     /// The best tool for a need's words, if one is about the need.
     fn meets_need(&self, words: &[&str], allowed: &dyn Fn(ToolId) -> bool) -> Option<Hit> {
-        let b = match &self.engine {
-            Engine::Lexical(b, _) => b,
-            #[cfg(feature = "semantic")]
-            Engine::Semantic(b, _, _) => b,
-            _ => return None,
-        };
+        let b = self.engine.lexical()?;
         let (mut found, _) = self.rank_lexical(b, Expansion::default(), words, &[]);
         found.retain(|h| allowed(h.tool));
         self.top(&mut found, NEED_CANDIDATES);

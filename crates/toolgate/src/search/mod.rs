@@ -29,7 +29,7 @@ use rustc_hash::FxHashMap;
 use std::fmt;
 use std::str::FromStr;
 
-use bm25f::Bm25Index;
+use bm25f::{Alternative, Bm25Index};
 pub use bm25f::{Bm25Params, Field};
 #[cfg(feature = "bm25-crate")]
 use codex::CodexIndex;
@@ -195,6 +195,19 @@ enum Engine {
     Codex(CodexIndex),
     #[cfg(feature = "semantic")]
     Semantic(Bm25Index, Expansion, Box<crate::semantic::DenseIndex>),
+}
+
+impl Engine {
+    /// The BM25F index of the strategies that read a request for its needs (`lexical` and
+    /// `semantic`, see [`intent`]).
+    fn lexical(&self) -> Option<&Bm25Index> {
+        match self {
+            Engine::Lexical(b, _) => Some(b),
+            #[cfg(feature = "semantic")]
+            Engine::Semantic(b, _, _) => Some(b),
+            _ => None,
+        }
+    }
 }
 
 /// The search structure over a (policy-filtered) catalog. Immutable, `Send + Sync`.
@@ -426,17 +439,15 @@ impl Index {
             }
         }
         // The lexical strategies read the request for what it needs besides its words.
-        let reading = match &self.engine {
-            Engine::Lexical(..) => intent::read(&words),
-            #[cfg(feature = "semantic")]
-            Engine::Semantic(..) => intent::read(&words),
-            _ => intent::Reading { words: words.clone(), ..Default::default() },
+        let reading = match self.engine.lexical() {
+            Some(_) => intent::read(&words),
+            None => intent::Reading { words, ..Default::default() },
         };
-        let words = reading.words.clone();
+        let words: &[&str] = &reading.words;
         let (mut scored, unmatched) = match &self.engine {
-            Engine::Keyword(k) => self.rank_keyword(k, &words, &required),
-            Engine::Bm25(b) => self.rank_bm25(b, &words, &required),
-            Engine::Lexical(b, e) => self.rank_lexical(b, *e, &words, &required),
+            Engine::Keyword(k) => self.rank_keyword(k, words, &required),
+            Engine::Bm25(b) => self.rank_bm25(b, words, &required),
+            Engine::Lexical(b, e) => self.rank_lexical(b, *e, words, &required),
             #[cfg(feature = "bm25-crate")]
             Engine::Codex(c) => {
                 // The crate has no required terms: its query is the words, `+` dropped.
@@ -446,7 +457,7 @@ impl Index {
             }
             #[cfg(feature = "semantic")]
             Engine::Semantic(b, e, dense) => {
-                let (mut lexical, unmatched) = self.rank_lexical(b, *e, &words, &required);
+                let (mut lexical, unmatched) = self.rank_lexical(b, *e, words, &required);
                 if required.is_empty() {
                     // Required terms are a lexical promise the dense side cannot keep.
                     self.top(&mut lexical, FUSION_DEPTH);
@@ -536,8 +547,7 @@ impl Index {
             return (Vec::new(), expanded.unmatched);
         };
         let mut hits = Vec::new();
-        let keep = |doc| required_ids.iter().all(|g: &Vec<u32>| g.iter().all(|&t| b.contains(t, doc)));
-        b.score_groups(&expanded.groups, keep, &mut hits);
+        b.score_groups(&expanded.groups, |doc| has_required(b, &required_ids, doc), &mut hits);
         (hits, expanded.unmatched)
     }
 
@@ -564,12 +574,10 @@ impl Index {
         let Some(required_ids) = required_terms(b, required) else {
             return (Vec::new(), unmatched);
         };
+        // Plain BM25 is one group of one alternative: every term added straight in.
+        let group = [vec![Alternative { terms: ids, weight: 1.0 }]];
         let mut hits = Vec::new();
-        b.score(&ids, &mut |doc, score| {
-            if required_ids.iter().all(|g| g.iter().all(|&t| b.contains(t, doc))) {
-                hits.push(Hit { tool: ToolId(doc), score });
-            }
-        });
+        b.score_groups(&group, |doc| has_required(b, &required_ids, doc), &mut hits);
         (hits, unmatched)
     }
 
@@ -724,6 +732,11 @@ fn required_terms(b: &Bm25Index, required: &[&str]) -> Option<Vec<Vec<u32>>> {
         }
     }
     Some(out)
+}
+
+/// Whether `doc` has every term of every required word (see [`required_terms`]).
+fn has_required(b: &Bm25Index, required: &[Vec<u32>], doc: u32) -> bool {
+    required.iter().all(|g| g.iter().all(|&t| b.contains(t, doc)))
 }
 
 /// The term a `+term` word requires. It must start with a letter: `+1234567890` in a request
