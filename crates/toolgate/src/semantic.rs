@@ -31,6 +31,7 @@
 //! ```
 
 mod index;
+mod kernel;
 mod wordpiece;
 
 use std::fmt;

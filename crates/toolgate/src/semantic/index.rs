@@ -13,6 +13,7 @@
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
+use super::kernel::{Kernel, dot};
 use super::{StaticModel, normalize};
 use crate::catalog::{Catalog, Tool, ToolId};
 
@@ -68,10 +69,12 @@ pub struct DenseIndex {
     rows: Vec<i8>,
     /// Per tool: the factor that turns a row's int8 dot product back into a cosine.
     scales: Vec<f32>,
-    /// `len × COARSE_DIMS`: the first dimensions of every row again, contiguous, for the first
-    /// pass over a large catalog (a sequential read instead of a strided one); empty for a
-    /// catalog of at most [`EXACT_MAX_TOOLS`] tools.
+    /// The first [`COARSE_DIMS`] dimensions of every row again, contiguous and in the layout
+    /// `kernel`'s first pass reads, for the first pass over a large catalog; empty for a catalog
+    /// of at most [`EXACT_MAX_TOOLS`] tools.
     coarse: Vec<i8>,
+    /// The build of the scan loops this CPU runs (chosen when the index is built).
+    kernel: Kernel,
     /// The catalog's mean tool vector, subtracted from every vector when centring.
     mean: Vec<f32>,
 }
@@ -120,6 +123,7 @@ impl DenseIndex {
             rows: Vec::new(),
             scales: Vec::new(),
             coarse: Vec::new(),
+            kernel: Kernel::detect(),
             mean: Vec::new(),
         };
         let field_weights =
@@ -153,7 +157,9 @@ impl DenseIndex {
             index.scales.push(scale);
         }
         if catalog.len() > EXACT_MAX_TOOLS && dim > COARSE_DIMS {
-            index.coarse = index.rows.chunks_exact(dim).flat_map(|r| &r[..COARSE_DIMS]).copied().collect();
+            let firsts: Vec<i8> =
+                index.rows.chunks_exact(dim).flat_map(|r| &r[..COARSE_DIMS]).copied().collect();
+            index.kernel.lay_out(&firsts, COARSE_DIMS, &mut index.coarse);
         }
         index
     }
@@ -220,27 +226,26 @@ impl DenseIndex {
         }
         let mut qi = Vec::with_capacity(q.len());
         let q_scale = quantize(&q, &mut qi);
-        let dim = self.dim;
-        let full =
-            |i: usize| dot_i8(&self.rows[i * dim..(i + 1) * dim], &qi) as f32 * self.scales[i] * q_scale;
-        let mut scored: Vec<(ToolId, f32)> = if self.coarse.is_empty() {
-            (0..self.len()).map(|i| (ToolId(i as u32), full(i))).collect()
+        let kernel = self.kernel;
+        let mut dots = Vec::with_capacity(self.len());
+        let ids: Vec<u32> = if self.coarse.is_empty() {
+            kernel.dots_all(&self.rows, &qi, &mut dots);
+            (0..self.len() as u32).collect()
         } else {
-            let q = &qi[..COARSE_DIMS];
-            let mut first: Vec<(ToolId, f32)> = self
-                .coarse
-                .chunks_exact(COARSE_DIMS)
-                .zip(&self.scales)
-                .enumerate()
-                .map(|(i, (row, &s))| (ToolId(i as u32), dot_i8(row, q) as f32 * s))
-                .collect();
+            kernel.first_pass(&self.coarse, &qi[..COARSE_DIMS], &mut dots);
+            dots.truncate(self.len());
             let keep = (COARSE_KEEP_PER_HIT * k).max(COARSE_KEEP_MIN);
-            if keep < first.len() {
-                first.select_nth_unstable_by(keep - 1, |a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-                first.truncate(keep);
-            }
-            first.into_iter().map(|(id, _)| (id, full(id.index()))).collect()
+            let mut ids = best_ids(&dots, &self.scales, keep);
+            ids.sort_unstable();
+            dots.clear();
+            kernel.dots_some(&self.rows, &qi, &ids, &mut dots);
+            ids
         };
+        let mut scored: Vec<(ToolId, f32)> = ids
+            .iter()
+            .zip(&dots)
+            .map(|(&i, &d)| (ToolId(i), d as f32 * self.scales[i as usize] * q_scale))
+            .collect();
         top(&mut scored, k);
         scored
     }
@@ -252,7 +257,7 @@ impl DenseIndex {
         let mut qi = Vec::with_capacity(q.len());
         let q_scale = quantize(&q, &mut qi);
         let i = tool.index();
-        dot_i8(&self.rows[i * self.dim..(i + 1) * self.dim], &qi) as f32 * self.scales[i] * q_scale
+        dot(&self.rows[i * self.dim..(i + 1) * self.dim], &qi) as f32 * self.scales[i] * q_scale
     }
 
     /// Fuses `lexical` (a lexical ranker's hits, best first, with scores) with this index's
@@ -297,6 +302,31 @@ fn top(scored: &mut Vec<(ToolId, f32)>, k: usize) {
         scored.truncate(k);
     }
     scored.sort_unstable_by(cmp);
+}
+
+/// The ids of the `keep` rows whose dot product times scale is highest (ties to the lower id),
+/// in no particular order; all of them if there are no more than `keep`.
+fn best_ids(dots: &[i32], scales: &[f32], keep: usize) -> Vec<u32> {
+    // One u64 per row that orders like (score, reverse id), so that the selection compares
+    // integers instead of calling a comparator.
+    let mut keys: Vec<u64> = dots
+        .iter()
+        .zip(scales)
+        .enumerate()
+        .map(|(i, (&d, &s))| u64::from(ordered(d as f32 * s)) << 32 | u64::from(!(i as u32)))
+        .collect();
+    if keep < keys.len() {
+        let cut = keys.len() - keep;
+        keys.select_nth_unstable(cut);
+        keys.drain(..cut);
+    }
+    keys.into_iter().map(|key| !(key as u32)).collect()
+}
+
+/// The bits of `x` as an integer that sorts like `x` under `total_cmp`.
+fn ordered(x: f32) -> u32 {
+    let b = x.to_bits();
+    if b >> 31 == 1 { !b } else { b | 1 << 31 }
 }
 
 /// How a lexical and a dense ranking are merged ([`Fusion::DEFAULT`] unless measured otherwise).
@@ -441,20 +471,6 @@ fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
     scale
 }
 
-/// The int8 dot product, in 16 independent i32 lanes so that it vectorises.
-fn dot_i8(a: &[i8], b: &[i8]) -> i32 {
-    let mut acc = [0i32; 16];
-    let (ca, cb) = (a.chunks_exact(16), b.chunks_exact(16));
-    let tail: i32 =
-        ca.remainder().iter().zip(cb.remainder()).map(|(&x, &y)| i32::from(x) * i32::from(y)).sum();
-    for (x, y) in ca.zip(cb) {
-        for j in 0..16 {
-            acc[j] += i32::from(x[j]) * i32::from(y[j]);
-        }
-    }
-    acc.iter().sum::<i32>() + tail
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -495,7 +511,25 @@ mod tests {
             let exact: f32 = row.iter().zip(&q).map(|(a, b)| a * b).sum();
             assert!((exact - cos).abs() < 0.02, "{exact} vs {cos}");
         }
-        assert_eq!(dot_i8(&[1; 35], &[-2; 35]), -70);
+        assert_eq!(dot(&[1; 35], &[-2; 35]), -70);
+    }
+
+    #[test]
+    fn the_first_pass_keeps_the_best_rows_ties_to_the_lower_id() {
+        let xs = [-3.5f32, -0.0, 0.0, 1e-30, 2.0, f32::MIN, f32::MAX, -1e-30];
+        for a in xs {
+            for b in xs {
+                assert_eq!(ordered(a).cmp(&ordered(b)), a.total_cmp(&b), "{a} {b}");
+            }
+        }
+        let dots = [5, -7, 5, 9, 0, 5];
+        let scales = [1.0, 1.0, 1.0, 0.5, 1.0, 1.0];
+        for (keep, want) in [(2, &[0, 2][..]), (4, &[0, 2, 3, 5])] {
+            let mut best = best_ids(&dots, &scales, keep);
+            best.sort_unstable();
+            assert_eq!(best, want, "keep {keep}");
+        }
+        assert_eq!(best_ids(&dots, &scales, 10).len(), 6);
     }
 
     #[test]
@@ -533,7 +567,7 @@ mod tests {
             for i in 0..cat.len() {
                 exact.push((
                     ToolId(i as u32),
-                    dot_i8(&index.rows[i * dim..(i + 1) * dim], &qi) as f32 * index.scales[i] * s,
+                    dot(&index.rows[i * dim..(i + 1) * dim], &qi) as f32 * index.scales[i] * s,
                 ));
             }
             top(&mut exact, 10);
