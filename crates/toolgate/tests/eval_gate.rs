@@ -1,6 +1,6 @@
 //! The retrieval gate: the default strategy on the development sets of `bench/` must not fall
 //! below the targets where it meets them (livemcpbench R@5 0.60 / nDCG@10 0.52,
-//! acebench-en R@5 0.97, livemcp-zh R@5 0.70), and elsewhere below floors a little under the
+//! acebench-en R@5 0.97 / nDCG@10 0.92, livemcp-zh R@5 0.70), and elsewhere below floors a little under the
 //! measured values of `docs/ranking.md`, so that a change that loses ranking quality fails CI.
 
 use toolgate::eval::{Report, evaluate, load_queries};
@@ -25,8 +25,9 @@ fn gate(set: &str, recall5: f64, ndcg10: f64) {
 }
 
 #[test]
-fn default_strategy_keeps_its_quality_on_acebench_en() {
-    gate("acebench-en", 0.970, 0.910);
+fn default_strategy_meets_the_target_on_acebench_en() {
+    // Multi-turn conversations among them: the latest request at work.
+    gate("acebench-en", 0.970, 0.920);
 }
 
 #[test]
@@ -37,7 +38,7 @@ fn default_strategy_keeps_its_quality_on_livemcp_zh() {
 
 #[test]
 fn default_strategy_keeps_its_quality_on_acebench_zh() {
-    gate("acebench-zh", 0.955, 0.900);
+    gate("acebench-zh", 0.965, 0.925);
 }
 
 #[test]

@@ -111,7 +111,8 @@ struct Builder<'a> {
 }
 
 impl Builder<'_> {
-    /// Adds one group: the direct terms (if any) and expansions. Returns whether any matched.
+    /// Adds one group: the direct terms (if any) and expansions. Returns whether any matched,
+    /// here or earlier in the request (a word said twice counts once, but it is not unmatched).
     fn group<'t>(
         &mut self,
         direct: Option<(&str, Terms<'_>)>,
@@ -119,13 +120,14 @@ impl Builder<'_> {
     ) -> bool {
         let mut alts = Vec::new();
         let mut sources = Vec::new();
+        let mut known = false;
         if let Some((from, terms)) = direct {
             let mut ids = Vec::new();
             let mut kept = Vec::new();
             for t in terms.iter() {
-                if let Some(id) = self.index.term(t)
-                    && !self.direct.contains(&id)
-                {
+                let Some(id) = self.index.term(t) else { continue };
+                known = true;
+                if !self.direct.contains(&id) {
                     self.direct.push(id);
                     ids.push(id);
                     if self.explain {
@@ -170,7 +172,7 @@ impl Builder<'_> {
                 self.out.sources.push(sources);
             }
         }
-        any
+        any || known
     }
 
     fn latin(&mut self, text: &str) -> bool {

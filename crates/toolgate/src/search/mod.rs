@@ -21,6 +21,7 @@ mod expand;
 mod intent;
 mod keyword;
 pub mod text;
+mod turns;
 mod vocab;
 
 use std::collections::HashSet;
@@ -447,7 +448,7 @@ impl Index {
         let (mut scored, unmatched) = match &self.engine {
             Engine::Keyword(k) => self.rank_keyword(k, words, &required),
             Engine::Bm25(b) => self.rank_bm25(b, words, &required),
-            Engine::Lexical(b, e) => self.rank_lexical(b, *e, words, &required),
+            Engine::Lexical(b, e) => self.rank_lexical_latest(b, *e, query, words, &required),
             #[cfg(feature = "bm25-crate")]
             Engine::Codex(c) => {
                 // The crate has no required terms: its query is the words, `+` dropped.
@@ -457,7 +458,7 @@ impl Index {
             }
             #[cfg(feature = "semantic")]
             Engine::Semantic(b, e, dense) => {
-                let (mut lexical, unmatched) = self.rank_lexical(b, *e, words, &required);
+                let (mut lexical, unmatched) = self.rank_lexical_latest(b, *e, query, words, &required);
                 if required.is_empty() {
                     // Required terms are a lexical promise the dense side cannot keep.
                     self.top(&mut lexical, FUSION_DEPTH);

@@ -581,3 +581,50 @@ fn explain_names_the_need_a_tool_was_placed_for() {
     let summarizer = index.named("papers__summarize_paper")[0];
     assert_eq!(index.explain(query, summarizer).via, "lexical");
 }
+
+/// Travel tools where a conversation's first turn (health alerts) has more words in the request
+/// than its latest one (vaccines).
+fn travel_catalog() -> Catalog {
+    Catalog::builder()
+        .tool(ToolSpec::mcp(
+            "travel",
+            "health_alerts",
+            "Current health alerts for a travel destination and month",
+        ))
+        .tool(ToolSpec::mcp("travel", "vaccine_advice", "Vaccine advice for a trip to a country"))
+        .tool(ToolSpec::mcp("travel", "book_flight", "Book a flight to a destination"))
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn a_conversation_puts_its_latest_request_first() {
+    let conversation = "I'm planning a trip to India next month. Can you tell me about current health alerts there?\n\
+                        Sure, the health alerts for the whole month of August, for the destination.\n\
+                        Great, one last thing. Could you provide vaccine advice?";
+    check_in(
+        &travel_catalog(),
+        Strategy::Lexical,
+        conversation,
+        expect![[r#"
+            Keywords
+            travel__vaccine_advice 1.291
+            travel__health_alerts 1.000
+            travel__book_flight 0.116
+            unmatched: i'm planning india next tell about sure, whole august, great, one last thing. provide
+        "#]],
+    );
+    // The same words on one line are one request: the first turn's words win.
+    check_in(
+        &travel_catalog(),
+        Strategy::Lexical,
+        &conversation.replace('\n', " "),
+        expect![[r#"
+            Keywords
+            travel__health_alerts 2.496
+            travel__vaccine_advice 1.975
+            travel__book_flight 0.289
+            unmatched: i'm planning india next tell about sure, whole august, great, one last thing. provide
+        "#]],
+    );
+}
