@@ -654,12 +654,14 @@ impl Index {
                 Engine::Lexical(b, weights) => {
                     let reading = intent::read(&words);
                     terms = self.explain_lexical(b, *weights, &reading.words, tool);
+                    self.explain_latest(b, *weights, query, tool, &mut via);
                     self.explain_need(b, &reading, tool, &mut via, &mut terms);
                 }
                 #[cfg(feature = "semantic")]
                 Engine::Semantic(b, weights, dense) => {
                     let reading = intent::read(&words);
                     terms = self.explain_lexical(b, *weights, &reading.words, tool);
+                    self.explain_latest(b, *weights, query, tool, &mut via);
                     self.explain_need(b, &reading, tool, &mut via, &mut terms);
                     let words = &reading.words;
                     let cosine = dense.similarity(&words.join(" "), tool);

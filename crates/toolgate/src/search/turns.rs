@@ -15,7 +15,8 @@
 use rustc_hash::FxHashMap;
 
 use super::bm25f::Bm25Index;
-use super::{Expansion, Hit, Index};
+use super::{Expansion, Hit, Index, required_word};
+use crate::catalog::ToolId;
 
 /// The weight of the latest request's score against the whole request's (each divided by its
 /// best). Chosen on ACEBench's development tasks, the only sets with multi-line requests.
@@ -97,6 +98,36 @@ impl Index {
     }
 }
 
+impl Index {
+    /// Adds to `via` the latest request of `query` when it has one that counted and `tool`
+    /// matched it, for `--explain`.
+    pub(super) fn explain_latest(
+        &self,
+        b: &Bm25Index,
+        weights: Expansion,
+        query: &str,
+        tool: ToolId,
+        via: &mut String,
+    ) {
+        let Some(line) = latest_request(query) else { return };
+        if query.split_whitespace().any(|w| required_word(w).is_some()) {
+            return;
+        }
+        let words: Vec<&str> = line.split_whitespace().collect();
+        let (hits, _) = self.rank_lexical(b, weights, &words, &[]);
+        if hits.iter().any(|h| h.tool == tool && h.score > 0.0) {
+            let mut shown: String = line.chars().take(SHOWN_CHARS).collect();
+            if shown.len() < line.len() {
+                shown.push('…');
+            }
+            via.push_str(&format!(", latest request: `{shown}`"));
+        }
+    }
+}
+
+/// How much of the latest request `--explain` quotes.
+const SHOWN_CHARS: usize = 80;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -109,6 +140,24 @@ mod tests {
                  The trip starts on the 3rd.";
         assert_eq!(latest_request(q), Some("Great, one last thing. Could you provide vaccine advice?"));
         assert_eq!(latest_request("我想订机票\n请帮我查一下天气"), Some("请帮我查一下天气"));
+    }
+
+    #[test]
+    fn explain_quotes_the_latest_request_a_tool_matched() {
+        let catalog = crate::Catalog::builder()
+            .tool(crate::catalog::ToolSpec::mcp("travel", "health_alerts", "Health alerts for a destination"))
+            .tool(crate::catalog::ToolSpec::mcp("travel", "vaccine_advice", "Vaccine advice for a trip"))
+            .build()
+            .unwrap();
+        let index = Index::builder().build(&catalog);
+        let q = "Any health alerts for India?\nCould you also give vaccine advice?";
+        let vaccine = index.named("travel__vaccine_advice")[0];
+        let alerts = index.named("travel__health_alerts")[0];
+        assert_eq!(
+            index.explain(q, vaccine).via,
+            "lexical, latest request: `Could you also give vaccine advice?`"
+        );
+        assert_eq!(index.explain(q, alerts).via, "lexical");
     }
 
     #[test]
