@@ -350,8 +350,8 @@ impl Index {
 
     /// The best tool for a need's words, if one is about the need.
     fn meets_need(&self, words: &[&str], allowed: &dyn Fn(ToolId) -> bool) -> Option<Hit> {
-        let b = self.engine.lexical()?;
-        let (mut found, _) = self.rank_lexical(b, Expansion::default(), words, &[]);
+        let (b, weights) = self.engine.lexical()?;
+        let (mut found, _) = self.rank_lexical(b, weights, words, &[]);
         found.retain(|h| allowed(h.tool));
         self.top(&mut found, NEED_CANDIDATES);
         // Only a tool that is about the need is worth a place: its name has all of the need's
@@ -393,7 +393,8 @@ impl Index {
         for need in &reading.needs {
             if self.meets_need(need.words, &|_| true).is_some_and(|h| h.tool == tool) {
                 via.push_str(&format!(", needed: {} (for `{}`)", need.words.join(" "), need.cue));
-                terms.extend(self.explain_lexical(b, Expansion::default(), need.words, tool));
+                let weights = self.engine.lexical().map_or_else(Expansion::default, |(_, e)| e);
+                terms.extend(self.explain_lexical(b, weights, need.words, tool));
                 return;
             }
         }

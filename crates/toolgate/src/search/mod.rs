@@ -199,13 +199,13 @@ enum Engine {
 }
 
 impl Engine {
-    /// The BM25F index of the strategies that read a request for its needs (`lexical` and
-    /// `semantic`, see [`intent`]).
-    fn lexical(&self) -> Option<&Bm25Index> {
+    /// The BM25F index and expansion weights of the strategies that read a request for its
+    /// needs (`lexical` and `semantic`, see [`intent`]).
+    fn lexical(&self) -> Option<(&Bm25Index, Expansion)> {
         match self {
-            Engine::Lexical(b, _) => Some(b),
+            Engine::Lexical(b, e) => Some((b, *e)),
             #[cfg(feature = "semantic")]
-            Engine::Semantic(b, _, _) => Some(b),
+            Engine::Semantic(b, e, _) => Some((b, *e)),
             _ => None,
         }
     }
