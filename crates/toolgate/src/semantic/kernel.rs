@@ -20,15 +20,21 @@ pub(crate) enum Kernel {
     Portable,
     /// Compiled with AVX2 enabled; only ever chosen on a CPU that has it.
     #[cfg(target_arch = "x86_64")]
-    Avx2,
+    Avx2(HasAvx2),
 }
+
+/// Proof that the CPU has AVX2: its field is private, so only [`Kernel::detect`] makes one,
+/// and only after asking the CPU.
+#[cfg(target_arch = "x86_64")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct HasAvx2(());
 
 impl Kernel {
     /// The fastest build this CPU can run.
     pub(crate) fn detect() -> Kernel {
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") {
-            return Kernel::Avx2;
+            return Kernel::Avx2(HasAvx2(()));
         }
         Kernel::Portable
     }
@@ -39,8 +45,8 @@ impl Kernel {
             Kernel::Portable => dots_all(rows, q, out),
             #[cfg(target_arch = "x86_64")]
             #[allow(unsafe_code)]
-            // SAFETY: `Kernel::Avx2` is only made by `detect`, after the CPU said it has AVX2.
-            Kernel::Avx2 => unsafe { dots_all_avx2(rows, q, out) },
+            // SAFETY: a `HasAvx2` is only made by `detect`, after the CPU said it has AVX2.
+            Kernel::Avx2(_) => unsafe { dots_all_avx2(rows, q, out) },
         }
     }
 
@@ -50,7 +56,7 @@ impl Kernel {
         match self {
             Kernel::Portable => out.extend_from_slice(rows),
             #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2 => block_rows(rows, d, out),
+            Kernel::Avx2(_) => block_rows(rows, d, out),
         }
     }
 
@@ -63,7 +69,7 @@ impl Kernel {
             #[cfg(target_arch = "x86_64")]
             #[allow(unsafe_code)]
             // SAFETY: as in `dots_all`.
-            Kernel::Avx2 => unsafe { dots_blocked_avx2(laid, q, out) },
+            Kernel::Avx2(_) => unsafe { dots_blocked_avx2(laid, q, out) },
         }
     }
 
@@ -75,7 +81,7 @@ impl Kernel {
             #[cfg(target_arch = "x86_64")]
             #[allow(unsafe_code)]
             // SAFETY: as in `dots_all`.
-            Kernel::Avx2 => unsafe { dots_some_avx2(rows, q, ids, out) },
+            Kernel::Avx2(_) => unsafe { dots_some_avx2(rows, q, ids, out) },
         }
     }
 }
