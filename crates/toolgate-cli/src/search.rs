@@ -128,9 +128,7 @@ fn explanation_json(e: &Explanation) -> Value {
 }
 
 fn write_explanation(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {
-    if e.terms.is_empty() {
-        return writeln!(out, "    via {}", e.via);
-    }
+    writeln!(out, "    via {}", e.via)?;
     for t in &e.terms {
         let parts: Vec<String> = t.fields.iter().map(|(f, s)| format!("{f} {s:.3}")).collect();
         let from = match &t.expansion {

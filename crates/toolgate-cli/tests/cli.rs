@@ -246,6 +246,17 @@ fn explain_shows_vocabulary_expansions_of_a_chinese_query() {
 }
 
 #[test]
+fn explain_shows_where_each_side_of_the_fusion_ranked_a_tool() {
+    let o = toolgate_exit(
+        &["search", "--strategy", "semantic", "--explain", "--limit", "1", "take a screenshot of a web page"],
+        0,
+    );
+    let out = stdout(&o);
+    assert!(out.contains("via semantic (lexical #1, dense #"), "{out}");
+    assert!(out.contains("(meaning)        cosine"), "{out}");
+}
+
+#[test]
 fn select_query_returns_exactly_the_three_named_tools() {
     let query = format!("select:{}", SELECTED.join(","));
     let v = toolgate_json(&["search", "--json", &query]);

@@ -661,10 +661,18 @@ impl Index {
                 Engine::Semantic(b, weights, dense) => {
                     let reading = intent::read(&words);
                     terms = self.explain_lexical(b, *weights, &reading.words, tool);
+                    // Where each side of the fusion ranked the tool.
+                    let (mut lexical, _) = self.rank_lexical_latest(b, *weights, query, &reading.words, &[]);
+                    self.top(&mut lexical, FUSION_DEPTH);
+                    let text = reading.words.join(" ");
+                    let dense_hits = dense.search(&text, FUSION_DEPTH);
+                    let rank = |r: Option<usize>| r.map_or("-".to_owned(), |r| format!("#{}", r + 1));
+                    let lexical_rank = rank(lexical.iter().position(|h| h.tool == tool));
+                    let dense_rank = rank(dense_hits.iter().position(|h| h.0 == tool));
+                    via.push_str(&format!(" (lexical {lexical_rank}, dense {dense_rank})"));
                     self.explain_latest(b, *weights, query, tool, &mut via);
                     self.explain_need(b, &reading, tool, &mut via, &mut terms);
-                    let words = &reading.words;
-                    let cosine = dense.similarity(&words.join(" "), tool);
+                    let cosine = dense.similarity(&text, tool);
                     terms.push(TermExplanation {
                         term: "(meaning)".to_owned(),
                         fields: vec![("cosine", cosine)],
