@@ -405,6 +405,11 @@ impl Bm25Index {
         (&self.docs[a..b], &self.scores[a..b])
     }
 
+    /// The share of tools that have `term` in some field.
+    pub(crate) fn share(&self, term: u32) -> f32 {
+        self.postings(term).0.len() as f32 / self.n_docs.max(1) as f32
+    }
+
     /// Whether `doc` has `term` in any field.
     pub(crate) fn contains(&self, term: u32, doc: u32) -> bool {
         self.postings(term).0.binary_search(&doc).is_ok()

@@ -58,14 +58,21 @@ pub fn split_identifier(s: &str) -> String {
     out
 }
 
-/// Folds English plurals (a light S-stemmer): `repositories` → `repository`,
-/// `boxes` → `box`, `files` → `file`; leaves `status`, `class`, `news`, `canvas`, `alias` alone.
+/// Folds English plurals (a light S-stemmer): `repositories` → `repository`, `movies` →
+/// `movie`, `boxes` → `box`, `files` → `file`; leaves `status`, `class`, `news`, `canvas`,
+/// `alias` and `series` alone.
 pub fn fold_plural(word: &str) -> &str {
     let n = word.len();
     if n <= 3 || !word.is_ascii() {
         return word;
     }
     if word.ends_with("ies") && !word.ends_with("eies") && !word.ends_with("aies") {
+        if IES_SAME.contains(&word) {
+            return word;
+        }
+        if IE_NOUNS.contains(&&word[..n - 1]) {
+            return &word[..n - 1];
+        }
         // The caller re-adds the `y`.
         return &word[..n - 3];
     }
@@ -84,6 +91,16 @@ pub fn fold_plural(word: &str) -> &str {
     }
     word
 }
+
+/// Nouns ending in `-ie`, whose plural is `-ies` but not `-y`: `movies` → `movie`, not `movy`.
+const IE_NOUNS: &[&str] = &[
+    "auntie", "beanie", "birdie", "boogie", "brownie", "budgie", "calorie", "collie", "cookie", "die",
+    "foodie", "freebie", "genie", "goalie", "hoodie", "lie", "lingerie", "movie", "newbie", "pie", "pixie",
+    "prairie", "rookie", "selfie", "smoothie", "sortie", "techie", "tie", "veggie", "zombie",
+];
+
+/// Words in `-ies` that are their own singular.
+const IES_SAME: &[&str] = &["series", "species"];
 
 /// Whether a word ends in `-ing` or `-ed` and is long enough for [`stem`] to look at it.
 fn has_inflection(word: &str) -> bool {
@@ -457,6 +474,11 @@ mod tests {
             &Analyzer::new(Chinese::Bigrams),
             "status class news boxes files",
             expect!["status class news box file"],
+        );
+        check(
+            &Analyzer::new(Chinese::Bigrams),
+            "movies Movies movie cookies pies cities series species",
+            expect!["movie movie movie cookie pie city series species"],
         );
         check(&Analyzer::plain(), "List the Issues", expect!["list the issues"]);
     }
