@@ -61,6 +61,18 @@ fn asks(line: &str) -> bool {
 }
 
 impl Index {
+    /// The [latest request](latest_request) of `query`, if it has one, and its own ranking.
+    fn rank_latest<'q>(
+        &self,
+        b: &Bm25Index,
+        weights: Expansion,
+        query: &'q str,
+    ) -> Option<(&'q str, Vec<Hit>)> {
+        let line = latest_request(query)?;
+        let words: Vec<&str> = line.split_whitespace().collect();
+        Some((line, self.rank_lexical(b, weights, &words, &[]).0))
+    }
+
     /// [`rank_lexical`](Index::rank_lexical) of the whole request, mixed with the ranking of its
     /// [latest request](latest_request) when it has one and no term is required.
     pub(super) fn rank_lexical_latest(
@@ -72,11 +84,10 @@ impl Index {
         required: &[&str],
     ) -> (Vec<Hit>, Vec<String>) {
         let (mut hits, unmatched) = self.rank_lexical(b, weights, words, required);
-        let Some(line) = latest_request(query).filter(|_| required.is_empty()) else {
+        if !required.is_empty() {
             return (hits, unmatched);
-        };
-        let line_words: Vec<&str> = line.split_whitespace().collect();
-        let (latest, _) = self.rank_lexical(b, weights, &line_words, &[]);
+        }
+        let Some((_, latest)) = self.rank_latest(b, weights, query) else { return (hits, unmatched) };
         let best = |h: &[Hit]| h.iter().map(|h| h.score).fold(0.0f32, f32::max);
         let (whole_best, latest_best) = (best(&hits), best(&latest));
         if whole_best <= 0.0 || latest_best <= 0.0 {
@@ -96,9 +107,7 @@ impl Index {
         }
         (hits, unmatched)
     }
-}
 
-impl Index {
     /// Adds to `via` the latest request of `query` when it has one that counted and `tool`
     /// matched it, for `--explain`.
     pub(super) fn explain_latest(
@@ -109,12 +118,10 @@ impl Index {
         tool: ToolId,
         via: &mut String,
     ) {
-        let Some(line) = latest_request(query) else { return };
         if query.split_whitespace().any(|w| required_word(w).is_some()) {
             return;
         }
-        let words: Vec<&str> = line.split_whitespace().collect();
-        let (hits, _) = self.rank_lexical(b, weights, &words, &[]);
+        let Some((line, hits)) = self.rank_latest(b, weights, query) else { return };
         if hits.iter().any(|h| h.tool == tool && h.score > 0.0) {
             let mut shown: String = line.chars().take(SHOWN_CHARS).collect();
             if shown.len() < line.len() {

@@ -3,15 +3,17 @@
 //!
 //! The loops are plain Rust written so that they vectorise. Built for baseline x86-64 they get
 //! SSE2 only, which has no instruction that widens `i8` to `i16`; the scan of a 10,000-tool
-//! catalog then spends most of its time unpacking bytes. [`Kernel::detect`] asks the CPU once per
-//! scan whether it has AVX2 and, if so, runs the same loops compiled with AVX2 enabled. Other
-//! CPUs and other architectures run the portable build; both give the same integers. The first
-//! pass over a large catalog also reads its rows in a layout of its own for AVX2 (blocks of
-//! sixteen rows, [`block_rows`]), so that no lane sums are needed per row.
+//! catalog then spends most of its time unpacking bytes. [`Kernel::detect`] asks the CPU once,
+//! when a dense index is built, whether it has AVX2; if so, the index's scans run the same loops
+//! compiled with AVX2 enabled. Other CPUs and other architectures run the portable build; both
+//! give the same integers. The first pass over a large catalog also reads its rows in a layout
+//! of its own for AVX2 (blocks of sixteen rows, [`block_rows`]), written with `std::arch`
+//! intrinsics, so that no lane sums are needed per row.
 //!
 //! Calling a function compiled for a CPU feature is `unsafe` in Rust, because running it on a
-//! CPU without the feature is undefined. The two calls below are this crate's only `unsafe` code,
-//! each made right after the check that makes it sound.
+//! CPU without the feature is undefined; so are the raw loads, stores and prefetches of the
+//! intrinsics. They are this crate's only `unsafe` code, all in this file: the calls only on a
+//! [`HasAvx2`] proof, the memory accesses inside the slices they were given.
 
 /// Which build of the loops a scan runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -143,8 +145,9 @@ fn block_rows(rows: &[i8], d: usize, out: &mut Vec<i8>) {
 
 /// The dot products of `q` with rows in the layout of [`block_rows`], with AVX2's 16-bit
 /// multiply-add (which the compiler does not find in a portable loop by itself): sixteen bytes
-/// widened to `i16`, then one `vpmaddwd` gives eight rows' sums for a pair of dimensions. The rows stay `i8` in memory: at 10,000 tools
-/// the first pass reads 640 KB, and a scan of twice that was slower on a busy machine.
+/// widened to `i16`, then one `vpmaddwd` gives eight rows' sums for a pair of dimensions. The
+/// rows stay `i8` in memory: at 10,000 tools the first pass reads 640 KB, and a scan of twice
+/// that was slower on a busy machine.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn dots_blocked_avx2(blocked: &[i8], q: &[i8], out: &mut Vec<i32>) {
