@@ -443,4 +443,16 @@ mod tests {
         vocabulary().segment("宫保鸡丁", &mut |p| out.push(p));
         assert_eq!(out, [Piece::Other("宫保鸡丁")]);
     }
+
+    #[test]
+    fn words_holding_a_stop_character_stay_whole() {
+        // `有` and `地` are stop words; `有趣` and `地方` are words of their own.
+        let mut out = Vec::new();
+        vocabulary().segment("附近有趣的地方", &mut |p| out.push(p));
+        let want = [Piece::Word("附近"), Piece::Word("有趣"), Piece::Stop, Piece::Word("地方")];
+        assert_eq!(out, want);
+        out.clear();
+        vocabulary().segment("有没有", &mut |p| out.push(p));
+        assert_eq!(out, [Piece::Stop]);
+    }
 }
