@@ -628,3 +628,28 @@ fn a_conversation_puts_its_latest_request_first() {
         "#]],
     );
 }
+
+#[test]
+fn numbers_in_a_request_are_arguments_not_intent() {
+    // The explorer's schema quotes the very coordinates of the request as an example; the
+    // dispatcher is what the words ask for.
+    let latitude = serde_json::json!({
+        "type": "object",
+        "properties": {"position": {"type": "string", "description": "Latitude and longitude, e.g. 35.6895, 139.6917"}}
+    });
+    let catalog = Catalog::builder()
+        .tool(ToolSpec::mcp("geo", "places_explorer", "Explore places near a location").with_schema(latitude))
+        .tool(ToolSpec::mcp("geo", "message_dispatcher", "Send a message to users at a location"))
+        .build()
+        .unwrap();
+    check_in(
+        &catalog,
+        Strategy::Lexical,
+        "send a message to 35.6895, 139.6917",
+        expect![[r#"
+            Keywords
+            geo__message_dispatcher 0.848
+            geo__places_explorer 0.133
+        "#]],
+    );
+}
