@@ -1,7 +1,8 @@
 //! The retrieval gate: the default strategy on the development sets of `bench/` must not fall
 //! below the targets where it meets them (livemcpbench R@5 0.60 / nDCG@10 0.52,
-//! acebench-en R@5 0.97 / nDCG@10 0.92, livemcp-zh R@5 0.70), and elsewhere below floors a little under the
-//! measured values of `docs/ranking.md`, so that a change that loses ranking quality fails CI.
+//! acebench-en R@5 0.97 / nDCG@10 0.92, metatool R@5 0.70 / nDCG@10 0.62, livemcp-zh R@5 0.70),
+//! and elsewhere below floors a little under the measured values of `docs/ranking.md`, so that a
+//! change that loses ranking quality fails CI.
 
 use toolgate::eval::{Report, evaluate, load_queries};
 use toolgate::{Catalog, Strategy};
@@ -48,6 +49,7 @@ fn default_strategy_meets_the_target_on_livemcpbench() {
 }
 
 #[test]
-fn default_strategy_keeps_its_quality_on_metatool() {
-    gate("metatool", 0.645, 0.580);
+fn default_strategy_meets_the_target_on_metatool() {
+    // Requests that name a specific thing where the tool names its field: kinds and topics.
+    gate("metatool", 0.70, 0.62);
 }

@@ -27,6 +27,8 @@ pub enum Via {
     Reverse,
     /// A kind the word is of (`villa` is a kind of `house`), from `vocab/kinds.tsv`.
     Kind,
+    /// A field the word belongs to (`bitcoin` is about `finance`), from `vocab/topics.tsv`.
+    Topic,
 }
 
 impl Via {
@@ -38,6 +40,7 @@ impl Via {
             Via::Synonym => "synonym",
             Via::Reverse => "vocabulary (reverse)",
             Via::Kind => "kind",
+            Via::Topic => "topic",
         }
     }
 }
@@ -53,6 +56,8 @@ pub struct Expansion {
     pub reverse: f32,
     /// Weight of the kinds an English word is of (`villa` → `house`; 0 turns it off).
     pub kind: f32,
+    /// Weight of the fields an English word belongs to (`bitcoin` → `finance`; 0 turns it off).
+    pub topic: f32,
     /// Weight of a query word made of digits only (`35.6895`, `2024`), relative to other
     /// direct words: requests carry numbers as arguments, and tool schemas carry them as
     /// example values, so a full-weight number mostly finds the wrong tool.
@@ -63,10 +68,16 @@ pub struct Expansion {
 /// 0.010 to 0.023 and cost acebench-en 0.003 to 0.006; 1.0 costs acebench-en 0.014.
 const KIND_WEIGHT: f32 = 0.5;
 
-/// A kind in more than this share of the tools is not looked for: on the development sets no
-/// kind is that common (0.05 would start to cost), but in a large catalog of one domain the
-/// general word is everywhere.
+/// A kind or a field in more than this share of the tools is not looked for: on the development
+/// sets no kind is that common (0.05 would start to cost), but in a large catalog of one domain
+/// the general word is everywhere. In a catalog of a handful of tools this rules expansions
+/// out, which costs little: such a catalog is shown whole anyway.
 const KIND_MAX_SHARE: f32 = 0.1;
+
+/// The default [`Expansion::topic`]: on the development sets 0.3 to 0.7 lift metatool R@5 by
+/// 0.03 to 0.06 and acebench-en a little; 1.0 costs acebench-en 0.03 and livemcpbench 0.02
+/// (`docs/ranking.md`). A field is a weaker hint than a kind, but a far more common one.
+const TOPIC_WEIGHT: f32 = 0.6;
 
 /// The default [`Expansion::number`]: on the development sets 0.25 lifts nDCG@10 by 0.001 to
 /// 0.007 on every set with numbers in its requests (0 and 0.5 score alike); one livemcpbench task
@@ -75,7 +86,14 @@ const NUMBER_WEIGHT: f32 = 0.25;
 
 impl Default for Expansion {
     fn default() -> Expansion {
-        Expansion { vocabulary: 0.8, synonym: 0.6, reverse: 0.0, kind: KIND_WEIGHT, number: NUMBER_WEIGHT }
+        Expansion {
+            vocabulary: 0.8,
+            synonym: 0.6,
+            reverse: 0.0,
+            kind: KIND_WEIGHT,
+            topic: TOPIC_WEIGHT,
+            number: NUMBER_WEIGHT,
+        }
     }
 }
 
@@ -176,7 +194,9 @@ impl Builder<'_> {
             }
             // A kind most tools share (`product` in a shop's catalog) says little and costs a
             // long posting list.
-            if via == Via::Kind && ids.iter().any(|&i| self.index.share(i) > KIND_MAX_SHARE) {
+            if matches!(via, Via::Kind | Via::Topic)
+                && ids.iter().any(|&i| self.index.share(i) > KIND_MAX_SHARE)
+            {
                 continue;
             }
             let weight = match via {
@@ -185,6 +205,7 @@ impl Builder<'_> {
                 Via::Synonym => self.weights.synonym,
                 Via::Reverse => self.weights.reverse,
                 Via::Kind => self.weights.kind,
+                Via::Topic => self.weights.topic,
             };
             if weight <= 0.0 {
                 continue;
@@ -225,10 +246,12 @@ impl Builder<'_> {
         let vocab = vocabulary();
         let synonyms = vocab.synonyms.get(t).map_or(&[][..], Vec::as_slice);
         let kinds = vocab.kinds.get(t).map_or(&[][..], Vec::as_slice);
+        let topics = vocab.topics.get(t).map_or(&[][..], Vec::as_slice);
         let expansions = synonyms
             .iter()
             .map(|o| (t, Terms::One(o), Via::Synonym))
-            .chain(kinds.iter().map(|k| (t, Terms::One(k), Via::Kind)));
+            .chain(kinds.iter().map(|k| (t, Terms::One(k), Via::Kind)))
+            .chain(topics.iter().map(|k| (t, Terms::One(k), Via::Topic)));
         // Chinese words for it, as the index has them (bigrams), for Chinese descriptions.
         let mut reverse: Vec<Vec<String>> = Vec::new();
         if self.weights.reverse > 0.0

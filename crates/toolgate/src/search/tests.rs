@@ -653,3 +653,33 @@ fn numbers_in_a_request_are_arguments_not_intent() {
         "#]],
     );
 }
+
+#[test]
+fn a_word_of_a_field_finds_the_tool_of_that_field() {
+    // `ethereum` is in no description, but it is about finance. (A field in more than a tenth
+    // of the catalog is not looked for, hence the other tools.)
+    let mut builder = Catalog::builder()
+        .tool(ToolSpec::mcp("markets", "finance_news", "Latest financial updates and market analysis"))
+        .tool(ToolSpec::mcp("web", "price_tracker", "Track the price of a product in online shops"));
+    for topic in ["weather", "email", "calendar", "maps", "translate", "music", "jobs", "news", "law"] {
+        builder = builder.tool(ToolSpec::mcp("misc", topic, &format!("Everything about {topic}")));
+    }
+    let catalog = builder.build().unwrap();
+    let index = Index::builder().strategy(Strategy::Lexical).build(&catalog);
+    let found = index.search(Request::new("how is ethereum doing this week", 3));
+    let names: Vec<&str> = found.hits.iter().map(|h| catalog.tool(h.tool).name()).collect();
+    expect![[r#"
+        [
+            "finance_news",
+        ]
+    "#]]
+    .assert_debug_eq(&names);
+    let why = index.explain("how is ethereum doing this week", found.hits[0].tool);
+    let terms: Vec<String> = why.terms.iter().map(|t| format!("{} {:?}", t.term, t.expansion)).collect();
+    expect![[r#"
+        [
+            "market Some((\"ethereum\", Topic))",
+        ]
+    "#]]
+    .assert_debug_eq(&terms);
+}

@@ -1,6 +1,7 @@
 //! Vocabularies kept as data: Chinese → English words (`vocab/zh_en.tsv`), English synonyms
 //! (`vocab/synonyms.tsv`), the kinds English words name (`vocab/kinds.tsv`: a `villa` is a
-//! `house`) and Chinese function words, compiled in and parsed once.
+//! `house`), the fields they belong to (`vocab/topics.tsv`: `bitcoin` is about `finance`) and
+//! Chinese function words, compiled in and parsed once.
 //!
 //! They feed query expansion: a Chinese request for an English-described tool meets the tool
 //! through the English words the vocabulary gives for its Chinese words, and `fetch` meets
@@ -19,6 +20,8 @@ pub(crate) const ZH_EN: &str = include_str!("vocab/zh_en.tsv");
 pub(crate) const SYNONYMS: &str = include_str!("vocab/synonyms.tsv");
 /// `vocab/kinds.tsv`: general words and the more specific words that are kinds of them.
 pub(crate) const KINDS: &str = include_str!("vocab/kinds.tsv");
+/// `vocab/topics.tsv`: fields and the specific words that belong to them.
+pub(crate) const TOPICS: &str = include_str!("vocab/topics.tsv");
 
 /// Chinese function words and politeness formulas dropped from queries: they say nothing of
 /// what a tool does. Longer entries first is not needed: the segmenter takes the longest match.
@@ -174,6 +177,8 @@ pub(crate) struct Vocabulary {
     pub(crate) synonyms: FxHashMap<String, Vec<String>>,
     /// English word → the more general words it is a kind of (`villa` → `house`, `home`).
     pub(crate) kinds: FxHashMap<String, Vec<String>>,
+    /// English word → the fields it belongs to (`bitcoin` → `finance`, `cryptocurrency`).
+    pub(crate) topics: FxHashMap<String, Vec<String>>,
     /// English word → the Chinese words that give it as a one-word phrase (the reverse
     /// direction: an English request for a tool described in Chinese).
     pub(crate) en_zh: FxHashMap<String, Vec<String>>,
@@ -219,7 +224,12 @@ fn check_english(word: &str, analyzer: &Analyzer) -> Result<(), String> {
 }
 
 /// Parses the three files; every malformed line is an error.
-pub(crate) fn parse(zh_en: &str, synonyms: &str, kinds_text: &str) -> Result<Vocabulary, VocabError> {
+pub(crate) fn parse(
+    zh_en: &str,
+    synonyms: &str,
+    kinds_text: &str,
+    topics_text: &str,
+) -> Result<Vocabulary, VocabError> {
     let analyzer = normal_analyzer();
     let mut zh: FxHashMap<String, Vec<Phrase>> = FxHashMap::default();
     for (line, text) in content_lines(zh_en) {
@@ -263,30 +273,8 @@ pub(crate) fn parse(zh_en: &str, synonyms: &str, kinds_text: &str) -> Result<Voc
             }
         }
     }
-    let mut kinds: FxHashMap<String, Vec<String>> = FxHashMap::default();
-    for (line, text) in content_lines(kinds_text) {
-        let err = |message: String| VocabError { file: "kinds.tsv", line, message };
-        let Some((general, specific)) = text.split_once(':') else {
-            return Err(err("expected general words, `:` and the words that are kinds of them".into()));
-        };
-        let general: Vec<&str> = general.split(',').map(str::trim).collect();
-        let specific: Vec<&str> = specific.split(',').map(str::trim).collect();
-        for w in general.iter().chain(&specific) {
-            check_english(w, &analyzer).map_err(err)?;
-        }
-        for s in &specific {
-            if general.contains(s) {
-                return Err(err(format!("`{s}` is a kind of itself")));
-            }
-            let entry = kinds.entry((*s).to_owned()).or_default();
-            for g in &general {
-                if entry.iter().any(|e| e == g) {
-                    return Err(err(format!("`{s}` is already a kind of `{g}`")));
-                }
-                entry.push((*g).to_owned());
-            }
-        }
-    }
+    let kinds = parse_broader(kinds_text, &KINDS_FILE, &analyzer)?;
+    let topics = parse_broader(topics_text, &TOPICS_FILE, &analyzer)?;
     let mut en_zh: FxHashMap<String, Vec<String>> = FxHashMap::default();
     let mut keys: Vec<&String> = zh.keys().collect();
     keys.sort();
@@ -305,14 +293,62 @@ pub(crate) fn parse(zh_en: &str, synonyms: &str, kinds_text: &str) -> Result<Voc
         .map(|k| k.chars().count())
         .max()
         .unwrap_or(1);
-    Ok(Vocabulary { zh, zh_stop, max_chars, synonyms: groups, kinds, en_zh })
+    Ok(Vocabulary { zh, zh_stop, max_chars, synonyms: groups, kinds, topics, en_zh })
+}
+
+/// A file of one-directional relations from specific words to broader ones, and how its
+/// errors say the relation.
+struct BroaderFile {
+    name: &'static str,
+    /// `specific` is `relation` `general`: "a kind of", "about".
+    relation: &'static str,
+    /// What the right-hand words are, for the format error.
+    right: &'static str,
+}
+
+const KINDS_FILE: BroaderFile =
+    BroaderFile { name: "kinds.tsv", relation: "a kind of", right: "the words that are kinds of them" };
+const TOPICS_FILE: BroaderFile =
+    BroaderFile { name: "topics.tsv", relation: "about", right: "the words that belong to them" };
+
+/// Parses `general, …: specific, …` lines into specific word → general words.
+fn parse_broader(
+    text: &str,
+    file: &BroaderFile,
+    analyzer: &Analyzer,
+) -> Result<FxHashMap<String, Vec<String>>, VocabError> {
+    let mut map: FxHashMap<String, Vec<String>> = FxHashMap::default();
+    for (line, text) in content_lines(text) {
+        let err = |message: String| VocabError { file: file.name, line, message };
+        let Some((general, specific)) = text.split_once(':') else {
+            return Err(err(format!("expected general words, `:` and {}", file.right)));
+        };
+        let general: Vec<&str> = general.split(',').map(str::trim).collect();
+        let specific: Vec<&str> = specific.split(',').map(str::trim).collect();
+        for w in general.iter().chain(&specific) {
+            check_english(w, analyzer).map_err(err)?;
+        }
+        for s in &specific {
+            if general.contains(s) {
+                return Err(err(format!("`{s}` is {} itself", file.relation)));
+            }
+            let entry = map.entry((*s).to_owned()).or_default();
+            for g in &general {
+                if entry.iter().any(|e| e == g) {
+                    return Err(err(format!("`{s}` is already {} `{g}`", file.relation)));
+                }
+                entry.push((*g).to_owned());
+            }
+        }
+    }
+    Ok(map)
 }
 
 /// The compiled-in vocabularies (parsed on first use; the tests keep them well-formed).
 pub(crate) fn vocabulary() -> &'static Vocabulary {
     static VOCAB: OnceLock<Vocabulary> = OnceLock::new();
     VOCAB.get_or_init(|| {
-        parse(ZH_EN, SYNONYMS, KINDS).unwrap_or_else(|e| panic!("compiled-in vocabulary: {e}"))
+        parse(ZH_EN, SYNONYMS, KINDS, TOPICS).unwrap_or_else(|e| panic!("compiled-in vocabulary: {e}"))
     })
 }
 
@@ -376,49 +412,57 @@ mod tests {
     #[test]
     fn vocab_files_are_well_formed() {
         // Parsing checks the format, duplicates and the normal form of every English word.
-        let v = parse(ZH_EN, SYNONYMS, KINDS).unwrap_or_else(|e| panic!("{e}"));
+        let v = parse(ZH_EN, SYNONYMS, KINDS, TOPICS).unwrap_or_else(|e| panic!("{e}"));
         assert!(v.zh.len() >= 300, "{} Chinese entries", v.zh.len());
         assert!(v.synonyms.len() >= 60);
         assert_eq!(v.zh["文件"], vec![vec!["file".to_owned()]]);
         assert_eq!(v.zh["词云"], vec![vec!["word".to_owned(), "cloud".to_owned()]]);
         assert!(v.synonyms["fetch"].contains(&"get".to_owned()));
         assert!(v.kinds["villa"].contains(&"house".to_owned()));
+        assert!(v.topics["bitcoin"].contains(&"finance".to_owned()));
     }
 
     #[test]
     fn vocab_errors_name_the_line() {
-        let e = parse("# c\n文件\tfile\n文件\tdocument\n", "", "").unwrap_err();
+        let e = parse("# c\n文件\tfile\n文件\tdocument\n", "", "", "").unwrap_err();
         assert_eq!(e.to_string(), "zh_en.tsv:3: `文件` has an earlier entry");
-        let e = parse("文件\tFiles\n", "", "").unwrap_err();
+        let e = parse("文件\tFiles\n", "", "", "").unwrap_err();
         assert_eq!(e.to_string(), "zh_en.tsv:1: `Files` is not one lower-case English word");
-        let e = parse("文件\tfiles\n", "", "").unwrap_err();
+        let e = parse("文件\tfiles\n", "", "", "").unwrap_err();
         assert_eq!(
             e.to_string(),
             "zh_en.tsv:1: `files` is not in normal form (the analyzer makes it `file`)"
         );
-        let e = parse("文件\tthe\n", "", "").unwrap_err();
+        let e = parse("文件\tthe\n", "", "", "").unwrap_err();
         assert_eq!(e.to_string(), "zh_en.tsv:1: `the` is a stop word or splits into several terms");
-        let e = parse("file\tfile\n", "", "").unwrap_err();
+        let e = parse("file\tfile\n", "", "", "").unwrap_err();
         assert_eq!(e.to_string(), "zh_en.tsv:1: `file` is not a word of Chinese characters");
-        let e = parse("", "get, fetch\nfetch, retrieve\n", "").unwrap_err();
+        let e = parse("", "get, fetch\nfetch, retrieve\n", "", "").unwrap_err();
         assert_eq!(e.to_string(), "synonyms.tsv:2: `fetch` is already in another group");
-        let e = parse("", "get\n", "").unwrap_err();
+        let e = parse("", "get\n", "", "").unwrap_err();
         assert_eq!(e.to_string(), "synonyms.tsv:1: a group needs at least two words");
-        let e = parse("", "", "house, home apartment\n").unwrap_err();
+        let e = parse("", "", "house, home apartment\n", "").unwrap_err();
         assert_eq!(
             e.to_string(),
             "kinds.tsv:1: expected general words, `:` and the words that are kinds of them"
         );
-        let e = parse("", "", "house: villa, house\n").unwrap_err();
+        let e = parse("", "", "house: villa, house\n", "").unwrap_err();
         assert_eq!(e.to_string(), "kinds.tsv:1: `house` is a kind of itself");
-        let e = parse("", "", "house: villa\nhouse, home: villa\n").unwrap_err();
+        let e = parse("", "", "house: villa\nhouse, home: villa\n", "").unwrap_err();
         assert_eq!(e.to_string(), "kinds.tsv:2: `villa` is already a kind of `house`");
-        let e = parse("", "", "house: villas\n").unwrap_err();
+        let e = parse("", "", "house: villas\n", "").unwrap_err();
         assert_eq!(
             e.to_string(),
             "kinds.tsv:1: `villas` is not in normal form (the analyzer makes it `villa`)"
         );
-        let v = parse("", "", "house, home: villa\nplace: villa\n").unwrap();
+        let e = parse("", "", "", "finance: finance, bitcoin\n").unwrap_err();
+        assert_eq!(e.to_string(), "topics.tsv:1: `finance` is about itself");
+        let e = parse("", "", "", "finance bitcoin\n").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "topics.tsv:1: expected general words, `:` and the words that belong to them"
+        );
+        let v = parse("", "", "house, home: villa\nplace: villa\n", "").unwrap();
         assert_eq!(v.kinds["villa"], ["house", "home", "place"]);
     }
 
