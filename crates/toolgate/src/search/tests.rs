@@ -656,13 +656,19 @@ fn numbers_in_a_request_are_arguments_not_intent() {
 
 #[test]
 fn a_word_of_a_field_finds_the_tool_of_that_field() {
-    // `ethereum` is in no description, but it is about finance. (A field in more than a tenth
-    // of the catalog is not looked for, hence the other tools.)
+    // `ethereum` is in no description, but it is about finance. (A field in more than a
+    // twentieth of the catalog is not looked for, hence the other tools.)
     let mut builder = Catalog::builder()
         .tool(ToolSpec::mcp("markets", "finance_news", "Latest financial updates and market analysis"))
         .tool(ToolSpec::mcp("web", "price_tracker", "Track the price of a product in online shops"));
     for topic in ["weather", "email", "calendar", "maps", "translate", "music", "jobs", "news", "law"] {
-        builder = builder.tool(ToolSpec::mcp("misc", topic, &format!("Everything about {topic}")));
+        for part in ["search", "details"] {
+            builder = builder.tool(ToolSpec::mcp(
+                "misc",
+                &format!("{topic}_{part}"),
+                &format!("{part} about {topic}"),
+            ));
+        }
     }
     let catalog = builder.build().unwrap();
     let index = Index::builder().strategy(Strategy::Lexical).build(&catalog);
@@ -678,7 +684,7 @@ fn a_word_of_a_field_finds_the_tool_of_that_field() {
     let terms: Vec<String> = why.terms.iter().map(|t| format!("{} {:?}", t.term, t.expansion)).collect();
     expect![[r#"
         [
-            "market Some((\"ethereum\", Topic))",
+            "finance Some((\"ethereum\", Topic))",
         ]
     "#]]
     .assert_debug_eq(&terms);
