@@ -263,11 +263,8 @@ impl Builder<'_> {
         let kinds = vocab.kinds.get(t).map_or(&[][..], Vec::as_slice);
         // A word the catalog's tools say speaks for itself: its field is only looked for when
         // hardly any tool has the word.
-        let said = self.index.term(t).is_some_and(|i| self.index.share(i) > TOPIC_WORD_MAX_SHARE);
-        let topics = match vocab.topics.get(t) {
-            Some(topics) if !said => topics.as_slice(),
-            _ => &[],
-        };
+        let said = |t: &str| self.index.term(t).is_some_and(|i| self.index.share(i) > TOPIC_WORD_MAX_SHARE);
+        let topics = vocab.topics.get(t).filter(|_| !said(t)).map_or(&[][..], Vec::as_slice);
         let expansions = synonyms
             .iter()
             .map(|o| (t, Terms::One(o), Via::Synonym))

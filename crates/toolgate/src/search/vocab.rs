@@ -223,7 +223,7 @@ fn check_english(word: &str, analyzer: &Analyzer) -> Result<(), String> {
     }
 }
 
-/// Parses the three files; every malformed line is an error.
+/// Parses the four files; every malformed line is an error.
 pub(crate) fn parse(
     zh_en: &str,
     synonyms: &str,
@@ -424,44 +424,48 @@ mod tests {
 
     #[test]
     fn vocab_errors_name_the_line() {
-        let e = parse("# c\n文件\tfile\n文件\tdocument\n", "", "", "").unwrap_err();
-        assert_eq!(e.to_string(), "zh_en.tsv:3: `文件` has an earlier entry");
-        let e = parse("文件\tFiles\n", "", "", "").unwrap_err();
-        assert_eq!(e.to_string(), "zh_en.tsv:1: `Files` is not one lower-case English word");
-        let e = parse("文件\tfiles\n", "", "", "").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "zh_en.tsv:1: `files` is not in normal form (the analyzer makes it `file`)"
-        );
-        let e = parse("文件\tthe\n", "", "", "").unwrap_err();
-        assert_eq!(e.to_string(), "zh_en.tsv:1: `the` is a stop word or splits into several terms");
-        let e = parse("file\tfile\n", "", "", "").unwrap_err();
-        assert_eq!(e.to_string(), "zh_en.tsv:1: `file` is not a word of Chinese characters");
-        let e = parse("", "get, fetch\nfetch, retrieve\n", "", "").unwrap_err();
-        assert_eq!(e.to_string(), "synonyms.tsv:2: `fetch` is already in another group");
-        let e = parse("", "get\n", "", "").unwrap_err();
-        assert_eq!(e.to_string(), "synonyms.tsv:1: a group needs at least two words");
-        let e = parse("", "", "house, home apartment\n", "").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "kinds.tsv:1: expected general words, `:` and the words that are kinds of them"
-        );
-        let e = parse("", "", "house: villa, house\n", "").unwrap_err();
-        assert_eq!(e.to_string(), "kinds.tsv:1: `house` is a kind of itself");
-        let e = parse("", "", "house: villa\nhouse, home: villa\n", "").unwrap_err();
-        assert_eq!(e.to_string(), "kinds.tsv:2: `villa` is already a kind of `house`");
-        let e = parse("", "", "house: villas\n", "").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "kinds.tsv:1: `villas` is not in normal form (the analyzer makes it `villa`)"
-        );
-        let e = parse("", "", "", "finance: finance, bitcoin\n").unwrap_err();
-        assert_eq!(e.to_string(), "topics.tsv:1: `finance` is about itself");
-        let e = parse("", "", "", "finance bitcoin\n").unwrap_err();
-        assert_eq!(
-            e.to_string(),
-            "topics.tsv:1: expected general words, `:` and the words that belong to them"
-        );
+        // The four files' texts (zh_en, synonyms, kinds, topics), and the error they give.
+        let cases: [([&str; 4], &str); 14] = [
+            (["# c\n文件\tfile\n文件\tdocument\n", "", "", ""], "zh_en.tsv:3: `文件` has an earlier entry"),
+            (["文件\tFiles\n", "", "", ""], "zh_en.tsv:1: `Files` is not one lower-case English word"),
+            (
+                ["文件\tfiles\n", "", "", ""],
+                "zh_en.tsv:1: `files` is not in normal form (the analyzer makes it `file`)",
+            ),
+            (["文件\tthe\n", "", "", ""], "zh_en.tsv:1: `the` is a stop word or splits into several terms"),
+            (["file\tfile\n", "", "", ""], "zh_en.tsv:1: `file` is not a word of Chinese characters"),
+            (
+                ["", "get, fetch\nfetch, retrieve\n", "", ""],
+                "synonyms.tsv:2: `fetch` is already in another group",
+            ),
+            (["", "get\n", "", ""], "synonyms.tsv:1: a group needs at least two words"),
+            (
+                ["", "", "house, home apartment\n", ""],
+                "kinds.tsv:1: expected general words, `:` and the words that are kinds of them",
+            ),
+            (["", "", "house: villa, house\n", ""], "kinds.tsv:1: `house` is a kind of itself"),
+            (
+                ["", "", "house: villa\nhouse, home: villa\n", ""],
+                "kinds.tsv:2: `villa` is already a kind of `house`",
+            ),
+            (
+                ["", "", "house: villas\n", ""],
+                "kinds.tsv:1: `villas` is not in normal form (the analyzer makes it `villa`)",
+            ),
+            (["", "", "", "finance: finance, bitcoin\n"], "topics.tsv:1: `finance` is about itself"),
+            (
+                ["", "", "", "finance bitcoin\n"],
+                "topics.tsv:1: expected general words, `:` and the words that belong to them",
+            ),
+            (
+                ["", "", "", "finance: bitcoin\nfinance: bitcoin\n"],
+                "topics.tsv:2: `bitcoin` is already about `finance`",
+            ),
+        ];
+        for ([zh_en, synonyms, kinds, topics], want) in cases {
+            let e = parse(zh_en, synonyms, kinds, topics).unwrap_err();
+            assert_eq!(e.to_string(), want);
+        }
         let v = parse("", "", "house, home: villa\nplace: villa\n", "").unwrap();
         assert_eq!(v.kinds["villa"], ["house", "home", "place"]);
     }
