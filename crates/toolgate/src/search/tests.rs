@@ -689,3 +689,57 @@ fn a_word_of_a_field_finds_the_tool_of_that_field() {
     "#]]
     .assert_debug_eq(&terms);
 }
+
+/// The finance tool and the price tracker of [`a_word_of_a_field_finds_the_tool_of_that_field`],
+/// with unrelated tools enough that a field is looked for.
+fn field_catalog() -> Catalog {
+    let mut builder = Catalog::builder()
+        .tool(ToolSpec::mcp("markets", "finance_news", "Latest financial updates and market analysis"))
+        .tool(ToolSpec::mcp("web", "price_tracker", "Track the price of a product in online shops"))
+        .tool(ToolSpec::mcp("food", "cuisine_guide", "Restaurants by cuisine, with recipes"));
+    for topic in ["weather", "email", "calendar", "maps", "translate", "music", "jobs", "news", "law"] {
+        for part in ["search", "details"] {
+            builder = builder.tool(ToolSpec::mcp(
+                "misc",
+                &format!("{topic}_{part}"),
+                &format!("{part} about {topic}"),
+            ));
+        }
+    }
+    builder.build().unwrap()
+}
+
+#[test]
+fn the_field_of_a_word_no_tool_has_weighs_more() {
+    // No tool says `ethereum`, so its field is all it can say: the finance tool gets the field
+    // at the weight of `unsaid` (0.9), not of an ordinary field (0.6).
+    let catalog = field_catalog();
+    let ranked = |expansion: Expansion| {
+        let index = Index::builder().strategy(Strategy::Lexical).expansion(expansion).build(&catalog);
+        let found = index.search(Request::new("ethereum price", 2));
+        let out: Vec<String> =
+            found.hits.iter().map(|h| format!("{} {:.3}", catalog.tool(h.tool).name(), h.score)).collect();
+        out.join(", ")
+    };
+    expect!["price_tracker 2.028, finance_news 1.726"].assert_eq(&ranked(Expansion::default()));
+    let ordinary = Expansion { unsaid: 0.0, ..Expansion::default() };
+    expect!["price_tracker 2.028, finance_news 1.151"].assert_eq(&ranked(ordinary));
+}
+
+#[test]
+fn an_expansion_to_a_word_the_request_says_is_not_counted_twice() {
+    // `taco` is a kind of dish of the field `cuisine`, which the request also says itself.
+    let catalog = field_catalog();
+    let index = Index::builder().strategy(Strategy::Lexical).build(&catalog);
+    let query = "a taco place that fits my cuisine tastes";
+    let found = index.search(Request::new(query, 1));
+    let why = index.explain(query, found.hits[0].tool);
+    let terms: Vec<String> = why.terms.iter().map(|t| format!("{} {:?}", t.term, t.expansion)).collect();
+    expect![[r#"
+        [
+            "food Some((\"taco\", Kind))",
+            "cuisine None",
+        ]
+    "#]]
+    .assert_debug_eq(&terms);
+}
