@@ -2,17 +2,22 @@
 //! alternatives, one group per concept.
 //!
 //! - An English word gives its term (stemmed like the index) and, at a lower weight, the
-//!   other words of its synonym group (`fetch` → `get`, `retrieve`).
+//!   other words of its synonym group (`fetch` → `get`, `retrieve`), the kinds it is of
+//!   (`villa` → `house`) and the fields it belongs to (`bitcoin` → `finance`); these two weigh
+//!   more when no tool has the word itself. An expansion to a word the request says itself is
+//!   left out, so that the word counts once.
 //! - A run of Chinese characters is split by longest match over the bilingual vocabulary and
 //!   the Chinese stop words. What is left between stop words becomes character bigrams, as in
 //!   the index (they meet Chinese descriptions); each vocabulary word also gives its English
 //!   words at a lower weight (they meet English descriptions): `仓库` → `repository`, `repo`.
+//!   The kinds and fields of those English words come too, in English and in Chinese, at the
+//!   weight of a kind or field: `欧元` → `euro` → `currency`, `货币`.
 //!
 //! The scorer gives a tool, for each group, the best of the group's alternatives.
 
 use super::bm25f::{Alternative, Bm25Index};
 use super::text::is_cjk;
-use super::vocab::{Piece, vocabulary};
+use super::vocab::{Phrase, Piece, vocabulary};
 
 /// How an alternative came from the query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -117,6 +122,15 @@ impl Default for Expansion {
             unsaid: UNSAID_WEIGHT,
         }
     }
+}
+
+/// The general words of a Chinese word's translations ([`Builder::broader`]), each with how it
+/// was found ([`Via::Kind`] or [`Via::Topic`]).
+struct Broader {
+    /// In English, for English descriptions.
+    english: Vec<(&'static str, Via)>,
+    /// Their Chinese words, as the index's bigrams, for Chinese descriptions.
+    chinese: Vec<(Vec<String>, Via)>,
 }
 
 /// One alternative with where it came from, for explanations.
@@ -305,6 +319,36 @@ impl Builder<'_> {
         self.group(Some((text, Terms::One(t))), expansions.chain(reverse))
     }
 
+    /// The kinds and fields of a Chinese word's one-word English translations (`欧元` → `euro`
+    /// → `currency`), in English for English descriptions and as the index's bigrams of their
+    /// Chinese words (`货币`) for Chinese ones, each with how it was found. As for an English
+    /// word, a translation many tools have is not expanded to its fields.
+    fn broader(&self, phrases: &[Phrase]) -> Broader {
+        let vocab = vocabulary();
+        let mut english: Vec<(&'static str, Via)> = Vec::new();
+        let mut chinese = Vec::new();
+        for phrase in phrases.iter().filter(|p| p.len() == 1) {
+            let word = phrase[0].as_str();
+            let said = self.index.term(word).is_some_and(|i| self.index.share(i) > TOPIC_WORD_MAX_SHARE);
+            let kinds = vocab.kinds.get(word).map(|k| (k, Via::Kind));
+            let topics = vocab.topics.get(word).filter(|_| !said).map(|t| (t, Via::Topic));
+            for (general, via) in kinds.into_iter().chain(topics) {
+                for g in general {
+                    if english.iter().any(|(e, _)| e == g) {
+                        continue;
+                    }
+                    english.push((g.as_str(), via));
+                    for key in vocab.en_zh.get(g.as_str()).map_or(&[][..], Vec::as_slice) {
+                        let mut bigrams = Vec::new();
+                        self.index.analyzer().tokens(key, &mut bigrams);
+                        chinese.push((bigrams, via));
+                    }
+                }
+            }
+        }
+        Broader { english, chinese }
+    }
+
     fn chinese(&mut self, run: &str) -> bool {
         let vocab = vocabulary();
         let mut pieces = Vec::new();
@@ -352,7 +396,13 @@ impl Builder<'_> {
             }
         }
         for (w, grams) in &words {
-            let expansions = vocab.zh[*w].iter().map(|phrase| (*w, Terms::Owned(phrase), Via::Vocabulary));
+            let phrases = &vocab.zh[*w];
+            let broader = self.broader(phrases);
+            let expansions = phrases
+                .iter()
+                .map(|phrase| (*w, Terms::Owned(phrase), Via::Vocabulary))
+                .chain(broader.english.iter().map(|&(g, via)| (*w, Terms::One(g), via)))
+                .chain(broader.chinese.iter().map(|(grams, via)| (*w, Terms::Owned(grams), *via)));
             let direct = (!grams.is_empty()).then_some((*w, Terms::Borrowed(grams)));
             any |= self.group(direct, expansions);
         }

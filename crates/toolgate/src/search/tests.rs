@@ -743,3 +743,32 @@ fn an_expansion_to_a_word_the_request_says_is_not_counted_twice() {
     "#]]
     .assert_debug_eq(&terms);
 }
+
+#[test]
+fn a_chinese_word_finds_the_general_word_of_its_translation() {
+    // `欧元` is `euro`, a kind of `currency`: in Chinese `货币`, in English `currency`.
+    // (Unrelated tools besides, so that a kind is looked for.)
+    let mut builder = Catalog::builder()
+        .tool(ToolSpec::mcp("fx", "volatility_predictor", "预测指定时间范围内的货币波动性"))
+        .tool(ToolSpec::mcp("fx", "exchange_rates", "Latest exchange rates of any currency"))
+        .tool(ToolSpec::mcp("stats", "trend_analyzer", "分析数据的变化趋势"));
+    for topic in ["weather", "email", "calendar", "maps", "translate", "music", "jobs", "news", "law"] {
+        builder = builder.tool(ToolSpec::mcp("misc", &format!("{topic}_search"), &format!("search {topic}")));
+    }
+    let catalog = builder.build().unwrap();
+    let index = Index::builder().strategy(Strategy::Lexical).build(&catalog);
+    let query = "欧元下周的走势";
+    let found = index.search(Request::new(query, 4));
+    let mut out = String::new();
+    for h in &found.hits {
+        let why = index.explain(query, h.tool);
+        let terms: Vec<String> = why.terms.iter().map(|t| format!("{} {:?}", t.term, t.expansion)).collect();
+        out.push_str(&format!("{}: {}\n", catalog.tool(h.tool).name(), terms.join(", ")));
+    }
+    expect![[r#"
+        trend_analyzer: trend Some(("走势", Vocabulary))
+        exchange_rates: currency Some(("欧元", Kind))
+        volatility_predictor: 货币 Some(("欧元", Kind))
+    "#]]
+    .assert_eq(&out);
+}
