@@ -1,8 +1,8 @@
 //! The retrieval gate: the default strategy on the development sets of `bench/` must not fall
-//! below the issue's targets where it meets them (livemcpbench R@5 0.60 / nDCG@10 0.52,
-//! acebench-en R@5 0.97 / nDCG@10 0.92, metatool R@5 0.70 / nDCG@10 0.62, livemcp-zh R@5 0.70),
-//! and elsewhere below floors a little under the measured values of `docs/ranking.md`, so that a
-//! change that loses ranking quality fails CI.
+//! below the issue's targets (livemcpbench R@5 0.60 / nDCG@10 0.52, acebench-en R@5 0.97 /
+//! nDCG@10 0.92, metatool R@5 0.70 / nDCG@10 0.62, acebench-zh R@5 0.98, livemcp-zh R@5 0.70),
+//! nor below floors a little under the measured values of `docs/ranking.md` where the issue sets
+//! none or the figure is well above it, so that a change that loses ranking quality fails CI.
 
 use toolgate::eval::{Report, evaluate, load_queries};
 use toolgate::{Catalog, Strategy};
@@ -38,8 +38,10 @@ fn default_strategy_keeps_its_quality_on_livemcp_zh() {
 }
 
 #[test]
-fn default_strategy_keeps_its_quality_on_acebench_zh() {
-    gate("acebench-zh", 0.965, 0.925);
+fn default_strategy_meets_the_target_on_acebench_zh() {
+    // Chinese requests for Chinese-described tools: bigrams, and the general words of a
+    // request's words (`欧元` → `货币`).
+    gate("acebench-zh", 0.980, 0.925);
 }
 
 #[test]
