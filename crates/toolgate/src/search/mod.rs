@@ -665,17 +665,22 @@ impl Index {
                     let (mut lexical, _) = self.rank_lexical_latest(b, *weights, query, &reading.words, &[]);
                     self.top(&mut lexical, FUSION_DEPTH);
                     let text = reading.words.join(" ");
-                    let dense_hits = dense.search(&text, FUSION_DEPTH);
+                    let dense_hits = dense.search_request(&text, FUSION_DEPTH);
                     let rank = |r: Option<usize>| r.map_or("-".to_owned(), |r| format!("#{}", r + 1));
                     let lexical_rank = rank(lexical.iter().position(|h| h.tool == tool));
                     let dense_rank = rank(dense_hits.iter().position(|h| h.0 == tool));
                     via.push_str(&format!(" (lexical {lexical_rank}, dense {dense_rank})"));
                     self.explain_latest(b, *weights, query, tool, &mut via);
                     self.explain_need(b, &reading, tool, &mut via, &mut terms);
+                    // The cosine to the whole request, or the one its clauses lifted.
                     let cosine = dense.similarity(&text, tool);
+                    let field = match dense_hits.iter().find(|h| h.0 == tool) {
+                        Some(&(_, lifted)) if lifted > cosine + 1e-4 => ("lifted cosine", lifted),
+                        _ => ("cosine", cosine),
+                    };
                     terms.push(TermExplanation {
                         term: "(meaning)".to_owned(),
-                        fields: vec![("cosine", cosine)],
+                        fields: vec![field],
                         expansion: None,
                     });
                 }
