@@ -295,28 +295,35 @@ impl Builder<'_> {
         let vocab = vocabulary();
         let synonyms = vocab.synonyms.get(t).map_or(&[][..], Vec::as_slice);
         let kinds = vocab.kinds.get(t).map_or(&[][..], Vec::as_slice);
-        // A word the catalog's tools say speaks for itself: its field is only looked for when
-        // hardly any tool has the word.
-        let said = |t: &str| self.index.term(t).is_some_and(|i| self.index.share(i) > TOPIC_WORD_MAX_SHARE);
-        let topics = vocab.topics.get(t).filter(|_| !said(t)).map_or(&[][..], Vec::as_slice);
+        let topics = vocab.topics.get(t).filter(|_| !self.common(t)).map_or(&[][..], Vec::as_slice);
         let expansions = synonyms
             .iter()
             .map(|o| (t, Terms::One(o), Via::Synonym))
             .chain(kinds.iter().map(|k| (t, Terms::One(k), Via::Kind)))
             .chain(topics.iter().map(|k| (t, Terms::One(k), Via::Topic)));
         // Chinese words for it, as the index has them (bigrams), for Chinese descriptions.
-        let mut reverse: Vec<Vec<String>> = Vec::new();
-        if self.weights.reverse > 0.0
-            && let Some(keys) = vocab.en_zh.get(t)
-        {
-            for key in keys {
-                let mut bigrams = Vec::new();
-                self.index.analyzer().tokens(key, &mut bigrams);
-                reverse.push(bigrams);
-            }
-        }
+        let reverse = if self.weights.reverse > 0.0 { self.chinese_words(t) } else { Vec::new() };
         let reverse = reverse.iter().map(|b| (t, Terms::Owned(b), Via::Reverse));
         self.group(Some((text, Terms::One(t))), expansions.chain(reverse))
+    }
+
+    /// Whether the catalog's tools say `word` often enough (one in 500) that it speaks for
+    /// itself: its fields are only looked for when hardly any tool has it.
+    fn common(&self, word: &str) -> bool {
+        self.index.term(word).is_some_and(|i| self.index.share(i) > TOPIC_WORD_MAX_SHARE)
+    }
+
+    /// The Chinese words the vocabulary gives `english` for, as the index has them (bigrams),
+    /// for Chinese descriptions.
+    fn chinese_words(&self, english: &str) -> Vec<Vec<String>> {
+        let keys = vocabulary().en_zh.get(english).map_or(&[][..], Vec::as_slice);
+        keys.iter()
+            .map(|key| {
+                let mut bigrams = Vec::new();
+                self.index.analyzer().tokens(key, &mut bigrams);
+                bigrams
+            })
+            .collect()
     }
 
     /// The kinds and fields of a Chinese word's one-word English translations (`欧元` → `euro`
@@ -329,20 +336,15 @@ impl Builder<'_> {
         let mut chinese = Vec::new();
         for phrase in phrases.iter().filter(|p| p.len() == 1) {
             let word = phrase[0].as_str();
-            let said = self.index.term(word).is_some_and(|i| self.index.share(i) > TOPIC_WORD_MAX_SHARE);
             let kinds = vocab.kinds.get(word).map(|k| (k, Via::Kind));
-            let topics = vocab.topics.get(word).filter(|_| !said).map(|t| (t, Via::Topic));
+            let topics = vocab.topics.get(word).filter(|_| !self.common(word)).map(|t| (t, Via::Topic));
             for (general, via) in kinds.into_iter().chain(topics) {
                 for g in general {
                     if english.iter().any(|(e, _)| e == g) {
                         continue;
                     }
                     english.push((g.as_str(), via));
-                    for key in vocab.en_zh.get(g.as_str()).map_or(&[][..], Vec::as_slice) {
-                        let mut bigrams = Vec::new();
-                        self.index.analyzer().tokens(key, &mut bigrams);
-                        chinese.push((bigrams, via));
-                    }
+                    chinese.extend(self.chinese_words(g).into_iter().map(|bigrams| (bigrams, via)));
                 }
             }
         }

@@ -7,7 +7,7 @@ use proptest::strategy::Strategy as _;
 
 use super::bm25f::{Bm25Params, brute_force};
 use super::*;
-use crate::catalog::{Catalog, ToolSpec};
+use crate::catalog::{Catalog, CatalogBuilder, ToolSpec};
 
 fn small() -> Catalog {
     let schema = serde_json::json!({
@@ -654,13 +654,9 @@ fn numbers_in_a_request_are_arguments_not_intent() {
     );
 }
 
-#[test]
-fn a_word_of_a_field_finds_the_tool_of_that_field() {
-    // `ethereum` is in no description, but it is about finance. (A field in more than a
-    // twentieth of the catalog is not looked for, hence the other tools.)
-    let mut builder = Catalog::builder()
-        .tool(ToolSpec::mcp("markets", "finance_news", "Latest financial updates and market analysis"))
-        .tool(ToolSpec::mcp("web", "price_tracker", "Track the price of a product in online shops"));
+/// `builder` with 18 tools about other things (`weather_search`, `law_details` …), so that a
+/// kind or field is in few enough of the catalog's tools to be looked for.
+fn with_unrelated_tools(mut builder: CatalogBuilder) -> CatalogBuilder {
     for topic in ["weather", "email", "calendar", "maps", "translate", "music", "jobs", "news", "law"] {
         for part in ["search", "details"] {
             builder = builder.tool(ToolSpec::mcp(
@@ -670,6 +666,18 @@ fn a_word_of_a_field_finds_the_tool_of_that_field() {
             ));
         }
     }
+    builder
+}
+
+#[test]
+fn a_word_of_a_field_finds_the_tool_of_that_field() {
+    // `ethereum` is in no description, but it is about finance. (A field in more than a
+    // twentieth of the catalog is not looked for, hence the other tools.)
+    let builder = with_unrelated_tools(
+        Catalog::builder()
+            .tool(ToolSpec::mcp("markets", "finance_news", "Latest financial updates and market analysis"))
+            .tool(ToolSpec::mcp("web", "price_tracker", "Track the price of a product in online shops")),
+    );
     let catalog = builder.build().unwrap();
     let index = Index::builder().strategy(Strategy::Lexical).build(&catalog);
     let found = index.search(Request::new("how is ethereum doing this week", 3));
@@ -693,19 +701,12 @@ fn a_word_of_a_field_finds_the_tool_of_that_field() {
 /// The finance tool and the price tracker of [`a_word_of_a_field_finds_the_tool_of_that_field`],
 /// with unrelated tools enough that a field is looked for.
 fn field_catalog() -> Catalog {
-    let mut builder = Catalog::builder()
-        .tool(ToolSpec::mcp("markets", "finance_news", "Latest financial updates and market analysis"))
-        .tool(ToolSpec::mcp("web", "price_tracker", "Track the price of a product in online shops"))
-        .tool(ToolSpec::mcp("food", "cuisine_guide", "Restaurants by cuisine, with recipes"));
-    for topic in ["weather", "email", "calendar", "maps", "translate", "music", "jobs", "news", "law"] {
-        for part in ["search", "details"] {
-            builder = builder.tool(ToolSpec::mcp(
-                "misc",
-                &format!("{topic}_{part}"),
-                &format!("{part} about {topic}"),
-            ));
-        }
-    }
+    let builder = with_unrelated_tools(
+        Catalog::builder()
+            .tool(ToolSpec::mcp("markets", "finance_news", "Latest financial updates and market analysis"))
+            .tool(ToolSpec::mcp("web", "price_tracker", "Track the price of a product in online shops"))
+            .tool(ToolSpec::mcp("food", "cuisine_guide", "Restaurants by cuisine, with recipes")),
+    );
     builder.build().unwrap()
 }
 
