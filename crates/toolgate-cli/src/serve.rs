@@ -66,7 +66,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
 fn settings_for(config: &Config, profile: Option<&str>) -> anyhow::Result<Settings> {
     let mut settings = Settings::from_config(&config.gateway);
     if let Some(name) = profile {
-        settings.profile = Some(profile_of(config, name)?.clone());
+        profile_of(config, name)?;
+        settings.profile = Some(name.to_owned());
     }
     Ok(settings)
 }

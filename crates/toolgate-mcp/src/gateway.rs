@@ -1,13 +1,15 @@
 //! gateway: the state every downstream session shares: the upstream pool, the merged catalog
-//! with its deferral and index (a snapshot, rebuilt whenever an upstream changes), the
+//! snapshot (rebuilt whenever an upstream changes), one [`Toolbox`] per subject over it, the
 //! compiled argument validators, and the registry of live sessions for the status page.
 //!
-//! Sessions share nothing else: each downstream connection gets its own
-//! [`GatewayServer`] holding its own [`toolgate::Session`].
+//! Everything a session is shown and everything it may run is decided by its subject's
+//! toolbox, the library's facade; the gateway only keeps the toolboxes current. Sessions share
+//! nothing else: each downstream connection gets its own [`GatewayServer`] holding its own
+//! [`Conversation`].
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
@@ -19,28 +21,26 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use toolgate::budget::Recency;
-use toolgate::config::{BudgetConfig, Config, Exposure, GatewayConfig, ProfileConfig, Transport, glob_match};
-use toolgate::defer::{DeferConfig, Deferral};
-use toolgate::request::{TOOL_SEARCH, tool_list, tool_search_tool};
-use toolgate::{Catalog, Index, Session, Tool, ToolId, ToolSpec};
+use toolgate::config::{Config, Exposure, GatewayConfig, ServerMode, Transport};
+use toolgate::defer::{DeferConfig, DeferMode};
+use toolgate::policy::PolicyError;
+use toolgate::schema::Validators;
+use toolgate::{Catalog, Conversation, Policy, Tool, Toolbox};
 
-use crate::offer::{self, Offer};
 use crate::passthrough::ResourceRoutes;
 use crate::progress::Relay;
 use crate::server::GatewayServer;
+use crate::snapshot::{Listing, Snapshot};
 use crate::upstream::{self, Kind, State, Upstream};
-use crate::validate::Validators;
 
-/// The name of the bridge meta-tool that runs a loaded tool.
-pub const CALL_TOOL: &str = "call_tool";
+pub use toolgate::toolbox::{CALL_TOOL, call_tool_tool};
 
-/// How the gateway behaves, from `[gateway]` of the configuration.
+/// How the gateway behaves, from `[gateway]` of the configuration and the command line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
     /// `native` (active tools in `tools/list`) or `bridge` (`tool_search` and `call_tool` only).
     pub exposure: Exposure,
-    /// When tools are deferred.
+    /// When tools are deferred (`on` by default; `bridge` always defers).
     pub defer: DeferConfig,
     /// How long a forwarded call may take unless the server sets its own limit.
     pub call_timeout: Duration,
@@ -49,18 +49,10 @@ pub struct Settings {
     /// The first wait before restarting an upstream that died (doubling up to a minute);
     /// `None` leaves a dead upstream failed.
     pub restart_backoff: Option<Duration>,
-    /// Glob patterns over qualified names that are never offered (`[policy] deny`).
-    pub deny: Vec<String>,
-    /// The subject served (`--profile`): only the tools it allows are offered, to every session.
-    pub profile: Option<ProfileConfig>,
-    /// The profiles a session may choose (`[profiles.NAME]`), by the HTTP path
-    /// `/mcp/NAME` or the header `X-Toolgate-Profile: NAME`. A session's profile narrows what the
-    /// gateway offers; it never widens it.
-    pub profiles: BTreeMap<String, ProfileConfig>,
-    /// The most tool definitions a session's tool list carries (`[budget] dynamic`, and never
-    /// more than `[budget] hard`); the least recently used loaded tools are unloaded to stay
-    /// within it.
-    pub hard_limit: usize,
+    /// The subject served (`--profile NAME`, a `[profiles.NAME]` of the configuration): every
+    /// session sees only what it allows. A session's own profile (`/mcp/NAME` or the header
+    /// `X-Toolgate-Profile`) narrows it further; it never widens it.
+    pub profile: Option<String>,
 }
 
 impl Default for Settings {
@@ -78,10 +70,7 @@ impl Settings {
             call_timeout: config.call_timeout,
             startup_timeout: config.startup_timeout,
             restart_backoff: Some(Duration::from_secs(1)),
-            deny: Vec::new(),
             profile: None,
-            profiles: BTreeMap::new(),
-            hard_limit: BudgetConfig::default().dynamic.min(BudgetConfig::default().hard),
         }
     }
 }
@@ -103,37 +92,40 @@ impl std::fmt::Display for GatewayError {
 
 impl std::error::Error for GatewayError {}
 
-/// The merged view of every usable upstream at one moment. Immutable; replaced as a whole.
+impl GatewayError {
+    /// The error of a policy that cannot be applied, with the key to fix.
+    fn policy(e: &PolicyError, config: &Config) -> GatewayError {
+        let key = match e {
+            PolicyError::RequiredOverBudget { server, .. } => {
+                let mode = config.servers.get(server).map_or(ServerMode::Auto, |s| s.mode);
+                let key = if mode == ServerMode::Auto { "pinned" } else { "mode" };
+                format!("servers.{server}.{key}")
+            }
+            PolicyError::UnknownProfile { name, .. } => format!("profiles.{name}"),
+            _ => "budget.first_turn".to_owned(),
+        };
+        GatewayError { key, message: e.to_string() }
+    }
+}
+
+/// One subject's view: the snapshot and the toolbox built over it.
 #[derive(Debug)]
-pub(crate) struct Snapshot {
-    /// Every tool of every ready or static upstream.
-    pub(crate) catalog: Catalog,
-    /// Which of them are deferred.
-    pub(crate) deferral: Deferral,
-    /// The search index over them.
-    pub(crate) index: Index,
-    /// Upstreams still starting, sorted.
-    pub(crate) pending: Vec<String>,
-    /// The upstream that serves each tool, by tool id.
-    owner: Vec<Arc<str>>,
-    /// Per upstream, how many of its tools a session may keep active.
-    max_active: HashMap<String, usize>,
+pub(crate) struct View {
+    pub(crate) snapshot: Arc<Snapshot>,
+    pub(crate) toolbox: Toolbox,
 }
 
-impl Snapshot {
-    /// The upstream serving `id`.
-    pub(crate) fn owner(&self, id: ToolId) -> &str {
-        &self.owner[id.index()]
+impl View {
+    /// The upstream serving a tool of this view.
+    pub(crate) fn owner(&self, tool: &Tool) -> Option<&str> {
+        self.snapshot.owner(tool.qualified_name())
     }
 
-    /// How many tools of upstream `owner` a session may keep active, if limited.
-    pub(crate) fn max_active(&self, owner: &str) -> Option<usize> {
-        self.max_active.get(owner).copied()
+    /// Whether this view's subject sees at least one tool of upstream `upstream`.
+    pub(crate) fn sees_upstream(&self, upstream: &str) -> bool {
+        self.toolbox.visible().tools().iter().any(|t| self.owner(t) == Some(upstream))
     }
 }
-
-/// A profile's view (second) and the snapshot it was built from (first).
-type View = (Arc<Snapshot>, Arc<Snapshot>);
 
 /// One downstream session as the registry sees it.
 #[derive(Debug)]
@@ -159,12 +151,13 @@ impl Drop for SessionSlot {
     }
 }
 
-/// What a downstream session holds: its active set and how to reach its client.
+/// What a downstream session holds: its conversation and how to reach its client.
 #[derive(Debug, Default)]
 pub(crate) struct SessionState {
     /// The number of the session on the status page (0 until `initialize`).
     pub(crate) id: u64,
-    pub(crate) session: Session,
+    /// The active set, recency and shown definitions, kept by the toolbox.
+    pub(crate) conversation: Conversation,
     /// The client's name and version, from `initialize`.
     pub(crate) client: String,
     /// The client, for `notifications/tools/list_changed` (up to protocol 2025-11-25).
@@ -177,8 +170,6 @@ pub(crate) struct SessionState {
     pub(crate) profile: Option<String>,
     /// The server instructions, fixed when first asked for so that they stay byte-identical.
     pub(crate) instructions: Option<String>,
-    /// When each active tool was last loaded or called, for unloading within the budget.
-    pub(crate) recency: Recency,
     /// The least severe log level the client wants relayed (`logging/setLevel`); all if unset.
     #[allow(deprecated)]
     pub(crate) log_level: Option<LoggingLevel>,
@@ -193,59 +184,64 @@ pub struct Gateway {
 #[derive(Debug)]
 pub(crate) struct Inner {
     pub(crate) settings: Settings,
+    /// The configuration the policies are read from.
+    config: Config,
+    /// The served subject's policy (`--profile`, or the main subject).
+    root: Policy,
     pub(crate) pool: Mutex<BTreeMap<String, Upstream>>,
     snapshot: RwLock<Arc<Snapshot>>,
     /// Held for a whole rebuild so that rebuilds publish in the order they read the pool.
     rebuild_lock: Mutex<()>,
     /// Bumped after every rebuild; `settled` waits on it.
     changes: watch::Sender<u64>,
-    pub(crate) validators: Validators,
+    pub(crate) validators: Arc<Validators>,
     sessions: Mutex<Vec<Weak<SessionSlot>>>,
     next_session: AtomicU64,
     pub(crate) shutdown: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
-    pub(crate) tool_search: Tool,
-    pub(crate) call_tool: Tool,
     /// Routes of upstream progress notifications back to their clients.
     pub(crate) progress: Arc<Relay>,
     /// Which upstream serves which resource, as last listed.
     pub(crate) resources: Mutex<ResourceRoutes>,
-    /// Per session profile, the view of the snapshot it was built from (a cache scoped by the
-    /// subject: one profile's view never serves another).
-    views: Mutex<HashMap<String, View>>,
+    /// Per subject (`None`: the served one; `Some(profile)`: a session profile), its view of
+    /// the current snapshot. One subject's view never serves another.
+    views: Mutex<HashMap<Option<String>, Arc<View>>>,
+    /// Whether deferral was ever on: once it is, a re-list never turns it off again.
+    deferred_once: AtomicBool,
 }
 
 impl Gateway {
-    /// A gateway with no upstreams yet.
+    /// A gateway with no upstreams yet and no configuration (every tool allowed).
     pub fn new(settings: Settings) -> Gateway {
-        let empty = Catalog::default();
-        let snapshot = Snapshot {
-            deferral: Deferral::decide(&empty, &settings.defer),
-            index: Index::builder().build(&empty),
-            catalog: empty,
-            pending: Vec::new(),
-            owner: Vec::new(),
-            max_active: HashMap::new(),
-        };
-        Gateway {
+        Gateway::configured(settings, Config::default()).expect("no profile to look up")
+    }
+
+    /// A gateway with no upstreams yet, applying the policy of `config` (its `[policy]`,
+    /// `[budget]`, `[servers.*]` rules and `[profiles.*]`). Fails when `settings.profile` names
+    /// no profile of `config`.
+    pub fn configured(settings: Settings, config: Config) -> Result<Gateway, GatewayError> {
+        let root = Policy::new(&config, settings.profile.as_deref())
+            .map_err(|e| GatewayError::policy(&e, &config))?;
+        Ok(Gateway {
             inner: Arc::new(Inner {
                 settings,
+                config,
+                root,
                 pool: Mutex::new(BTreeMap::new()),
-                snapshot: RwLock::new(Arc::new(snapshot)),
+                snapshot: RwLock::new(Arc::new(Snapshot::default())),
                 rebuild_lock: Mutex::new(()),
                 changes: watch::channel(0).0,
-                validators: Validators::default(),
+                validators: Arc::default(),
                 sessions: Mutex::new(Vec::new()),
                 next_session: AtomicU64::new(1),
                 shutdown: CancellationToken::new(),
                 tasks: Mutex::new(Vec::new()),
-                tool_search: tool_search_tool(),
-                call_tool: call_tool_tool(),
                 progress: Arc::new(Relay::default()),
                 resources: Mutex::new(ResourceRoutes::default()),
                 views: Mutex::new(HashMap::new()),
+                deferred_once: AtomicBool::new(false),
             }),
-        }
+        })
     }
 
     /// A gateway serving one static catalog (the embedded one when there is no configuration):
@@ -264,72 +260,49 @@ impl Gateway {
     }
 
     /// Like [`Gateway::from_config`], with `settings` in place of those of `[gateway]`.
-    /// The `[policy] deny` patterns of `config` are added to those of `settings`.
-    pub fn start(mut settings: Settings, config: &Config) -> Result<Gateway, GatewayError> {
-        settings.deny.extend(config.policy.deny.iter().cloned());
-        settings.profiles.extend(config.profiles.iter().map(|(k, v)| (k.clone(), v.clone())));
-        // Sessions grow up to the dynamic budget; the hard cap is never above it in effect.
-        settings.hard_limit = settings.hard_limit.min(config.budget.hard).min(config.budget.dynamic);
-        let gateway = Gateway::new(settings);
+    /// Required tools of the static catalogs that do not fit the budgets are an error here;
+    /// a live server whose required tools do not fit fails with that message.
+    pub fn start(settings: Settings, config: &Config) -> Result<Gateway, GatewayError> {
+        let gateway = Gateway::configured(settings, config.clone())?;
         // Static catalogs first, so that a bad file fails before any child process starts.
         let mut children = Vec::new();
         for (name, server) in &config.servers {
-            let offer = Offer::of(server);
             if !server.enabled {
                 gateway.add_upstream(Upstream::new(name, Kind::Disabled, None, State::Disabled));
                 continue;
             }
-            let mut always_load = server.always_load.clone();
-            always_load.extend(server.pinned.iter().cloned());
             match &server.transport {
                 Transport::Catalog { path } => {
                     let catalog = Catalog::from_path(path).map_err(|e| GatewayError {
                         key: format!("servers.{name}.catalog"),
                         message: format!("{e}; fix the catalog file or the `catalog` path"),
                     })?;
-                    if let Some(problem) = offer.required_error(name, &catalog_specs(&catalog)) {
-                        let key =
-                            if server.mode == toolgate::config::ServerMode::Auto { "pinned" } else { "mode" };
-                        return Err(GatewayError { key: format!("servers.{name}.{key}"), message: problem });
-                    }
-                    gateway.add_catalog_upstream(name, &catalog, offer, &always_load);
+                    let mut upstream = Upstream::new(name, Kind::Catalog, None, State::Static);
+                    upstream.tools = catalog.tools().iter().map(|t| spec_of(t.server(), t)).collect();
+                    gateway.add_upstream(upstream);
                 }
                 transport => children.push(upstream::Spec {
                     name: name.clone(),
                     transport: transport.clone(),
                     call_timeout: server.call_timeout,
-                    always_load,
-                    offer,
                 }),
             }
         }
+        gateway.rebuild(None).map_err(|e| GatewayError::policy(&e, config))?;
         for spec in children {
             gateway.spawn_upstream(spec);
         }
-        gateway.rebuild();
         Ok(gateway)
     }
 
-    /// Adds a static catalog upstream named `name`.
+    /// Adds a static catalog upstream named `name`; its tools keep their own server names.
     pub fn add_catalog(&self, name: &str, catalog: &Catalog) {
-        self.add_catalog_upstream(name, catalog, Offer::all(), &[]);
-    }
-
-    fn add_catalog_upstream(&self, name: &str, catalog: &Catalog, offer: Offer, always_load: &[String]) {
-        let specs = catalog
-            .tools()
-            .iter()
-            .map(|t| {
-                let mut spec = spec_of(t);
-                spec.always_load |= always_load.iter().any(|p| glob_match(p, &spec.name));
-                spec
-            })
-            .collect();
         let mut upstream = Upstream::new(name, Kind::Catalog, None, State::Static);
-        upstream.tools = specs;
-        upstream.offer = offer;
+        upstream.tools = catalog.tools().iter().map(|t| spec_of(t.server(), t)).collect();
         self.add_upstream(upstream);
-        self.rebuild();
+        if let Err(e) = self.rebuild(Some(name)) {
+            tracing::error!("{e}");
+        }
     }
 
     /// Starts a stdio or HTTP upstream in the background.
@@ -338,9 +311,10 @@ impl Gateway {
             Transport::Http { .. } => Kind::Http,
             _ => Kind::Stdio,
         };
-        let mut upstream = Upstream::new(&spec.name, kind, spec.call_timeout, State::Starting);
-        upstream.offer = spec.offer.clone();
-        self.add_upstream(upstream);
+        self.add_upstream(Upstream::new(&spec.name, kind, spec.call_timeout, State::Starting));
+        if let Err(e) = self.rebuild(None) {
+            tracing::error!("{e}");
+        }
         let task = tokio::spawn(upstream::run(self.clone(), spec));
         self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner()).push(task);
     }
@@ -356,8 +330,6 @@ impl Gateway {
                 cwd: None,
             },
             call_timeout,
-            always_load: Vec::new(),
-            offer: Offer::all(),
         });
     }
 
@@ -376,84 +348,97 @@ impl Gateway {
         &self.inner.settings
     }
 
-    /// The current merged view.
+    /// Whether `name` is a configured profile (`[profiles.NAME]`).
+    pub fn has_profile(&self, name: &str) -> bool {
+        self.inner.config.profiles.contains_key(name)
+    }
+
+    /// The configured profiles' names, sorted.
+    pub fn profiles(&self) -> Vec<String> {
+        self.inner.config.profiles.keys().cloned().collect()
+    }
+
+    /// The current merged snapshot.
     pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
         self.inner.snapshot.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
-    /// The merged view as the subject of `profile` sees it: the current snapshot without the
-    /// tools the profile does not allow, with its own deferral and index (built once per
-    /// snapshot and profile). `None` is the gateway's own subject. A profile that is not
-    /// configured sees nothing (fail-closed).
-    pub(crate) fn snapshot_for(&self, profile: Option<&str>) -> Arc<Snapshot> {
-        let base = self.snapshot();
-        let Some(name) = profile else { return base };
+    /// The view of `profile`'s subject (`None`: the served subject) of the current snapshot:
+    /// its toolbox, built once per snapshot and subject. A profile that is not configured, or
+    /// whose policy cannot be applied, sees nothing (fail-closed).
+    pub(crate) fn view(&self, profile: Option<&str>) -> Arc<View> {
+        let snapshot = self.snapshot();
+        let key = profile.map(str::to_owned);
         let mut views = self.inner.views.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some((from, view)) = views.get(name)
-            && Arc::ptr_eq(from, &base)
+        if let Some(view) = views.get(&key)
+            && Arc::ptr_eq(&view.snapshot, &snapshot)
         {
             return view.clone();
         }
-        let rules = self.inner.settings.profiles.get(name);
-        let keep = |t: &Tool| rules.is_some_and(|p| offer::profile_allows(p, t.qualified_name()));
-        let mut hidden = 0;
-        let (specs, owner): (Vec<ToolSpec>, Vec<Arc<str>>) = base
-            .catalog
-            .ids()
-            .filter_map(|id| {
-                let tool = base.catalog.tool(id);
-                if keep(tool) {
-                    return Some((spec_of(tool), base.owner[id.index()].clone()));
-                }
-                hidden += 1;
-                tracing::debug!(target: "toolgate::audit", subject = name, tool = tool.qualified_name(),
-                    rule = %format!("profiles.{name}"), "hidden from the subject");
-                None
-            })
-            .unzip();
-        let catalog = catalog_of(&specs).unwrap_or_else(|e| {
-            tracing::error!("the view of profile `{name}` is invalid ({e}); it sees nothing");
-            Catalog::default()
+        let built = self.subject_policy(profile).and_then(|policy| self.toolbox(&snapshot, policy));
+        let toolbox = built.unwrap_or_else(|e| {
+            tracing::error!(subject = profile.unwrap_or("main"), "{e}; this subject sees no tools");
+            self.toolbox(&Snapshot::default(), Policy::permissive())
+                .expect("an empty catalog fits any budget")
         });
-        let owner = if catalog.is_empty() { Vec::new() } else { owner };
-        tracing::debug!(subject = name, visible = catalog.len(), hidden, "built a subject's view");
-        let view = Arc::new(self.assemble(catalog, owner, base.pending.clone(), base.max_active.clone()));
-        views.insert(name.to_owned(), (base, view.clone()));
+        let view = Arc::new(View { snapshot, toolbox });
+        views.insert(key, view.clone());
         view
     }
 
-    /// The tools the subject of `profile` sees now (the gateway's own subject with `None`):
-    /// what `tool_search` of one of its sessions searches. Fails for a profile the configuration
+    /// The policy of a session opened under `profile` (the served subject with `None`).
+    fn subject_policy(&self, profile: Option<&str>) -> Result<Policy, PolicyError> {
+        match profile {
+            None => Ok(self.inner.root.clone()),
+            Some(name) => self.inner.root.child(name),
+        }
+    }
+
+    /// A toolbox of `policy`'s subject over `snapshot`, with the gateway's settings; deferral is
+    /// decided once per snapshot for every subject ([`Gateway::defers`]).
+    fn toolbox(&self, snapshot: &Snapshot, policy: Policy) -> Result<Toolbox, PolicyError> {
+        let settings = &self.inner.settings;
+        let mode = if self.defers(snapshot) { DeferMode::On } else { DeferMode::Off };
+        Toolbox::builder(&snapshot.catalog, policy)
+            .defer(DeferConfig { mode, ..settings.defer })
+            .exposure(settings.exposure)
+            .pending(snapshot.pending.clone())
+            .validators(self.inner.validators.clone())
+            .build()
+    }
+
+    /// Whether tools are deferred over `snapshot`, for every subject: `on` and bridge always,
+    /// `auto` once the whole catalog is large enough, and never off again after that.
+    fn defers(&self, snapshot: &Snapshot) -> bool {
+        let settings = &self.inner.settings;
+        let on = settings.exposure == Exposure::Bridge
+            || self.inner.deferred_once.load(Ordering::Relaxed)
+            || toolgate::defer::Deferral::decide(&snapshot.catalog, &settings.defer).enabled();
+        if on {
+            self.inner.deferred_once.store(true, Ordering::Relaxed);
+        }
+        on
+    }
+
+    /// The tools the subject of `profile` sees now (the served subject with `None`): what
+    /// `tool_search` of one of its sessions searches. Fails for a profile the configuration
     /// does not define.
     pub fn visible_catalog(&self, profile: Option<&str>) -> Result<Catalog, GatewayError> {
         if let Some(name) = profile
-            && !self.inner.settings.profiles.contains_key(name)
+            && !self.has_profile(name)
         {
             return Err(GatewayError {
                 key: format!("profiles.{name}"),
                 message: format!("no such profile; known profiles: {}", self.known_profiles()),
             });
         }
-        Ok(self.snapshot_for(profile).catalog.clone())
+        Ok(self.view(profile).toolbox.visible().clone())
     }
 
     /// The configured profiles, comma-separated (`none` when there are none), for errors.
     pub(crate) fn known_profiles(&self) -> String {
-        let known: Vec<&str> = self.inner.settings.profiles.keys().map(String::as_str).collect();
+        let known = self.profiles();
         if known.is_empty() { "none".to_owned() } else { known.join(", ") }
-    }
-
-    /// A snapshot of `catalog`: its deferral and index.
-    fn assemble(
-        &self,
-        catalog: Catalog,
-        owner: Vec<Arc<str>>,
-        pending: Vec<String>,
-        max_active: HashMap<String, usize>,
-    ) -> Snapshot {
-        let deferral = Deferral::decide(&catalog, &self.inner.settings.defer);
-        let index = Index::builder().build(&catalog);
-        Snapshot { catalog, deferral, index, pending, owner, max_active }
     }
 
     /// Waits until no upstream is starting any more (each is ready, failed or static), or
@@ -506,123 +491,79 @@ impl Gateway {
         }
     }
 
-    /// Rebuilds the merged catalog, deferral and index from the pool and publishes them; tells
-    /// native sessions whose tool list changed.
-    pub(crate) fn rebuild(&self) {
+    /// Rebuilds the merged snapshot from the pool and publishes it; tells native sessions
+    /// whose tool list changed. When the served subject's required tools no longer fit the
+    /// budgets, the upstream to blame (the one the error names, or `changed`, the one whose
+    /// listing just changed) fails with that message and the snapshot is built without it;
+    /// with nobody to blame (a static catalog, or the budgets alone) the previous snapshot
+    /// stays and the error is returned.
+    pub(crate) fn rebuild(&self, changed: Option<&str>) -> Result<(), PolicyError> {
         let _order = self.inner.rebuild_lock.lock().unwrap_or_else(|e| e.into_inner());
-        let mut specs: Vec<ToolSpec> = Vec::new();
-        let mut owner: Vec<Arc<str>> = Vec::new();
-        let mut pending = Vec::new();
-        let mut max_active = HashMap::new();
-        let mut seen = std::collections::HashSet::new();
-        {
-            let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
-            for (name, upstream) in pool.iter() {
-                match upstream.state {
-                    State::Starting => pending.push(name.clone()),
-                    State::Ready | State::Static => {}
-                    State::Failed(_) | State::Disabled => continue,
-                }
-                if let Some(limit) = upstream.offer.max_active {
-                    max_active.insert(name.clone(), limit);
-                }
-                let owner_name: Arc<str> = Arc::from(name.as_str());
-                for spec in upstream.tools.iter().filter(|t| upstream.offer.offers(t)) {
-                    if spec.name.is_empty() {
-                        tracing::warn!(upstream = %name, "a tool without a name is ignored");
-                        continue;
+        let (snapshot, toolbox) = loop {
+            let snapshot = {
+                let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+                let listings: Vec<Listing<'_>> = pool.values().map(Upstream::listing).collect();
+                Snapshot::build(&listings, &self.inner.root)
+            };
+            match self.toolbox(&snapshot, self.inner.root.clone()) {
+                Ok(toolbox) => break (snapshot, toolbox),
+                Err(e) => {
+                    let culprit = match &e {
+                        PolicyError::RequiredOverBudget { server, .. } => {
+                            let owner = snapshot.catalog.tools().iter().find(|t| t.server() == server);
+                            owner.and_then(|t| snapshot.owner(t.qualified_name())).map(str::to_owned)
+                        }
+                        _ => None,
                     }
-                    if !seen.insert((spec.server.clone(), spec.name.clone())) {
-                        tracing::warn!(
-                            upstream = %name,
-                            "tool `{}` of server `{}` is listed twice (here or by another upstream); \
-                             only the first is used",
-                            spec.name,
-                            spec.server
-                        );
-                        continue;
+                    .or_else(|| changed.map(str::to_owned));
+                    let mut pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+                    match culprit.and_then(|name| pool.get_mut(&name)) {
+                        Some(u) if !matches!(u.state, State::Failed(_) | State::Static) => {
+                            tracing::error!(upstream = %u.name, "{e}");
+                            u.fail(e.to_string());
+                        }
+                        _ => return Err(e),
                     }
-                    let mut spec = spec.clone();
-                    spec.always_load |= upstream.offer.requires(&spec);
-                    specs.push(spec);
-                    owner.push(owner_name.clone());
                 }
             }
+        };
+        let snapshot = Arc::new(snapshot);
+        let view = Arc::new(View { snapshot: snapshot.clone(), toolbox });
+        {
+            let mut views = self.inner.views.lock().unwrap_or_else(|e| e.into_inner());
+            views.clear();
+            views.insert(None, view);
         }
-        let Some((catalog, owner)) = self.merge(specs, owner) else { return };
-        let snapshot = Arc::new(self.assemble(catalog, owner, pending, max_active));
-        let core = snapshot.catalog.ids().filter(|&id| !snapshot.deferral.is_deferred(id)).count();
-        if core + 1 > self.inner.settings.hard_limit {
-            tracing::warn!(
-                "{core} tools are always loaded (always_load, pinned, or deferral off), more than \
-                 [budget] hard = {} allows; mark fewer tools always_load or raise the budget",
-                self.inner.settings.hard_limit
-            );
-        }
-        self.inner.views.lock().unwrap_or_else(|e| e.into_inner()).clear();
-        *self.inner.snapshot.write().unwrap_or_else(|e| e.into_inner()) = snapshot.clone();
+        *self.inner.snapshot.write().unwrap_or_else(|e| e.into_inner()) = snapshot;
         self.inner.changes.send_modify(|g| *g += 1);
         self.notify_changed_lists();
+        Ok(())
     }
 
-    /// Builds the merged catalog, without the tools that `[policy] deny` or the profile exclude
-    /// (by qualified name, so the catalog is built once to learn the names and again without
-    /// them).
-    fn merge(&self, specs: Vec<ToolSpec>, owner: Vec<Arc<str>>) -> Option<(Catalog, Vec<Arc<str>>)> {
-        let build = |specs: &[ToolSpec]| {
-            catalog_of(specs).map_err(|e| {
-                tracing::error!("the merged catalog is invalid ({e}); keeping the previous one");
-            })
-        };
-        let catalog = build(&specs).ok()?;
-        let settings = &self.inner.settings;
-        let kept: Vec<bool> = catalog
-            .tools()
-            .iter()
-            .map(|t| {
-                let name = t.qualified_name();
-                let rule = if offer::globally_denied(&settings.deny, name) {
-                    "policy.deny"
-                } else if settings.profile.as_ref().is_some_and(|p| !offer::profile_allows(p, name)) {
-                    "--profile"
-                } else {
-                    return true;
-                };
-                tracing::debug!(target: "toolgate::audit", subject = "main", tool = name, action = "hidden", rule);
-                false
-            })
-            .collect();
-        if kept.iter().all(|k| *k) {
-            return Some((catalog, owner));
-        }
-        let (specs, owner): (Vec<ToolSpec>, Vec<Arc<str>>) =
-            specs.into_iter().zip(owner).zip(&kept).filter(|(_, k)| **k).map(|(pair, _)| pair).unzip();
-        Some((build(&specs).ok()?, owner))
-    }
-
-    /// Sends `notifications/tools/list_changed` to every native session whose tool list is
-    /// not what it was last served.
+    /// Takes every live session over to the new snapshot (unloading tools whose definitions
+    /// changed) and sends `notifications/tools/list_changed` to every native session whose
+    /// tool list is not what it was last served.
     fn notify_changed_lists(&self) {
-        if self.inner.settings.exposure != Exposure::Native {
-            return;
-        }
         for slot in self.live_sessions() {
+            let profile = slot.state.lock().unwrap_or_else(|e| e.into_inner()).profile.clone();
+            let view = self.view(profile.as_deref());
             let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+            let changed = view.toolbox.resume(&mut state.conversation);
+            for tool in &changed {
+                tracing::info!(target: "toolgate::audit", subject = %view.toolbox.policy().subject(), tool,
+                    action = "unloaded", rule = "definition changed", "unloaded");
+            }
+            if self.inner.settings.exposure != Exposure::Native {
+                continue;
+            }
             let Some(before) = state.listed else { continue };
-            let view = self.snapshot_for(state.profile.as_deref());
-            let now = fingerprint(&self.tool_list(&view, &state.session));
-            if now == before {
+            if fingerprint(&view.toolbox.preview(&state.conversation)) == before {
                 continue;
             }
             state.listed = None;
             let notice = state.list_changed_notice();
             tokio::spawn(notice);
         }
-    }
-
-    /// This session's native tool list under `snapshot`.
-    pub(crate) fn tool_list<'a>(&'a self, snapshot: &'a Snapshot, session: &Session) -> Vec<&'a Tool> {
-        tool_list(&snapshot.catalog, &snapshot.deferral, session, &self.inner.tool_search)
     }
 
     /// Registers a downstream session for the status page and for list change notices.
@@ -649,10 +590,18 @@ impl Gateway {
     /// The state of the gateway as the status page shows it: upstreams with their state and
     /// tool counts, and live sessions with their active sets.
     pub fn status(&self) -> Value {
-        let snapshot = self.snapshot();
+        let view = self.view(None);
+        let toolbox = &view.toolbox;
         let servers: Vec<Value> = {
             let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
-            pool.values().map(Upstream::status).collect()
+            pool.values()
+                .map(|u| {
+                    let mut v = u.status();
+                    let offered = toolbox.visible().tools().iter().filter(|t| view.owner(t) == Some(&u.name));
+                    v["offered"] = json!(offered.count());
+                    v
+                })
+                .collect()
         };
         let sessions: Vec<Value> = self
             .live_sessions()
@@ -663,20 +612,20 @@ impl Gateway {
                     "id": state.id,
                     "client": state.client,
                     "profile": state.profile,
-                    "active": state.session.active(),
+                    "active": state.conversation.active(),
                 })
             })
             .collect();
-        let deferred = snapshot.catalog.ids().filter(|&id| snapshot.deferral.is_deferred(id)).count();
+        let deferred = toolbox.visible().tools().iter().filter(|t| toolbox.is_deferred(t)).count();
         json!({
             "exposure": match self.inner.settings.exposure {
                 Exposure::Native => "native",
                 Exposure::Bridge => "bridge",
             },
-            "tools": snapshot.catalog.len(),
+            "tools": toolbox.visible().len(),
             "deferred": deferred,
-            "deferral": snapshot.deferral.enabled(),
-            "pending_servers": snapshot.pending,
+            "deferral": toolbox.defers(),
+            "pending_servers": view.snapshot.pending,
             "validators": self.inner.validators.len(),
             "servers": servers,
             "sessions": sessions,
@@ -716,19 +665,9 @@ pub(crate) fn fingerprint(tools: &[&Tool]) -> u64 {
     h.finish()
 }
 
-/// The catalog of `specs`.
-fn catalog_of(specs: &[ToolSpec]) -> Result<Catalog, toolgate::catalog::CatalogError> {
-    specs.iter().cloned().fold(Catalog::builder(), |b, s| b.tool(s)).build()
-}
-
-/// Every tool of a catalog as the spec it was built from.
-fn catalog_specs(catalog: &Catalog) -> Vec<ToolSpec> {
-    catalog.tools().iter().map(spec_of).collect()
-}
-
-/// A catalog tool back as the spec it was built from.
-fn spec_of(tool: &Tool) -> ToolSpec {
-    let mut spec = ToolSpec::mcp(tool.server(), tool.name(), tool.description());
+/// A catalog tool back as the spec it was built from, under server key `server`.
+fn spec_of(server: &str, tool: &Tool) -> toolgate::ToolSpec {
+    let mut spec = toolgate::ToolSpec::mcp(server, tool.name(), tool.description());
     spec.input_schema = tool.input_schema().clone();
     spec.annotations = tool.annotations().clone();
     spec.origin = tool.origin();
@@ -736,24 +675,4 @@ fn spec_of(tool: &Tool) -> ToolSpec {
     spec.should_defer = tool.should_defer();
     spec.search_hint = tool.search_hint().map(str::to_owned);
     spec
-}
-
-/// The bridge meta-tool `call_tool {name, arguments}`.
-pub fn call_tool_tool() -> Tool {
-    Tool::meta(
-        CALL_TOOL,
-        &format!(
-            "Run a tool loaded with {TOOL_SEARCH}. Load it first (tool_search returns its name and input \
-             schema), then call call_tool with that name and arguments matching the schema."
-        ),
-        json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "The tool's name as tool_search returned it."},
-                "arguments": {"type": "object", "description": "The tool's arguments, matching its input schema."}
-            },
-            "required": ["name"],
-            "additionalProperties": false
-        }),
-    )
 }

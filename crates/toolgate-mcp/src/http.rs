@@ -27,9 +27,12 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
         let config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown.clone());
         StreamableHttpService::new(factory, Arc::new(LocalSessionManager::default()), config)
     };
-    let mut router = axum::Router::new().nest_service("/mcp", endpoint(None));
-    for name in gateway.settings().profiles.keys() {
-        router = router.nest_service(&format!("/mcp/{name}"), endpoint(Some(name.clone())));
+    // Exact paths only: `/mcp` and one `/mcp/NAME` per configured profile. Any other path
+    // (an unknown profile, `/mcp//reader`, a percent-encoded name) is 404, never the
+    // unrestricted endpoint.
+    let mut router = axum::Router::new().route_service("/mcp", endpoint(None));
+    for name in gateway.profiles() {
+        router = router.route_service(&format!("/mcp/{name}"), endpoint(Some(name.clone())));
     }
     router.route("/", get(status_page)).route("/status.json", get(status_json)).with_state(gateway)
 }

@@ -7,24 +7,25 @@
 //!   `list_changed`, forward calls under a timeout, restart) and static catalogs.
 //! - [`server`]: the downstream `ServerHandler`, one per session ([`GatewayServer`]).
 //! - [`http`]: streamable HTTP at `/mcp` and the status page at `/`.
+//! - `snapshot`: the upstreams' listings merged into one catalog, named once (a pure
+//!   function).
 //! - [`convert`]: `rmcp::model::Tool` to and from the catalog's tools.
-//! - `budget`: unloads the least recently used tools to keep a session within its limits.
-//! - `offer`: which of a server's tools are offered at all (allow, deny, read-only).
+//! - `passthrough`: log messages, prompts and resources, under the same policy as tools.
 //! - `progress`: upstream progress notifications relayed to the client that asked for them.
-//! - `validate`: arguments against input schemas, one compiled validator per definition.
+//!
+//! What a session is shown and what it may run is decided by the library's facade
+//! ([`toolgate::Toolbox`]), never here.
 
 #![deny(missing_docs)]
 
-mod budget;
 pub mod convert;
 pub mod gateway;
 pub mod http;
-mod offer;
 mod passthrough;
 mod progress;
 pub mod server;
+mod snapshot;
 mod upstream;
-mod validate;
 
 pub use gateway::{Gateway, GatewayError, Settings};
 pub use server::{GatewayServer, serve_stdio};

@@ -13,12 +13,12 @@
 //!   When two upstreams list the same URI the first by name serves it.
 //! - `list_changed` of prompts and resources is relayed to every session.
 //!
-//! Policy: an upstream whose name a `[policy] deny` pattern matches offers nothing here, and a
-//! prompt is offered only if its namespaced name is one that the deny list and the profiles
-//! (the gateway's `--profile` and the session's) would let through as a tool name. Under a
-//! profile, an upstream's resources are offered only while the subject sees at least one of its
-//! tools (fail-closed: a profile that sees none of a
-//! server's tools sees none of its data either).
+//! Policy, decided by the session's subject's policy as for tools, under every spelling of the
+//! server's name: a server that is disabled or denied as a whole (`Policy::decide_server`)
+//! offers nothing here; a prompt is offered only if `Policy::decide_prompt` allows its
+//! namespaced name as it would a tool's. Under a profile, an upstream's resources and log
+//! messages reach a session only while its subject sees at least one of the upstream's tools
+//! (fail-closed: a profile that sees none of a server's tools sees none of its data either).
 // Logging is deprecated in the newest protocol version (SEP-2577) but is what clients up to
 // 2025-11-25 speak; rmcp marks its types deprecated.
 #![allow(deprecated)]
@@ -33,8 +33,7 @@ use rmcp::model::{
 };
 use rmcp::{ErrorData, Peer, RoleClient, ServiceError};
 
-use crate::gateway::Gateway;
-use crate::offer;
+use crate::gateway::{Gateway, View};
 use crate::upstream::State;
 
 /// How long listing or reading from one upstream may take before it is left out.
@@ -85,19 +84,19 @@ enum Feature {
 }
 
 impl Gateway {
-    /// The connected upstreams that declared `feature` and that the policy lets offer anything
-    /// here, by name.
+    /// Whether a session opened under `subject` is under a profile (its own, or the served one).
+    fn profiled(&self, subject: Option<&str>) -> bool {
+        subject.is_some() || self.settings().profile.is_some()
+    }
+
+    /// The connected upstreams that declared `feature` and that the policy of `subject` lets
+    /// offer anything here, by name.
     fn offering(&self, feature: Feature, subject: Option<&str>) -> Vec<(String, Peer<RoleClient>)> {
-        let snapshot = self.snapshot_for(subject);
-        let settings = self.settings();
-        let profiled = settings.profile.is_some() || subject.is_some();
+        let view = self.view(subject);
         let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         pool.values()
-            .filter(|u| u.state == State::Ready && !offer::globally_denied(&settings.deny, &u.name))
             .filter(|u| {
-                !profiled
-                    || matches!(feature, Feature::Logging | Feature::Prompts)
-                    || snapshot.catalog.ids().any(|id| snapshot.owner(id) == u.name)
+                u.state == State::Ready && offers_data(&view, self.profiled(subject), &u.name, feature)
             })
             .filter_map(|u| {
                 let peer = u.peer.clone()?;
@@ -112,29 +111,20 @@ impl Gateway {
             .collect()
     }
 
-    /// Whether a namespaced prompt name passes the deny list, the served profile and the
-    /// session's profile.
-    fn prompt_allowed(&self, qualified: &str, subject: Option<&str>) -> bool {
-        let settings = self.settings();
-        let session_allows = subject.is_none_or(|name| {
-            settings.profiles.get(name).is_some_and(|p| offer::profile_allows(p, qualified))
-        });
-        !offer::globally_denied(&settings.deny, qualified)
-            && settings.profile.as_ref().is_none_or(|p| offer::profile_allows(p, qualified))
-            && session_allows
-    }
-
-    /// Passes a log message of `upstream` on to every session that wants its level.
+    /// Passes a log message of `upstream` on to every session that wants its level and whose
+    /// subject may see the upstream's data.
     pub(crate) fn relay_log(&self, upstream: &str, mut params: LoggingMessageNotificationParam) {
-        if offer::globally_denied(&self.settings().deny, upstream) {
-            return;
-        }
         params.logger = Some(match params.logger.take() {
             Some(logger) if !logger.is_empty() => format!("{upstream}/{logger}"),
             _ => upstream.to_owned(),
         });
         params.meta = None;
         for slot in self.live_sessions() {
+            let profile = slot.state.lock().unwrap_or_else(|e| e.into_inner()).profile.clone();
+            let view = self.view(profile.as_deref());
+            if !offers_data(&view, self.profiled(profile.as_deref()), upstream, Feature::Logging) {
+                continue;
+            }
             let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
             if state.log_level.is_some_and(|wanted| rank(params.level) < rank(wanted)) {
                 continue;
@@ -216,11 +206,14 @@ impl Gateway {
     /// Every offered prompt of every upstream, namespaced `server__prompt`.
     pub(crate) async fn list_prompts(&self, subject: Option<&str>) -> ListPromptsResult {
         let mut all: Vec<Prompt> = Vec::new();
+        let view = self.view(subject);
         for (name, peer) in self.offering(Feature::Prompts, subject) {
             let prompts = listed(&name, "prompts/list", peer.list_all_prompts()).await.unwrap_or_default();
             all.extend(prompts.into_iter().filter_map(|mut p| {
-                p.name = format!("{name}__{}", p.name);
-                self.prompt_allowed(&p.name, subject).then_some(p)
+                let qualified = prompt_name(&name, &p.name);
+                let allowed = view.toolbox.policy().decide_prompt(&name, &p.name, &qualified).is_allow();
+                p.name = qualified;
+                allowed.then_some(p)
             }));
         }
         ListPromptsResult::with_all_items(all)
@@ -241,15 +234,16 @@ impl Gateway {
                 None,
             )
         };
-        if !self.prompt_allowed(&qualified, subject) {
-            return Err(not_found());
-        }
         let (name, peer) = self
             .offering(Feature::Prompts, subject)
             .into_iter()
-            .find(|(server, _)| qualified.strip_prefix(server.as_str()).is_some_and(|r| r.starts_with("__")))
+            .find(|(server, _)| qualified.starts_with(&prompt_name(server, "")))
             .ok_or_else(not_found)?;
-        params.name = qualified[name.len() + 2..].to_owned();
+        let own = qualified[prompt_name(&name, "").len()..].to_owned();
+        if !self.view(subject).toolbox.policy().decide_prompt(&name, &own, &qualified).is_allow() {
+            return Err(not_found());
+        }
+        params.name = own;
         params.meta = None;
         self.ask(&name, &format!("give prompt `{qualified}`"), peer.get_prompt_once(params)).await
     }
@@ -335,6 +329,22 @@ impl Gateway {
             }
         }
     }
+}
+
+/// Whether the subject of `view` (`profiled`: under a profile) may see what upstream `upstream`
+/// offers besides tools: the server is not denied as a whole, and under a profile the subject
+/// sees one of its tools (prompts are decided one by one instead).
+fn offers_data(view: &View, profiled: bool, upstream: &str, feature: Feature) -> bool {
+    if !view.toolbox.policy().decide_server(upstream).is_allow() {
+        return false;
+    }
+    matches!(feature, Feature::Prompts) || !profiled || view.sees_upstream(upstream)
+}
+
+/// The name a prompt of `server` is offered under: the server's qualified-name part, `__`, and
+/// the prompt's own name.
+fn prompt_name(server: &str, prompt: &str) -> String {
+    format!("{}__{prompt}", toolgate::naming::normalize_server(server))
 }
 
 /// Awaits one listing of upstream `server`; a failure is logged and leaves that server out.

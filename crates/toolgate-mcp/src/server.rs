@@ -1,10 +1,12 @@
 //! server: the downstream MCP server, one [`GatewayServer`] per client session.
 //!
-//! Each session keeps its own [`toolgate::Session`] (its active set); nothing is shared between
-//! sessions but the [`Gateway`]. Exposure `native` lists the core tools, `tool_search` and this
-//! session's active tools, and sends `notifications/tools/list_changed` when a search loads
-//! something; exposure `bridge` lists exactly `tool_search` and `call_tool`, forever. Every other
-//! call passes the gate, then argument validation, before it reaches an upstream.
+//! Each session keeps its own [`toolgate::Conversation`] (its active set and the definitions it
+//! was shown); nothing is shared between sessions but the [`Gateway`]. What a session is shown
+//! and whether a call runs is decided by its subject's [`toolgate::Toolbox`]: exposure `native`
+//! lists the core tools, `tool_search` and this session's active tools, and sends
+//! `notifications/tools/list_changed` when a search loads something; exposure `bridge` lists
+//! exactly `tool_search` and `call_tool`, forever. A call reaches an upstream only when
+//! [`Toolbox::check`](toolgate::Toolbox::check) allows it.
 
 use std::sync::Arc;
 
@@ -19,18 +21,14 @@ use rmcp::model::{
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 use toolgate::config::Exposure;
-use toolgate::gate::{self, Decision, Denial};
-use toolgate::request::{
-    DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT, TOOL_SEARCH, deferred_names, frozen_announcement,
-};
-use toolgate::search::Request;
+use toolgate::gate::{Decision, Denial};
+use toolgate::request::TOOL_SEARCH;
 
-use crate::budget;
 use crate::convert::mcp_from_tool;
-use crate::gateway::{CALL_TOOL, Gateway, SessionSlot, SessionState, Snapshot, fingerprint};
+use crate::gateway::{CALL_TOOL, Gateway, SessionSlot, SessionState, View, fingerprint};
 use crate::upstream::error_result;
 
 /// The HTTP header that opens a session under a profile (`[profiles.NAME]`).
@@ -43,9 +41,6 @@ fn unknown_profile(gateway: &Gateway, name: &str) -> String {
         gateway.known_profiles()
     )
 }
-
-/// Up to this many deferred names are announced in the server instructions.
-pub const MAX_ANNOUNCED: usize = 2000;
 
 /// The downstream MCP server of one session. Clones share the session.
 #[derive(Debug, Clone)]
@@ -76,7 +71,7 @@ impl GatewayServer {
     /// A server for one new session that sees only what profile `name` (`[profiles.NAME]`)
     /// allows, within what the gateway offers.
     pub fn with_profile(gateway: Gateway, name: &str) -> Result<GatewayServer, String> {
-        if !gateway.settings().profiles.contains_key(name) {
+        if !gateway.has_profile(name) {
             return Err(unknown_profile(&gateway, name));
         }
         let server = GatewayServer::new(gateway);
@@ -120,9 +115,9 @@ impl GatewayServer {
         self.state().profile.clone()
     }
 
-    /// The merged view as this session's subject sees it.
-    fn snapshot(&self) -> Arc<Snapshot> {
-        self.gateway.snapshot_for(self.subject().as_deref())
+    /// This session's subject's view: its toolbox over the current snapshot.
+    fn view(&self) -> Arc<View> {
+        self.gateway.view(self.subject().as_deref())
     }
 
     fn exposure(&self) -> Exposure {
@@ -131,77 +126,26 @@ impl GatewayServer {
 
     /// Runs `tool_search` for this session.
     async fn tool_search(&self, arguments: &Value, context: &RequestContext<RoleServer>) -> CallToolResponse {
-        let inner = &self.gateway.inner;
-        if let Err(problem) = inner.validators.check(&inner.tool_search, arguments) {
-            return error_result(problem);
-        }
-        let query = arguments["query"].as_str().unwrap_or_default();
-        let limit = arguments
-            .get("limit")
-            .and_then(Value::as_u64)
-            .map_or(DEFAULT_SEARCH_LIMIT, |n| (n as usize).clamp(1, MAX_SEARCH_LIMIT));
-        let servers: Option<Vec<String>> = arguments
-            .get("servers")
-            .and_then(Value::as_array)
-            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
-        let snapshot = self.snapshot();
-        let request = Request { query, limit, servers: servers.as_deref() };
-        let (result, loaded_any, unloaded) = {
+        let view = self.view();
+        let toolbox = &view.toolbox;
+        let (text, structured, relist) = {
             let mut state = self.state();
-            let result =
-                state.session.tool_search(&snapshot.index, &snapshot.deferral, request, &snapshot.pending);
-            let fresh: Vec<String> =
-                result.loaded().map(|id| snapshot.catalog.tool(id).qualified_name().to_owned()).collect();
-            // The best hit counts as the most recently used, so a tight budget keeps it longest.
-            for name in fresh.iter().rev() {
-                state.recency.touch(name);
+            let outcome = match toolbox.tool_search(&mut state.conversation, arguments) {
+                Ok(outcome) => outcome,
+                Err(bad) => return error_result(bad.to_string()),
+            };
+            for event in outcome.audit() {
+                tracing::info!(target: "toolgate::audit", "{event}");
             }
-            let hard = self.gateway.settings().hard_limit;
-            let unloaded =
-                budget::over_budget(state.session.active(), &snapshot, &state.recency, &fresh, hard);
-            let SessionState { session, recency, profile, .. } = &mut *state;
-            budget::unload(session, recency, &unloaded);
-            for tool in &unloaded {
-                tracing::info!(target: "toolgate::audit", subject = profile.as_deref().unwrap_or("main"), tool,
-                    action = "evicted", rule = "budget (max_active or [budget] dynamic)", "unloaded");
-            }
-            let loaded_any = !fresh.is_empty();
-            if loaded_any {
+            let relist = outcome.loaded().next().is_some()
+                || !outcome.unloaded.is_empty()
+                || !outcome.changed.is_empty();
+            if relist {
                 state.listed = None;
             }
-            (result, loaded_any, unloaded)
+            (outcome.text(), outcome.to_json(), relist)
         };
-        let catalog = &snapshot.catalog;
-        let names = |ids: &mut dyn Iterator<Item = toolgate::ToolId>| -> Vec<String> {
-            ids.map(|id| catalog.tool(id).qualified_name().to_owned()).collect()
-        };
-        let structured = json!({
-            "query": result.query,
-            "matches": names(&mut result.matches.iter().map(|h| h.tool)),
-            "loaded": names(&mut result.loaded()),
-            "already_loaded": names(&mut result.already_loaded.iter().copied()),
-            "unmatched_terms": result.unmatched_terms,
-            "pending_servers": result.pending_servers,
-            "unloaded": unloaded,
-        });
-        let mut text = result.render(catalog);
-        if !unloaded.is_empty() {
-            text.push_str(&format!(
-                "\nUnloaded to stay within the tool budget (load again with select: when needed): {}",
-                unloaded.join(", ")
-            ));
-        }
-        if self.exposure() == Exposure::Bridge && !result.matches.is_empty() {
-            text.push_str(&format!(
-                "\n\nInput schemas; run a tool with {CALL_TOOL} {{\"name\": NAME, \"arguments\": {{...}}}}:\n"
-            ));
-            for hit in &result.matches {
-                let tool = catalog.tool(hit.tool);
-                text.push_str(&format!("- {}: {}\n", tool.qualified_name(), tool.input_schema()));
-            }
-            text.truncate(text.trim_end().len());
-        }
-        if loaded_any && self.exposure() == Exposure::Native {
+        if relist && self.exposure() == Exposure::Native {
             self.register(context);
             let notice = self.state().list_changed_notice();
             notice.await;
@@ -217,84 +161,90 @@ impl GatewayServer {
         mut request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let inner = &self.gateway.inner;
         let outer = Value::Object(request.arguments.take().unwrap_or_default());
-        if let Err(problem) = inner.validators.check(&inner.call_tool, &outer) {
-            return error_result(problem);
-        }
-        let name = outer["name"].as_str().unwrap_or_default();
-        request.arguments =
-            Some(outer.get("arguments").and_then(Value::as_object).cloned().unwrap_or_default());
-        self.call_through_gate(name, request, context).await
+        let Some(name) = outer.get("name").and_then(Value::as_str).map(str::to_owned) else {
+            return error_result(format!(
+                "{CALL_TOOL} needs {{\"name\": TOOL, \"arguments\": {{...}}}} with the tool's name as a string"
+            ));
+        };
+        let arguments = match outer.get("arguments") {
+            None | Some(Value::Null) => Default::default(),
+            Some(Value::Object(map)) => map.clone(),
+            Some(other) => {
+                return error_result(format!("{CALL_TOOL}: `arguments` must be an object, not {other}"));
+            }
+        };
+        request.arguments = Some(arguments);
+        self.call_through_gate(&name, request, context).await
     }
 
-    /// The gate, argument validation, then the upstream. `request` carries the arguments and
-    /// any continuation of an earlier round (`inputResponses`, `requestState`), passed on as is.
+    /// The toolbox's check, then the upstream. `request` carries the arguments and any
+    /// continuation of an earlier round (`inputResponses`, `requestState`), passed on as is.
     async fn call_through_gate(
         &self,
         name: &str,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let snapshot = self.snapshot();
-        let decision = gate::check(&snapshot.catalog, &snapshot.deferral, &self.state().session, name);
-        if let Decision::Deny(denial) = &decision {
-            let subject = self.subject();
-            tracing::info!(target: "toolgate::audit", subject = subject.as_deref().unwrap_or("main"), tool = name,
-                action = "refused", "{denial}");
-        }
-        let id = match decision {
-            Decision::Allow(id) => id,
-            Decision::Deny(denial @ Denial::Unknown { .. }) => {
-                return error_result(
-                    self.gateway.unavailable_server(name).unwrap_or_else(|| denial.to_string()),
-                );
-            }
-            Decision::Deny(denial) => return error_result(denial.to_string()),
-        };
-        let tool = snapshot.catalog.tool(id);
-        {
+        let view = self.view();
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let decision = {
             let mut state = self.state();
-            if state.session.is_active(tool.qualified_name()) {
-                state.recency.touch(tool.qualified_name());
+            view.toolbox.check(&mut state.conversation, name, &arguments)
+        };
+        let tool = match decision {
+            Decision::Allow(tool) => tool,
+            Decision::Deny(denial) => {
+                let subject = view.toolbox.policy().subject();
+                match view.toolbox.refusal(&denial) {
+                    Some(event) => tracing::info!(target: "toolgate::audit", "{event}"),
+                    None => {
+                        tracing::info!(target: "toolgate::audit", %subject, tool = name, action = "refused",
+                        reason = denial.reason(), "{denial}")
+                    }
+                }
+                if let Denial::Unknown { .. } = denial
+                    && let Some(why) = self.gateway.unavailable_server(name)
+                {
+                    return error_result(why);
+                }
+                return error_result(denial.to_string());
             }
-        }
-        let value = Value::Object(request.arguments.clone().unwrap_or_default());
-        if let Err(problem) = self.gateway.inner.validators.check(tool, &value) {
-            return error_result(problem);
-        }
+        };
+        let Some(owner) = view.owner(tool) else {
+            return error_result(format!("tool `{}` has no server any more", tool.qualified_name()));
+        };
         let progress = context.meta.get_progress_token().map(|token| (context.peer.clone(), token));
-        self.gateway.forward(snapshot.owner(id), tool, request, progress, context.ct.clone()).await
+        self.gateway.forward(owner, tool, request, progress, context.ct.clone()).await
     }
 
-    /// What the client is told about this server when it connects: how to load tools and, for
-    /// catalogs of up to [`MAX_ANNOUNCED`] deferred tools, their names in one frozen block (the
-    /// `<available-deferred-tools>` that `tool_search` refers to).
+    /// What the client is told about this server when it connects: how to load tools and the
+    /// announcement of the deferred names (the `<available-deferred-tools>` that `tool_search`
+    /// refers to).
     fn instructions(&self) -> String {
-        let snapshot = self.snapshot();
-        let servers = snapshot.catalog.servers();
+        let view = self.view();
+        let toolbox = &view.toolbox;
+        let servers = toolbox.visible().servers();
         let mut out = format!(
             "toolgate gateway: {} tools from {} servers. Most tools are not listed until you load them: \
              call {TOOL_SEARCH} with keywords (any language), a server prefix such as \"github__\", or \
              select:NAME, and the tools it finds become callable.",
-            snapshot.catalog.len(),
+            toolbox.visible().len(),
             servers.len()
         );
         if self.exposure() == Exposure::Bridge {
             out.push_str(&format!(" Run a loaded tool with {CALL_TOOL} {{\"name\", \"arguments\"}}."));
         }
-        if !snapshot.pending.is_empty() {
+        if !toolbox.pending().is_empty() {
             out.push_str(&format!(
                 " Still connecting (search again later for their tools): {}.",
-                snapshot.pending.join(", ")
+                toolbox.pending().join(", ")
             ));
         }
-        let deferred = deferred_names(&snapshot.catalog, &snapshot.deferral);
-        if !deferred.is_empty() && deferred.len() <= MAX_ANNOUNCED {
+        let announcement = toolbox.announcement(&mut self.state().conversation);
+        if !announcement.is_empty() {
             out.push('\n');
-            out.push_str(&frozen_announcement(deferred));
-        } else if !servers.is_empty() {
-            out.push_str(&format!(" Servers: {}.", servers.join(", ")));
+            out.push_str(&announcement);
         }
         out
     }
@@ -360,7 +310,7 @@ impl ServerHandler for GatewayServer {
             .and_then(|parts| parts.headers.get(PROFILE_HEADER))
             .map(|v| v.to_str().unwrap_or("\u{fffd}").to_owned());
         if let Some(name) = asked {
-            if !self.gateway.settings().profiles.contains_key(&name) {
+            if !self.gateway.has_profile(&name) {
                 return Err(ErrorData::invalid_params(unknown_profile(&self.gateway, &name), None));
             }
             let mut state = self.state();
@@ -388,17 +338,16 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let inner = &self.gateway.inner;
-        let tools = match self.exposure() {
-            Exposure::Bridge => vec![mcp_from_tool(&inner.tool_search), mcp_from_tool(&inner.call_tool)],
-            Exposure::Native => {
-                self.register(&context);
-                let snapshot = self.snapshot();
-                let mut state = self.state();
-                let list = self.gateway.tool_list(&snapshot, &state.session);
-                state.listed = Some(fingerprint(&list));
-                list.into_iter().map(mcp_from_tool).collect()
-            }
+        self.register(&context);
+        let view = self.view();
+        let tools = {
+            let mut state = self.state();
+            let list = view
+                .toolbox
+                .tools(&mut state.conversation)
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+            state.listed = Some(fingerprint(&list));
+            list.into_iter().map(mcp_from_tool).collect()
         };
         Ok(ListToolsResult::with_all_items(tools))
     }

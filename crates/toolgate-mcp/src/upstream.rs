@@ -38,13 +38,13 @@ use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::{Transport, glob_match};
+use toolgate::config::Transport;
 use toolgate::{Tool, ToolSpec};
 
 use crate::convert::spec_from_mcp;
 use crate::gateway::Gateway;
-use crate::offer::Offer;
 use crate::progress::Relay;
+use crate::snapshot::{Listing, Standing};
 
 /// The longest wait between two restarts.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
@@ -93,21 +93,28 @@ pub(crate) struct Upstream {
     pub(crate) peer: Option<Peer<RoleClient>>,
     /// Its own call timeout, if configured.
     call_timeout: Option<Duration>,
-    /// Which of its tools are offered at all.
-    pub(crate) offer: Offer,
 }
 
 impl Upstream {
     pub(crate) fn new(name: &str, kind: Kind, call_timeout: Option<Duration>, state: State) -> Upstream {
-        Upstream {
-            name: name.to_owned(),
-            kind,
-            state,
-            tools: Vec::new(),
-            peer: None,
-            call_timeout,
-            offer: Offer::all(),
-        }
+        Upstream { name: name.to_owned(), kind, state, tools: Vec::new(), peer: None, call_timeout }
+    }
+
+    /// What the snapshot needs of this upstream.
+    pub(crate) fn listing(&self) -> Listing<'_> {
+        let standing = match &self.state {
+            State::Starting => Standing::Starting,
+            State::Ready | State::Static => Standing::Serving,
+            State::Failed(reason) => Standing::Failed(reason),
+            State::Disabled => Standing::Disabled,
+        };
+        Listing { upstream: &self.name, standing, tools: &self.tools }
+    }
+
+    /// Marks the upstream failed: it serves nothing until it restarts.
+    pub(crate) fn fail(&mut self, reason: String) {
+        self.tools.clear();
+        self.state = State::Failed(reason);
     }
 
     /// The upstream as the status page shows it.
@@ -131,7 +138,6 @@ impl Upstream {
             "state": state,
             "error": error,
             "tools": self.tools.len(),
-            "offered": self.tools.iter().filter(|t| self.offer.offers(t)).count(),
         });
         if self.kind == Kind::Catalog {
             let mut by_server: BTreeMap<&str, usize> = BTreeMap::new();
@@ -150,11 +156,6 @@ pub(crate) struct Spec {
     pub(crate) name: String,
     pub(crate) transport: Transport,
     pub(crate) call_timeout: Option<Duration>,
-    /// Patterns over the server's own tool names that are always loaded (`always_load`,
-    /// `pinned`).
-    pub(crate) always_load: Vec<String>,
-    /// Which of its tools are offered at all.
-    pub(crate) offer: Offer,
 }
 
 /// The `tools/list_changed` notices of one connection: how many came, and a wake-up for the
@@ -451,16 +452,7 @@ async fn list(peer: &Peer<RoleClient>, spec: &Spec) -> Result<Vec<ToolSpec>, Ser
         return Ok(Vec::new());
     }
     let tools = peer.list_all_tools().await?;
-    Ok(tools
-        .iter()
-        .map(|t| {
-            let mut s = spec_from_mcp(&spec.name, t);
-            if spec.always_load.iter().any(|p| glob_match(p, &s.name)) {
-                s.always_load = true;
-            }
-            s
-        })
-        .collect())
+    Ok(tools.iter().map(|t| spec_from_mcp(&spec.name, t)).collect())
 }
 
 impl Gateway {
@@ -486,17 +478,12 @@ impl Gateway {
                 u.peer = peer;
             }
             u.state = state;
-            // Required tools that do not fit are a configuration error, never a silent drop: the
-            // server serves nothing until the configuration is fixed.
-            if u.state == State::Ready
-                && let Some(problem) = u.offer.required_error(name, &u.tools)
-            {
-                tracing::error!(upstream = %name, "{problem}");
-                u.tools.clear();
-                u.state = State::Failed(problem);
-            }
         }
-        self.rebuild();
+        // Required tools that do not fit are a configuration error, never a silent drop: the
+        // rebuild fails this server with that message.
+        if let Err(e) = self.rebuild(Some(name)) {
+            tracing::error!(upstream = %name, "{e}");
+        }
     }
 
     /// Why a name the gate does not know may still belong to an upstream that is down.
@@ -504,7 +491,8 @@ impl Gateway {
         let bare = name.strip_prefix("mcp__").unwrap_or(name);
         let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         pool.values().find_map(|u| {
-            let own = bare.strip_prefix(u.name.as_str())?.strip_prefix("__")?;
+            let server = toolgate::naming::normalize_server(&u.name);
+            let own = bare.strip_prefix(server.as_str())?.strip_prefix("__")?;
             match &u.state {
                 State::Failed(reason) => Some(format!(
                     "tool `{own}` of server `{}` is unavailable: the server failed ({reason})",

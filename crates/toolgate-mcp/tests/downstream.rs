@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 use toolgate::Catalog;
-use toolgate::config::{Exposure, ProfileConfig};
+use toolgate::config::{BudgetConfig, Config, Exposure, ProfileConfig};
 use toolgate_mcp::{Gateway, Settings};
 
 const PLAYWRIGHT_SHOT: &str = "playwright__playwright_screenshot";
@@ -23,6 +23,13 @@ const SCREENSHOT_QUERY: &str = "take a screenshot of a web page";
 fn embedded(exposure: Exposure) -> Gateway {
     let settings = Settings { exposure, ..Settings::default() };
     Gateway::from_catalog(settings, "embedded", &Catalog::embedded())
+}
+
+/// The embedded catalog under the policy of `config`.
+fn embedded_with(settings: Settings, config: Config) -> Gateway {
+    let gateway = Gateway::configured(settings, config).expect("the configuration applies");
+    gateway.add_catalog("embedded", &Catalog::embedded());
+    gateway
 }
 
 #[tokio::test]
@@ -209,8 +216,9 @@ async fn a_profile_sees_only_the_tools_it_allows() {
         tools: vec!["playwright__*".into()],
         disallowed_tools: vec!["*__playwright_delete".into()],
     };
-    let settings = Settings { profile: Some(profile), ..Settings::default() };
-    let gateway = Gateway::from_catalog(settings, "embedded", &Catalog::embedded());
+    let config = Config { profiles: [("browser".to_owned(), profile)].into(), ..Config::default() };
+    let settings = Settings { profile: Some("browser".into()), ..Settings::default() };
+    let gateway = embedded_with(settings, config);
     assert_eq!(gateway.status()["tools"], 31);
     let client = Client::duplex(&gateway).await;
     let found = client.call("tool_search", json!({"query": SCREENSHOT_QUERY, "limit": 3})).await;
@@ -220,13 +228,13 @@ async fn a_profile_sees_only_the_tools_it_allows() {
         "{matches}"
     );
     let refused = client.call("playwright__playwright_delete", json!({"url": "x"})).await;
-    assert!(text(&refused).starts_with("no tool is named"), "{}", text(&refused));
+    assert!(text(&refused).contains("is not available to you"), "{}", text(&refused));
 }
 
 #[tokio::test]
 async fn the_hard_budget_caps_the_tool_list_keeping_the_best_hits() {
-    let settings = Settings { hard_limit: 3, ..Settings::default() };
-    let gateway = Gateway::from_catalog(settings, "embedded", &Catalog::embedded());
+    let config = Config { budget: BudgetConfig { first_turn: 3, dynamic: 3, hard: 3 }, ..Config::default() };
+    let gateway = embedded_with(Settings::default(), config);
     let client = Client::duplex(&gateway).await;
     let found = client.call("tool_search", json!({"query": SCREENSHOT_QUERY, "limit": 3})).await;
     let structured = found.structured_content.unwrap();
@@ -270,11 +278,11 @@ async fn each_http_session_sees_the_profile_of_its_path_or_header_and_nothing_mo
         disallowed_tools: vec!["*__git_commit".into(), "*__git_push".into()],
     };
     let browser = ProfileConfig { tools: vec!["playwright__*".into()], disallowed_tools: Vec::new() };
-    let settings = Settings {
+    let config = Config {
         profiles: [("reviewer".to_owned(), reviewer), ("browser".to_owned(), browser)].into(),
-        ..Settings::default()
+        ..Config::default()
     };
-    let gateway = Gateway::from_catalog(settings, "embedded", &Catalog::embedded());
+    let gateway = embedded_with(Settings::default(), config);
     let (url, _addr, shutdown) = serve_http(&gateway).await;
 
     // By path.
@@ -289,13 +297,16 @@ async fn each_http_session_sees_the_profile_of_its_path_or_header_and_nothing_mo
     let by_name = by_path.call("tool_search", json!({"query": "select:git__git_commit"})).await;
     assert!(by_name.structured_content.unwrap()["loaded"].as_array().unwrap().is_empty());
     let refused = by_path.call("git__git_commit", json!({"repo_path": ".", "message": "x"})).await;
-    assert!(text(&refused).starts_with("no tool is named"), "{}", text(&refused));
+    assert!(text(&refused).contains("is not available to you"), "{}", text(&refused));
 
     // By header, on the plain endpoint.
     let by_header = Client::http_with_header(&url, "x-toolgate-profile", "browser").await.unwrap();
     let found = by_header.call("tool_search", json!({"query": "select:git__git_log"})).await;
     assert!(found.structured_content.unwrap()["loaded"].as_array().unwrap().is_empty());
-    // The profile's 31 tools are few enough that auto deferral sends them all as core tools.
+    // Deferral is decided once per snapshot for every subject: a profile's few tools are
+    // deferred too, and a search loads them.
+    assert_eq!(by_header.names().await, ["tool_search"]);
+    by_header.call("tool_search", json!({"query": format!("select:{PLAYWRIGHT_SHOT}")})).await;
     let names = by_header.names().await;
     assert!(names.contains(&PLAYWRIGHT_SHOT.to_owned()), "{names:?}");
     assert!(names.iter().all(|n| n.starts_with("playwright__") || n == "tool_search"), "{names:?}");

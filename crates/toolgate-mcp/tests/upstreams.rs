@@ -35,10 +35,20 @@ fn stdio(command: &str, env: &[(&str, &str)]) -> ServerConfig {
 }
 
 fn start(settings: Settings, servers: Vec<(&str, ServerConfig)>) -> Gateway {
-    let config = Config {
+    start_with(settings, servers, |_| {})
+}
+
+/// Like [`start`], with the configuration edited first (policy, budgets, profiles).
+fn start_with(
+    settings: Settings,
+    servers: Vec<(&str, ServerConfig)>,
+    edit: impl FnOnce(&mut Config),
+) -> Gateway {
+    let mut config = Config {
         servers: servers.into_iter().map(|(n, s)| (n.to_owned(), s)).collect::<BTreeMap<_, _>>(),
         ..Config::default()
     };
+    edit(&mut config);
     Gateway::start(settings, &config).expect("the gateway starts")
 }
 
@@ -49,7 +59,9 @@ fn server(status: &Value, name: &str) -> Value {
 
 #[tokio::test]
 async fn a_stdio_upstream_is_listed_across_pages_and_its_calls_are_forwarded() {
-    let gateway = start(settings(), vec![("fix", stdio(FIXTURE, &[]))]);
+    let mut fixture = stdio(FIXTURE, &[]);
+    fixture.trust_always_load = true;
+    let gateway = start(settings(), vec![("fix", fixture)]);
     assert!(gateway.settled(WAIT).await, "{}", gateway.status());
     let status = gateway.status();
     assert_eq!(server(&status, "fix")["state"], "ready");
@@ -57,7 +69,8 @@ async fn a_stdio_upstream_is_listed_across_pages_and_its_calls_are_forwarded() {
     assert_eq!(server(&status, "fix")["tools"], 4);
 
     let client = Client::duplex(&gateway).await;
-    // core_ping carries _meta["anthropic/alwaysLoad"], so it is core.
+    // core_ping carries _meta["anthropic/alwaysLoad"] and the configuration trusts the
+    // server's marks, so it is core.
     assert_eq!(client.names().await, ["fix__core_ping", "tool_search"]);
     assert_eq!(text(&client.call("fix__core_ping", json!({})).await), "pong");
 
@@ -104,7 +117,7 @@ async fn an_upstream_that_crashes_mid_call_is_marked_failed_and_the_rest_keeps_w
     let mut client = Client::duplex(&gateway).await;
     client.call("tool_search", json!({"query": "select:crashy__slow,crashy__echo,steady__echo"})).await;
     client.list_changed().await;
-    assert_eq!(client.names().await.len(), 6);
+    assert_eq!(client.names().await.len(), 4);
 
     let crashed = client.call("crashy__slow", json!({"ms": 1})).await;
     assert!(is_error(&crashed));
@@ -246,10 +259,13 @@ async fn an_upstream_that_exits_right_after_start_fails_clearly_and_the_others_k
 
 #[tokio::test]
 async fn an_http_upstream_is_listed_and_its_calls_are_forwarded() {
-    // The inner gateway serves the embedded catalog without deferral, so it lists all 527 tools.
+    // The inner gateway serves the embedded catalog without deferral, so it lists all 527 tools
+    // (every one counts against the budget, which is raised for it).
     let inner_settings =
         Settings { defer: DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() }, ..settings() };
-    let inner = Gateway::from_catalog(inner_settings, "embedded", &Catalog::embedded());
+    let roomy = toolgate::config::BudgetConfig { first_turn: 600, dynamic: 600, hard: 600 };
+    let inner = Gateway::configured(inner_settings, Config { budget: roomy, ..Config::default() }).unwrap();
+    inner.add_catalog("embedded", &Catalog::embedded());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
     let stop = CancellationToken::new();
@@ -287,14 +303,14 @@ async fn denied_tools_are_never_offered_searched_or_called() {
     let gateway = Gateway::start(settings(), &config).unwrap();
     assert!(gateway.settled(WAIT).await);
     let fix = server(&gateway.status(), "fix");
-    assert_eq!((fix["tools"].clone(), fix["offered"].clone()), (json!(4), json!(3)), "{fix}");
+    assert_eq!((fix["tools"].clone(), fix["offered"].clone()), (json!(4), json!(2)), "{fix}");
     assert_eq!(gateway.status()["tools"], 2, "{}", gateway.status());
 
     let client = Client::duplex(&gateway).await;
     let found = client.call("tool_search", json!({"query": "select:fix__slow,fix__grow,fix__echo"})).await;
     assert_eq!(found.structured_content.unwrap()["matches"], json!(["fix__echo"]));
     let refused = client.call("fix__slow", json!({"ms": 1})).await;
-    assert!(text(&refused).starts_with("no tool is named `fix__slow`"), "{}", text(&refused));
+    assert!(text(&refused).starts_with("tool `fix__slow` is not available to you"), "{}", text(&refused));
     gateway.shutdown().await;
 }
 
@@ -328,7 +344,7 @@ async fn a_server_keeps_at_most_max_active_tools_loaded_unloading_the_least_rece
     let grown = client.call("tool_search", json!({"query": "select:fix__grow"})).await;
     assert_eq!(grown.structured_content.clone().unwrap()["unloaded"], json!(["fix__slow"]));
     assert!(text(&grown).contains("Unloaded to stay within the tool budget"), "{}", text(&grown));
-    assert_eq!(client.names().await, ["fix__core_ping", "tool_search", "fix__echo", "fix__grow"]);
+    assert_eq!(client.names().await, ["tool_search", "fix__echo", "fix__grow"]);
     let gone = client.call("fix__slow", json!({"ms": 1})).await;
     assert!(text(&gone).contains("select:fix__slow"), "{}", text(&gone));
     gateway.shutdown().await;
@@ -579,9 +595,9 @@ async fn a_client_that_cancels_a_call_cancels_it_at_the_upstream() {
 #[tokio::test]
 async fn prompts_and_resources_of_upstreams_are_served_namespaced_and_denied_servers_offer_none() {
     use rmcp::model::{GetPromptRequestParams, ReadResourceRequestParams, ResourceContents};
-    let mut settings = settings();
-    settings.deny = vec!["hidden".into()];
-    let gateway = start(settings, vec![("fix", extras()), ("hidden", extras())]);
+    let gateway = start_with(settings(), vec![("fix", extras()), ("hidden", extras())], |c| {
+        c.policy.deny = vec!["hidden".into()];
+    });
     assert!(gateway.settled(WAIT).await);
     let client = Client::duplex(&gateway).await;
     let peer = client.service.peer();
@@ -629,9 +645,10 @@ async fn required_tools_over_max_active_are_a_configuration_error_never_a_silent
         "server `greedy`: 4 required tools (pinned or mode=all) exceed max_active 2; pin fewer tools, \
          narrow `allowed`, or use mode = \"auto\""
     );
-    // A pin that fits is always loaded.
+    // A pin that fits is always loaded (active from the start, never unloaded); the
+    // server's own alwaysLoad mark on core_ping is not trusted, so core_ping is deferred.
     let client = Client::duplex(&gateway).await;
-    assert_eq!(client.names().await, ["fine__core_ping", "fine__echo", "tool_search"]);
+    assert_eq!(client.names().await, ["tool_search", "fine__echo"]);
     gateway.shutdown().await;
 
     // A static catalog whose pins do not fit fails at start, naming the key.

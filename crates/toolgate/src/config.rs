@@ -61,7 +61,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use crate::defer::DeferConfig;
+use crate::defer::{DeferConfig, DeferMode};
 
 pub use error::{ConfigError, ConfigErrorKind, PatternProblem};
 pub use glob::glob_match;
@@ -142,7 +142,8 @@ pub enum Exposure {
 pub struct GatewayConfig {
     /// How tools are shown to the client (`exposure`).
     pub exposure: Exposure,
-    /// Deferral: keys `mode` (on, off, auto), `auto_threshold` (0 < x ≤ 1) and `context_window`.
+    /// Deferral: keys `mode` (on, off, auto; the gateway's default is on), `auto_threshold`
+    /// (0 < x ≤ 1) and `context_window`.
     pub defer: DeferConfig,
     /// How long a tool call may take (`call_timeout_secs`, default 60).
     pub call_timeout: Duration,
@@ -155,7 +156,9 @@ impl Default for GatewayConfig {
     fn default() -> GatewayConfig {
         GatewayConfig {
             exposure: Exposure::Native,
-            defer: DeferConfig::default(),
+            // The gateway defers by default, as Claude Code does: `auto` would send every
+            // definition of a small catalog, and a client then sees tools it never searched for.
+            defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
             call_timeout: Duration::from_secs(60),
             startup_timeout: Duration::from_secs(30),
         }
@@ -264,6 +267,10 @@ pub struct ServerConfig {
     pub enabled: bool,
     /// Overrides the gateway's call timeout for this server (`call_timeout_secs`).
     pub call_timeout: Option<Duration>,
+    /// Whether the server's own `_meta["anthropic/alwaysLoad"]` makes its tools core
+    /// (`trust_always_load`, default false): an upstream never raises its own privileges unless
+    /// the configuration says it may.
+    pub trust_always_load: bool,
 }
 
 impl ServerConfig {
@@ -281,6 +288,7 @@ impl ServerConfig {
             read_only: Vec::new(),
             enabled: true,
             call_timeout: None,
+            trust_always_load: false,
         }
     }
 }

@@ -6,41 +6,38 @@
 //! [deferred](defer) and known by name only. Search runs over an [index](search) with the
 //! query language of Claude Code's ToolSearch and a field-weighted BM25 ranker.
 //!
-//! One turn, end to end:
+//! Everything goes through one facade: a [`Toolbox`] (one per catalog snapshot, subject and
+//! settings) and a [`Conversation`] (one per chat or MCP session). One turn, end to end:
 //!
 //! ```
-//! use toolgate::defer::{DeferConfig, DeferMode, Deferral};
-//! use toolgate::request::{deferred_names, frozen_announcement, tool_list, tool_search_tool};
-//! use toolgate::search::Request;
-//! use toolgate::{Catalog, Index, Session};
+//! use serde_json::json;
+//! use toolgate::gate::{Decision, Denial};
+//! use toolgate::{Catalog, Policy, Toolbox};
 //!
-//! // The catalog: 527 real MCP tools compiled into the library (or Catalog::from_path).
-//! let catalog = Catalog::embedded();
-//! let deferral = Deferral::decide(&catalog, &DeferConfig { mode: DeferMode::On, ..DeferConfig::default() });
-//! let index = Index::builder().build(&catalog);
-//! let mut session = Session::new();
+//! // The catalog: 527 real MCP tools compiled into the library (or Catalog::from_path), seen
+//! // by a subject under a policy (Policy::new(&config, profile) reads toolgate.toml rules).
+//! let toolbox = Toolbox::builder(&Catalog::embedded(), Policy::permissive()).build()?;
+//! let mut chat = toolbox.conversation();
 //!
 //! // First request: core tools and tool_search, with the deferred names announced once.
-//! let search = tool_search_tool();
-//! assert_eq!(tool_list(&catalog, &deferral, &session, &search).len(), 1);
-//! let announcement = frozen_announcement(deferred_names(&catalog, &deferral));
-//! assert!(announcement.contains("playwright__playwright_screenshot"));
+//! assert_eq!(toolbox.tools(&mut chat)?.len(), 1);
+//! assert!(toolbox.announcement(&mut chat).contains("playwright__playwright_screenshot"));
 //!
 //! // The model calls tool_search; the hits join the active set.
-//! let result = session.tool_search(&index, &deferral, Request::new("take a screenshot of a web page", 3), &[]);
-//! println!("{}", result.render(&catalog));
-//! assert!(session.is_active("playwright__playwright_screenshot"));
+//! let found = toolbox.tool_search(&mut chat, &json!({"query": "take a screenshot of a web page", "limit": 3}))?;
+//! println!("{}", found.text());
+//! assert!(chat.active().iter().any(|n| n == "playwright__playwright_screenshot"));
 //!
 //! // Next request: the loaded tools follow tool_search, with their full schemas.
-//! let tools = tool_list(&catalog, &deferral, &session, &search);
+//! let tools = toolbox.tools(&mut chat)?;
 //! assert_eq!(tools[0].qualified_name(), "tool_search");
 //! assert_eq!(tools.len(), 4);
 //!
-//! // The gate: only core or active tools may run.
-//! let shot = catalog.get("playwright__playwright_screenshot").unwrap();
-//! assert!(toolgate::gate::check(&catalog, &deferral, &session, "playwright__playwright_screenshot").is_allow());
-//! assert!(!toolgate::gate::check(&catalog, &deferral, &session, "git__git_log").is_allow());
-//! # let _ = shot;
+//! // The gate: only what this conversation was shown, allowed now, with valid arguments.
+//! let shot = toolbox.check(&mut chat, "playwright__playwright_screenshot", &json!({"name": "home"}));
+//! assert!(matches!(shot, Decision::Allow(t) if t.server() == "playwright"));
+//! let log = toolbox.check(&mut chat, "git__git_log", &json!({"repo_path": "."}));
+//! assert!(matches!(log, Decision::Deny(Denial::NotLoaded { .. })));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![deny(missing_docs)]
@@ -55,12 +52,15 @@ pub mod naming;
 pub mod policy;
 pub mod preselect;
 pub mod request;
+pub mod schema;
 pub mod search;
 pub mod semantic;
 pub mod session;
 pub mod tokens;
+pub mod toolbox;
 
 pub use catalog::{Catalog, Tool, ToolId, ToolSpec};
 pub use policy::Policy;
 pub use search::{Index, Strategy};
 pub use session::Session;
+pub use toolbox::{Conversation, Toolbox};

@@ -5,7 +5,7 @@
 //! anything else sees the catalog: [`Policy::filter`] gives the visible catalog that deferral,
 //! the index, announcements, tool lists and the gate are built over, so a denied tool is never
 //! announced, searchable, listed or callable; the gate asks [`Policy::decide`] again at call
-//! time ([`crate::gate::check_policy`]). Every denial names its [`Rule`], the exact
+//! time ([`Toolbox::check`](crate::Toolbox::check)). Every denial names its [`Rule`], the exact
 //! configuration key and pattern, and becomes an [`AuditEvent`] for the host's log.
 //!
 //! The rules, first match wins (deny always beats allow):
@@ -27,18 +27,15 @@
 //! names the server, the count and the limit. The policy language with worked examples is in
 //! `docs/policy.md`.
 //!
-//! One subject's first turns, end to end:
+//! One subject's first turns, end to end (the [`Toolbox`](crate::Toolbox) does each step):
 //!
 //! ```
 //! use std::path::Path;
-//! use toolgate::budget::{ActiveBudget, Recency};
+//! use serde_json::json;
 //! use toolgate::config::Config;
-//! use toolgate::defer::{DeferConfig, DeferMode, Deferral};
-//! use toolgate::gate::{self, Decision, Denial};
+//! use toolgate::gate::{Decision, Denial};
 //! use toolgate::policy::{Action, Policy};
-//! use toolgate::request::{tool_list, tool_search_tool};
-//! use toolgate::search::Request;
-//! use toolgate::{Catalog, Index, Session};
+//! use toolgate::{Catalog, Toolbox};
 //!
 //! let config = Config::from_toml("toolgate.toml", r#"
 //!     [policy]
@@ -50,37 +47,23 @@
 //! let policy = Policy::new(&config, Some("researcher"))?;
 //!
 //! // 1. The policy first: everything below only ever sees the visible catalog.
-//! let filtered = policy.filter(&catalog);
-//! let visible = filtered.catalog;
-//! assert!(filtered.audit.iter().all(|e| e.action == Action::Hidden));
-//! let deferral = Deferral::decide(&visible, &DeferConfig { mode: DeferMode::On, ..DeferConfig::default() });
+//! let toolbox = Toolbox::builder(&catalog, policy).build()?;
+//! assert!(toolbox.hidden().iter().all(|e| e.action == Action::Hidden));
+//! assert!(toolbox.visible().get("filesystem__write_file").is_none(), "hidden: not even searchable");
 //!
 //! // 2. The first turn: required tools, then the best-ranked ones, within the budget.
-//! let first = policy.first_turn(&visible, &deferral, 1, "show me the git log", "")?;
-//! let mut session = Session::new();
-//! let mut recency = Recency::new();
-//! for &id in &first.chosen {
-//!     session.activate([visible.tool(id).qualified_name()]);
-//!     recency.touch(visible.tool(id).qualified_name());
-//! }
-//! assert!(session.is_active("git__git_log"));
-//! let search = tool_search_tool();
-//! let required = policy.required(&visible, &deferral, 1)?;
-//! let budget = ActiveBudget::from_policy(&policy, &visible, &required);
-//! budget.check_hard(tool_list(&visible, &deferral, &session, &search).len())?;
+//! let mut chat = toolbox.conversation();
+//! toolbox.preselect(&mut chat, "show me the git log", "")?;
+//! assert!(chat.active().iter().any(|n| n == "git__git_log"));
+//! toolbox.tools(&mut chat)?;
 //!
 //! // 3. Search runs over the visible surface only; the budget unloads what no longer fits.
-//! let index = Index::builder().build(&visible);
-//! let result = session.tool_search(&index, &deferral, Request::new("read a file", 3), &[]);
-//! let fresh: Vec<String> = result.loaded().map(|id| visible.tool(id).qualified_name().to_owned()).collect();
-//! let evicted = budget.enforce(&visible, &deferral, &mut session, &mut recency, &fresh);
-//! assert!(evicted.is_empty());
-//! assert!(result.matches.iter().all(|h| policy.decide(visible.tool(h.tool)).is_allow()));
-//! assert!(visible.get("filesystem__write_file").is_none(), "hidden: not even searchable");
+//! let found = toolbox.tool_search(&mut chat, &json!({"query": "read a file", "limit": 3}))?;
+//! assert!(found.unloaded.is_empty());
+//! assert!(found.matches().all(|t| toolbox.policy().decide(t).is_allow()));
 //!
-//! // 4. The gate asks the policy again, whatever the session says.
-//! session.activate(["filesystem__write_file"]);
-//! let d = gate::check_policy(&policy, &catalog, &deferral, &session, "filesystem__write_file");
+//! // 4. The gate asks the policy again, whatever the conversation says.
+//! let d = toolbox.check(&mut chat, "filesystem__write_file", &json!({}));
 //! assert!(matches!(d, Decision::Deny(Denial::Forbidden { .. })));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -155,6 +138,8 @@ struct ServerRules {
     max_active: usize,
     read_only_only: bool,
     read_only: Vec<String>,
+    always_load: Vec<String>,
+    trust_always_load: bool,
 }
 
 impl Default for ServerRules {
@@ -169,6 +154,8 @@ impl Default for ServerRules {
             max_active: DEFAULT_MAX_ACTIVE,
             read_only_only: false,
             read_only: Vec::new(),
+            always_load: Vec::new(),
+            trust_always_load: false,
         }
     }
 }
@@ -214,6 +201,8 @@ impl Policy {
                     max_active: s.max_active,
                     read_only_only: s.side_effects == SideEffects::ReadOnly,
                     read_only: s.read_only.clone(),
+                    always_load: s.always_load.clone(),
+                    trust_always_load: s.trust_always_load,
                 };
                 (name.clone(), rules)
             })
@@ -311,19 +300,8 @@ impl Policy {
                 });
             }
         }
-        let server = tool.server();
-        let rules = self.server(server);
-        if !rules.enabled {
-            return Verdict::Deny(Rule::ServerDisabled { server: server.to_owned() });
-        }
-        if let Some(p) = rules.denied.iter().find(|p| glob_match(p, tool.name())) {
-            return Verdict::Deny(Rule::ServerDenied { server: server.to_owned(), pattern: p.clone() });
-        }
-        if rules.mode != ServerMode::All && !rules.allowed.iter().any(|p| glob_match(p, tool.name())) {
-            return Verdict::Deny(Rule::NotAllowlisted { server: server.to_owned() });
-        }
-        if rules.read_only_only && !self.is_read_only(tool) {
-            return Verdict::Deny(Rule::NotReadOnly { server: server.to_owned() });
+        if let Verdict::Deny(rule) = self.decide_under(tool.server(), tool) {
+            return Verdict::Deny(rule);
         }
         for (profile, config) in &self.layers {
             if !config.tools.iter().any(|p| matches_qualified(p, tool)) {
@@ -331,6 +309,85 @@ impl Policy {
             }
         }
         Verdict::Allow
+    }
+
+    /// The rules of `[servers.SERVER]` alone (`enabled`, `denied`, `allowed` with `mode`,
+    /// `side_effects`) applied to `tool`. [`Policy::decide`] applies them under the tool's own
+    /// server; a host applies them under another key when one configured upstream serves tools
+    /// of several servers (a static catalog file).
+    pub fn decide_under(&self, server: &str, tool: &Tool) -> Verdict {
+        let rules = self.server(server);
+        if !rules.enabled {
+            return Verdict::Deny(Rule::ServerDisabled { server: server.to_owned() });
+        }
+        if let Some(p) = rules.denied.iter().find(|p| matches_own_name(p, tool.name())) {
+            return Verdict::Deny(Rule::ServerDenied { server: server.to_owned(), pattern: p.clone() });
+        }
+        if rules.mode != ServerMode::All && !rules.allowed.iter().any(|p| glob_match(p, tool.name())) {
+            return Verdict::Deny(Rule::NotAllowlisted { server: server.to_owned() });
+        }
+        let trusted = rules.read_only.iter().any(|p| glob_match(p, tool.name()));
+        if rules.read_only_only && !tool.read_only_hint() && !trusted {
+            return Verdict::Deny(Rule::NotReadOnly { server: server.to_owned() });
+        }
+        Verdict::Allow
+    }
+
+    /// Decides a server as a whole, for what it offers besides tools (resources, log
+    /// messages): denied when it is disabled, or when a `[policy] deny` or `disallowed_tools`
+    /// pattern covers every tool of it (a bare server name, or `SERVER__*`), under any
+    /// spelling of the server's name.
+    pub fn decide_server(&self, server: &str) -> Verdict {
+        if let Some(p) = self.deny.iter().find(|p| matches_whole_server(p, server)) {
+            return Verdict::Deny(Rule::GlobalDeny { pattern: p.clone() });
+        }
+        for (profile, config) in &self.layers {
+            if let Some(p) = config.disallowed_tools.iter().find(|p| matches_whole_server(p, server)) {
+                return Verdict::Deny(Rule::ProfileDisallowed {
+                    profile: profile.clone(),
+                    pattern: p.clone(),
+                });
+            }
+        }
+        if !self.server(server).enabled {
+            return Verdict::Deny(Rule::ServerDisabled { server: server.to_owned() });
+        }
+        Verdict::Allow
+    }
+
+    /// Decides a prompt `name` of `server`, offered to the model as `qualified`
+    /// (`server__prompt`): the server as a whole ([`Policy::decide_server`]), then the
+    /// patterns over qualified names (`[policy] deny`, the profiles' `disallowed_tools` and
+    /// `tools`) as for a tool of that name.
+    pub fn decide_prompt(&self, server: &str, name: &str, qualified: &str) -> Verdict {
+        if let Verdict::Deny(rule) = self.decide_server(server) {
+            return Verdict::Deny(rule);
+        }
+        let matches = |p: &String| matches_name(p, server, name, Some(qualified), false);
+        if let Some(p) = self.deny.iter().find(|p| matches(p)) {
+            return Verdict::Deny(Rule::GlobalDeny { pattern: p.clone() });
+        }
+        for (profile, config) in &self.layers {
+            if let Some(p) = config.disallowed_tools.iter().find(|p| matches(p)) {
+                return Verdict::Deny(Rule::ProfileDisallowed {
+                    profile: profile.clone(),
+                    pattern: p.clone(),
+                });
+            }
+            if !config.tools.iter().any(matches) {
+                return Verdict::Deny(Rule::ProfileTools { profile: profile.clone() });
+            }
+        }
+        Verdict::Allow
+    }
+
+    /// Whether a tool `name` of `server` is core: it matches the server's `always_load`
+    /// patterns, or it is `marked` always-load by its server (`_meta["anthropic/alwaysLoad"]`)
+    /// and the configuration trusts the server's marks (`trust_always_load`).
+    pub fn is_always_loaded(&self, server: &str, name: &str, marked: bool) -> bool {
+        let rules = self.server(server);
+        rules.always_load.iter().any(|p| glob_match(&p.to_lowercase(), &name.to_lowercase()))
+            || (marked && rules.trust_always_load)
     }
 
     /// The visible surface of `catalog` for this subject, and an audit event per hidden tool.
@@ -401,19 +458,56 @@ pub fn keeps_tool_search(deferred_not_active: usize) -> bool {
     deferred_not_active > 0
 }
 
-/// Whether a pattern over qualified names matches `tool`: its qualified name, `server__name`
-/// as configured, and for a pattern without `__` the server (a bare server name) or, for a
-/// built-in tool, its own name (`Read`, as Claude Code's agent definitions write it). A leading
-/// `mcp__` (Claude Code's spelling) is ignored.
+/// Whether a pattern over qualified names matches `tool` under any spelling of its name.
 fn matches_qualified(pattern: &str, tool: &Tool) -> bool {
-    let pattern = crate::catalog::strip_mcp_prefix(pattern);
-    if glob_match(pattern, tool.qualified_name()) {
+    let builtin = tool.origin() == Origin::Builtin;
+    matches_name(pattern, tool.server(), tool.name(), Some(tool.qualified_name()), builtin)
+}
+
+/// Whether a pattern over qualified names matches the tool (or prompt) `name` of server
+/// `server` (its configured key), case-insensitively, under every spelling a user may write:
+///
+/// - the qualified name the model sees (`qualified`, after collision handling);
+/// - `server__name` with the server as configured or normalised, and the name as published or
+///   normalised (`io.github.acme/files__write.file`, `io_github_acme_files__write_file`), so a
+///   deny written before normalisation or collision renaming still holds;
+/// - for a pattern without `__`, also: the server, as configured or normalised (a bare server
+///   name is the whole server), or a built-in tool's own name (`Read`, as Claude Code's agent
+///   definitions write it).
+///
+/// A leading `mcp__` (Claude Code's spelling) is ignored.
+fn matches_name(pattern: &str, server: &str, name: &str, qualified: Option<&str>, builtin: bool) -> bool {
+    let pattern = crate::catalog::strip_mcp_prefix(pattern).to_lowercase();
+    let glob = |text: &str| glob_match(&pattern, &text.to_lowercase());
+    let servers = [server.to_owned(), crate::naming::normalize_server(server)];
+    if !pattern.contains("__") && (servers.iter().any(|s| glob(s)) || (builtin && glob(name))) {
         return true;
     }
-    if !pattern.contains("__") {
-        return glob_match(pattern, tool.server())
-            || (tool.origin() == Origin::Builtin && glob_match(pattern, tool.name()));
+    if qualified.is_some_and(glob) {
+        return true;
     }
-    let raw = format!("{}__{}", tool.server(), tool.name());
-    raw != tool.qualified_name() && glob_match(pattern, &raw)
+    let names = [name.to_owned(), crate::naming::normalize_tool(name)];
+    servers.iter().any(|s| names.iter().any(|n| glob(&format!("{s}__{n}"))))
+}
+
+/// Whether a `denied` pattern over a server's own tool names matches `name`, as published or
+/// normalised, in any letter case (a deny holds under every spelling).
+fn matches_own_name(pattern: &str, name: &str) -> bool {
+    let pattern = pattern.to_lowercase();
+    glob_match(&pattern, &name.to_lowercase())
+        || glob_match(&pattern, &crate::naming::normalize_tool(name).to_lowercase())
+}
+
+/// Whether a pattern over qualified names covers every tool of `server`: a bare server name, or
+/// `SERVER__*`.
+fn matches_whole_server(pattern: &str, server: &str) -> bool {
+    let pattern = crate::catalog::strip_mcp_prefix(pattern).to_lowercase();
+    let server_part = match pattern.split_once("__") {
+        None => pattern.as_str(),
+        Some((s, "*")) => s,
+        Some(_) => return false,
+    };
+    [server.to_owned(), crate::naming::normalize_server(server)]
+        .iter()
+        .any(|s| glob_match(server_part, &s.to_lowercase()))
 }

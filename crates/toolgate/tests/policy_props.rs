@@ -7,13 +7,14 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
+use serde_json::json;
 use toolgate::config::{Config, ProfileConfig, ServerConfig, ServerMode, SideEffects, Transport, glob_match};
 use toolgate::defer::{DeferConfig, DeferMode, Deferral};
-use toolgate::gate::{self, Decision, Denial};
+use toolgate::gate::{Decision, Denial};
 use toolgate::policy::{Policy, Verdict};
 use toolgate::request::{deferred_names, frozen_announcement, tool_list, tool_search_tool};
 use toolgate::search::Request;
-use toolgate::{Catalog, Index, Session, Strategy as Ranker, Tool, ToolSpec};
+use toolgate::{Catalog, Index, Session, Strategy as Ranker, Tool, ToolSpec, Toolbox};
 
 const SERVERS: [&str; 4] = ["github", "slack", "fs", "db"];
 const VERBS: [&str; 8] = ["get", "list", "create", "delete", "send", "read", "search", "drop"];
@@ -211,16 +212,20 @@ fn check_subject(catalog: &Catalog, config: &Config, policy: &Policy, layers: &[
         assert!(pre.chosen.iter().all(|&id| allowed(visible.tool(id).qualified_name())));
     }
 
-    // The gate, asked about the full catalog with every tool active, refuses each hidden tool;
-    // over the visible catalog such a tool does not even exist.
-    let full_deferral = Deferral::decide(catalog, &on);
-    let mut everything = Session::new();
-    everything.activate(catalog.tools().iter().map(|t| t.qualified_name()));
-    for name in &hidden {
-        let d = gate::check_policy(policy, catalog, &full_deferral, &everything, name);
-        assert!(matches!(d, Decision::Deny(Denial::Forbidden { .. })), "{name}: {d:?}");
-        let d = gate::check_policy(policy, &visible, &deferral, &everything, name);
-        assert!(matches!(d, Decision::Deny(Denial::Unknown { .. })), "{name}: {d:?}");
+    // The gate, asked through the facade by a conversation that searched for every tool by
+    // name, refuses each hidden tool under its own name and Claude Code's spelling.
+    let toolbox = Toolbox::builder(catalog, policy.clone()).defer(on).build();
+    if let Ok(toolbox) = toolbox {
+        let mut chat = toolbox.conversation();
+        let all: Vec<&str> = catalog.tools().iter().map(|t| t.qualified_name()).collect();
+        let _ = toolbox
+            .tool_search(&mut chat, &json!({"query": format!("select:{}", all.join(",")), "limit": 20}));
+        for name in &hidden {
+            for spelling in [name.to_string(), format!("mcp__{name}"), name.to_uppercase()] {
+                let d = toolbox.check(&mut chat, &spelling, &json!({}));
+                assert!(matches!(d, Decision::Deny(Denial::Forbidden { .. })), "{spelling}: {d:?}");
+            }
+        }
     }
 }
 

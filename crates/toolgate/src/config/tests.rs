@@ -119,6 +119,7 @@ fn design_example_parses_to_the_expected_values() {
                     read_only: [],
                     enabled: false,
                     call_timeout: None,
+                    trust_always_load: false,
                 },
                 "docs": ServerConfig {
                     transport: Http {
@@ -142,6 +143,7 @@ fn design_example_parses_to_the_expected_values() {
                     call_timeout: Some(
                         5s,
                     ),
+                    trust_always_load: false,
                 },
                 "github": ServerConfig {
                     transport: Stdio {
@@ -173,6 +175,7 @@ fn design_example_parses_to_the_expected_values() {
                     ],
                     enabled: true,
                     call_timeout: None,
+                    trust_always_load: false,
                 },
                 "local": ServerConfig {
                     transport: Stdio {
@@ -195,6 +198,7 @@ fn design_example_parses_to_the_expected_values() {
                     read_only: [],
                     enabled: true,
                     call_timeout: None,
+                    trust_always_load: false,
                 },
             },
             profiles: {
@@ -227,7 +231,7 @@ fn empty_file_gives_the_defaults() {
     assert_eq!(config.gateway.exposure, Exposure::Native);
     assert_eq!(
         config.gateway.defer,
-        DeferConfig { mode: DeferMode::Auto, auto_threshold: 0.10, context_window: 200_000 }
+        DeferConfig { mode: DeferMode::On, auto_threshold: 0.10, context_window: 200_000 }
     );
     assert_eq!(config.gateway.call_timeout, Duration::from_secs(60));
     assert_eq!(config.gateway.startup_timeout, Duration::from_secs(30));
@@ -265,9 +269,9 @@ fn gateway_settings_are_read() {
 fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[servers.github]\ncommand = \"npx\"\nmaxActive = 10\n",
-        expect![[
-            "toolgate.toml: servers.github.maxActive: unknown key `maxActive`; did you mean `max_active`? known keys here: command, args, env, cwd, url, headers, catalog, enabled, mode, allowed, denied, pinned, always_load, max_active, side_effects, read_only, call_timeout_secs"
-        ]],
+        expect![
+            "toolgate.toml: servers.github.maxActive: unknown key `maxActive`; did you mean `max_active`? known keys here: command, args, env, cwd, url, headers, catalog, enabled, mode, allowed, denied, pinned, always_load, max_active, side_effects, read_only, call_timeout_secs, trust_always_load"
+        ],
     );
     check_error(
         "[gateway]\nfoo = 1\n",

@@ -35,6 +35,7 @@ const SERVER_KEYS: &[&str] = &[
     "side_effects",
     "read_only",
     "call_timeout_secs",
+    "trust_always_load",
 ];
 const PROFILE_KEYS: &[&str] = &["tools", "disallowed_tools"];
 
@@ -224,6 +225,9 @@ fn server(f: &Fields<'_, '_>, name: &str) -> Result<ServerConfig, ConfigError> {
         s.enabled = v.as_bool().ok_or_else(|| f.wrong("enabled", "true or false", v))?;
     }
     s.call_timeout = f.seconds("call_timeout_secs")?;
+    if let Some(v) = f.get("trust_always_load") {
+        s.trust_always_load = v.as_bool().ok_or_else(|| f.wrong("trust_always_load", "true or false", v))?;
+    }
     Ok(s)
 }
 

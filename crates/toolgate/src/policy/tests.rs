@@ -6,7 +6,7 @@ use std::path::Path;
 use super::*;
 use crate::catalog::ToolSpec;
 use crate::defer::{DeferConfig, DeferMode, Deferral};
-use crate::gate::{self, Decision, Denial};
+use crate::gate::{Decision, Denial};
 
 fn config(text: &str) -> Config {
     Config::from_toml("toolgate.toml", text, Path::new(".")).unwrap()
@@ -184,12 +184,15 @@ fn filter_hides_denied_tools_and_audits_each_with_its_rule() {
 
 #[test]
 fn the_gate_refuses_a_denied_tool_even_when_active() {
+    use serde_json::json;
     let cat = catalog(&[("github", "delete_repo"), ("github", "get_issue")]);
     let p = Policy::new(&config("[policy]\ndeny = [\"*__delete_*\"]\n"), None).unwrap();
-    let deferral = Deferral::decide(&cat, &on());
-    let mut s = Session::new();
-    s.activate(["github__delete_repo", "github__get_issue"]);
-    let d = gate::check_policy(&p, &cat, &deferral, &s, "mcp__github__delete_repo");
+    let toolbox = crate::Toolbox::builder(&cat, p.clone()).defer(on()).build().unwrap();
+    let mut chat = toolbox.conversation();
+    toolbox
+        .tool_search(&mut chat, &json!({"query": "select:github__get_issue,github__delete_repo"}))
+        .unwrap();
+    let d = toolbox.check(&mut chat, "mcp__github__delete_repo", &json!({}));
     let Decision::Deny(Denial::Forbidden { name, rule }) = &d else { panic!("{d:?}") };
     assert_eq!(name, "github__delete_repo");
     assert_eq!(rule, &Rule::GlobalDeny { pattern: "*__delete_*".into() });
@@ -198,9 +201,9 @@ fn the_gate_refuses_a_denied_tool_even_when_active() {
         p.event(name, rule.clone(), Action::Refused).to_string(),
         "main: refused github__delete_repo by policy.deny \"*__delete_*\""
     );
-    assert!(gate::check_policy(&p, &cat, &deferral, &s, "github__get_issue").is_allow());
+    assert!(toolbox.check(&mut chat, "github__get_issue", &json!({})).is_allow());
     // An allowed tool still has to be loaded.
-    let d = gate::check_policy(&p, &cat, &deferral, &Session::new(), "github__get_issue");
+    let d = toolbox.check(&mut toolbox.conversation(), "github__get_issue", &json!({}));
     assert!(matches!(d, Decision::Deny(Denial::NotLoaded { .. })));
 }
 
@@ -208,7 +211,7 @@ trait Lossy {
     fn to_string_lossy(&self) -> String;
 }
 
-impl Lossy for Decision {
+impl Lossy for Decision<'_> {
     fn to_string_lossy(&self) -> String {
         match self {
             Decision::Allow(_) => String::new(),

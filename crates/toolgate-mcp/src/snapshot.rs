@@ -1,0 +1,153 @@
+//! snapshot: here are the upstreams' listings and the configuration, give me the merged catalog
+//! every subject's toolbox is built over. A pure function: no locks, no IO, no MCP types.
+//!
+//! Qualified names are assigned once, over the whole catalog of every usable upstream, before
+//! any policy: a deny rule or a profile never renames what it leaves visible, and every subject
+//! sees the same name for the same tool. A tool is identified by its configured server key
+//! (`ToolSpec::server`) and its upstream name. An upstream's own `alwaysLoad` mark counts only
+//! where the configuration trusts that server (`trust_always_load`); `always_load` patterns
+//! always do. A static catalog file may hold tools of several servers: they keep their own
+//! server names, and the `[servers.NAME]` rules of the upstream that serves them apply too.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+
+use toolgate::{Catalog, Policy, ToolSpec};
+
+/// How one upstream stands, for the snapshot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Standing<'a> {
+    /// Starting: its tools are not listed yet.
+    Starting,
+    /// Ready or static: its tools are served.
+    Serving,
+    /// Failed, with the reason.
+    Failed(&'a str),
+    /// Turned off in the configuration.
+    Disabled,
+}
+
+/// What one upstream listed.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Listing<'a> {
+    /// The upstream's configured name.
+    pub(crate) upstream: &'a str,
+    /// Where it stands.
+    pub(crate) standing: Standing<'a>,
+    /// Its tools, as listed (each with its configured server key).
+    pub(crate) tools: &'a [ToolSpec],
+}
+
+/// The merged view of every usable upstream at one moment. Immutable; replaced as a whole.
+#[derive(Debug, Default)]
+pub(crate) struct Snapshot {
+    /// Every tool of every ready or static upstream, named once.
+    pub(crate) catalog: Catalog,
+    /// The upstream that serves each tool, by qualified name.
+    owner: HashMap<String, Arc<str>>,
+    /// Upstreams still starting, sorted.
+    pub(crate) pending: Vec<String>,
+}
+
+impl Snapshot {
+    /// Merges `listings` (sorted by upstream name) under the server rules of `policy` (which
+    /// decide `always_load`; they are the same for every subject).
+    pub(crate) fn build(listings: &[Listing<'_>], policy: &Policy) -> Snapshot {
+        let mut specs: Vec<ToolSpec> = Vec::new();
+        let mut owners: Vec<Arc<str>> = Vec::new();
+        let mut pending = Vec::new();
+        let mut seen: HashSet<(String, String)> = HashSet::new();
+        for listing in listings {
+            match listing.standing {
+                Standing::Starting => {
+                    pending.push(listing.upstream.to_owned());
+                    continue;
+                }
+                Standing::Failed(_) | Standing::Disabled => continue,
+                Standing::Serving => {}
+            }
+            let owner: Arc<str> = Arc::from(listing.upstream);
+            for spec in listing.tools {
+                if spec.name.is_empty() {
+                    tracing::warn!(upstream = listing.upstream, "a tool without a name is ignored");
+                    continue;
+                }
+                if !seen.insert((spec.server.clone(), spec.name.clone())) {
+                    tracing::warn!(
+                        upstream = listing.upstream,
+                        "tool `{}` of server `{}` is listed twice (here or by another upstream); only the \
+                         first is used",
+                        spec.name,
+                        spec.server
+                    );
+                    continue;
+                }
+                let mut spec = spec.clone();
+                spec.always_load = policy.is_always_loaded(&spec.server, &spec.name, spec.always_load);
+                specs.push(spec);
+                owners.push(owner.clone());
+            }
+        }
+        let catalog = match specs.into_iter().fold(Catalog::builder(), |b, s| b.tool(s)).build() {
+            Ok(catalog) => catalog,
+            Err(e) => {
+                // Names are non-empty and pairs unique by now, so this cannot happen; serve
+                // nothing rather than something unchecked.
+                tracing::error!("the merged catalog is invalid ({e}); serving no tools");
+                return Snapshot { pending, ..Snapshot::default() };
+            }
+        };
+        let owner: HashMap<String, Arc<str>> =
+            catalog.tools().iter().zip(owners).map(|(t, o)| (t.qualified_name().to_owned(), o)).collect();
+        // An upstream that serves tools of other servers (a static catalog file) applies its
+        // own `[servers.NAME]` rules to them too.
+        let catalog = catalog.filter(|t| {
+            let upstream = &*owner[t.qualified_name()];
+            upstream == t.server() || policy.decide_under(upstream, t).is_allow()
+        });
+        Snapshot { catalog, owner, pending }
+    }
+
+    /// The upstream serving the tool named `qualified`.
+    pub(crate) fn owner(&self, qualified: &str) -> Option<&str> {
+        self.owner.get(qualified).map(|o| &**o)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate::config::Config;
+
+    fn spec(server: &str, name: &str, marked: bool) -> ToolSpec {
+        let mut s = ToolSpec::mcp(server, name, "");
+        s.always_load = marked;
+        s
+    }
+
+    #[test]
+    fn names_are_assigned_once_and_always_load_needs_trust() {
+        let fk = [spec("fk", "delete_repo", false), spec("fk", "delete.repo", true)];
+        let other = [spec("other", "ping", true)];
+        let config = Config::from_toml(
+            "t.toml",
+            "[servers.other]\ncatalog = \"x\"\ntrust_always_load = true\n",
+            std::path::Path::new("."),
+        )
+        .unwrap();
+        let policy = Policy::new(&config, None).unwrap();
+        let listings = [
+            Listing { upstream: "fk", standing: Standing::Serving, tools: &fk },
+            Listing { upstream: "late", standing: Standing::Starting, tools: &[] },
+            Listing { upstream: "other", standing: Standing::Serving, tools: &other },
+        ];
+        let snapshot = Snapshot::build(&listings, &policy);
+        let names: Vec<&str> = snapshot.catalog.tools().iter().map(|t| t.qualified_name()).collect();
+        assert_eq!(names[0], "fk__delete_repo");
+        assert!(names[1].starts_with("fk__delete_repo-"), "{names:?}");
+        assert!(!snapshot.catalog.tools()[1].always_load(), "fk is not trusted");
+        assert!(snapshot.catalog.tools()[2].always_load(), "other is");
+        assert_eq!(snapshot.owner(names[1]), Some("fk"));
+        assert_eq!(snapshot.pending, ["late"]);
+    }
+}

@@ -1,0 +1,650 @@
+//! toolbox: the facade. Here are a catalog snapshot, a subject's policy and the settings, give
+//! me everything one turn needs, and the one answer to "may this call run?".
+//!
+//! A [`Toolbox`] is built once per catalog snapshot × subject × settings and never changes:
+//! the visible catalog ([`Policy::filter`]), the deferral decision, the index, the required
+//! tools, the budgets and the meta-tools. A [`Conversation`] is one chat or MCP session: its
+//! active set, when each tool was last used, and the definitions it was shown. Every surface
+//! (the gateway, `toolgate search`, an agent loop) goes through these two types and nothing
+//! else decides what is shown or what runs.
+//!
+//! **The execution invariant, decided here and only here ([`Toolbox::check`]):** a call runs
+//! only if this conversation was shown the tool's current definition (in a tool list or a
+//! search result), the policy allows it for this subject now, and its arguments validate
+//! against a schema that compiled. Deferral changes what is shown, never what is checked.
+//!
+//! A conversation outlives the toolbox it started with: when the catalog changes, the next
+//! toolbox picks the conversation up ([`Toolbox::resume`], also done by every operation) and
+//! unloads every tool whose definition changed, so that it must be searched (and read) again
+//! before it runs.
+//!
+//! ```
+//! use serde_json::json;
+//! use toolgate::{Catalog, Policy, Toolbox};
+//!
+//! let toolbox = Toolbox::builder(&Catalog::embedded(), Policy::permissive()).build()?;
+//! let mut chat = toolbox.conversation();
+//! assert_eq!(toolbox.tools(&mut chat)?.len(), 1, "only tool_search at first");
+//! let shot = "playwright__playwright_screenshot";
+//! assert!(!toolbox.check(&mut chat, shot, &json!({"name": "page"})).is_allow(), "never shown");
+//!
+//! let found = toolbox.tool_search(&mut chat, &json!({"query": "take a screenshot of a web page", "limit": 3}))?;
+//! assert!(found.loaded().any(|t| t.qualified_name() == shot));
+//! assert!(toolbox.check(&mut chat, shot, &json!({"name": "page"})).is_allow());
+//! assert!(!toolbox.check(&mut chat, shot, &json!({"name": 3})).is_allow(), "arguments are checked");
+//! assert_eq!(toolbox.tools(&mut chat)?.len(), 4);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use serde_json::{Value, json};
+
+use crate::budget::{ActiveBudget, Eviction, OverHardLimit, Recency};
+use crate::catalog::{Catalog, DefinitionHash, Tool};
+use crate::config::Exposure;
+use crate::defer::{DeferConfig, DeferMode, Deferral};
+use crate::gate::{Decision, Denial};
+use crate::policy::{Action, AuditEvent, Policy, PolicyError, Required, Verdict};
+use crate::request::{self, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
+use crate::schema::{Problem, Validators};
+use crate::search::{Index, Request, Strategy};
+use crate::session::{SearchResult, Session};
+
+/// The name of the bridge meta-tool that runs a loaded tool.
+pub const CALL_TOOL: &str = "call_tool";
+
+/// Up to this many deferred names are listed in the announcement; past it, servers with their
+/// tool counts.
+pub const MAX_ANNOUNCED: usize = 2000;
+
+/// Every toolbox gets its own stamp, so a conversation knows when it meets a new one.
+static STAMPS: AtomicU64 = AtomicU64::new(1);
+
+/// Builds a [`Toolbox`].
+#[derive(Debug)]
+pub struct ToolboxBuilder {
+    catalog: Catalog,
+    policy: Policy,
+    defer: DeferConfig,
+    exposure: Exposure,
+    strategy: Strategy,
+    pending: Vec<String>,
+    validators: Arc<Validators>,
+}
+
+impl ToolboxBuilder {
+    /// When tools are deferred (default: [`DeferConfig::default`], `auto`). `auto` is decided
+    /// over the whole catalog given to [`Toolbox::builder`], so every subject of one snapshot
+    /// gets the same decision. Bridge exposure always defers.
+    pub fn defer(mut self, defer: DeferConfig) -> ToolboxBuilder {
+        self.defer = defer;
+        self
+    }
+
+    /// `native` (default: active tools in the tool list) or `bridge` (`tool_search` and
+    /// `call_tool` only, a list that never changes).
+    pub fn exposure(mut self, exposure: Exposure) -> ToolboxBuilder {
+        self.exposure = exposure;
+        self
+    }
+
+    /// The ranker for free keywords (default [`Strategy::DEFAULT`]).
+    pub fn strategy(mut self, strategy: Strategy) -> ToolboxBuilder {
+        self.strategy = strategy;
+        self
+    }
+
+    /// Servers still connecting, named in search results.
+    pub fn pending(mut self, servers: Vec<String>) -> ToolboxBuilder {
+        self.pending = servers;
+        self
+    }
+
+    /// Compiled argument validators to share with other toolboxes (keyed by definition hash).
+    pub fn validators(mut self, validators: Arc<Validators>) -> ToolboxBuilder {
+        self.validators = validators;
+        self
+    }
+
+    /// Applies the policy, decides deferral, checks the required tools against the budgets and
+    /// indexes the visible tools. Fails when the required tools (pins, `mode = "all"`, core
+    /// tools and meta-tools) do not fit the budgets.
+    pub fn build(self) -> Result<Toolbox, PolicyError> {
+        let filtered = self.policy.filter(&self.catalog);
+        let visible = filtered.catalog;
+        let defers =
+            self.exposure == Exposure::Bridge || Deferral::decide(&self.catalog, &self.defer).enabled();
+        let mode = if defers { DeferMode::On } else { DeferMode::Off };
+        let deferral = Deferral::decide(&visible, &DeferConfig { mode, ..self.defer });
+        let mut meta = Vec::new();
+        if deferral.enabled() {
+            meta.push(request::tool_search_tool());
+            if self.exposure == Exposure::Bridge {
+                meta.push(call_tool_tool());
+            }
+        }
+        let required = self.policy.required(&visible, &deferral, meta.len())?;
+        let budget = ActiveBudget::from_policy(&self.policy, &visible, &required);
+        let index = Index::builder().strategy(self.strategy).build(&visible);
+        Ok(Toolbox {
+            stamp: STAMPS.fetch_add(1, Ordering::Relaxed),
+            catalog: self.catalog,
+            policy: self.policy,
+            visible,
+            hidden: filtered.audit,
+            deferral,
+            index,
+            required,
+            budget,
+            meta,
+            exposure: self.exposure,
+            pending: self.pending,
+            validators: self.validators,
+        })
+    }
+}
+
+/// Everything one subject's turns need over one catalog snapshot. Immutable, `Send + Sync`.
+#[derive(Debug)]
+pub struct Toolbox {
+    stamp: u64,
+    catalog: Catalog,
+    policy: Policy,
+    visible: Catalog,
+    hidden: Vec<AuditEvent>,
+    deferral: Deferral,
+    index: Index,
+    required: Required,
+    budget: ActiveBudget,
+    meta: Vec<Tool>,
+    exposure: Exposure,
+    pending: Vec<String>,
+    validators: Arc<Validators>,
+}
+
+/// One chat or MCP session: its active set, when each tool was last used, and the
+/// definitions it was shown. Holds names and definition hashes, never ids, so it can move
+/// from one toolbox to the next.
+#[derive(Debug, Clone, Default)]
+pub struct Conversation {
+    /// The toolbox this conversation was last synchronised with (0: none yet).
+    stamp: u64,
+    active: Session,
+    recency: Recency,
+    /// The definitions this conversation was shown, by qualified name.
+    shown: HashMap<String, DefinitionHash>,
+    /// Loaded tools whose definitions changed, not yet told to the model.
+    changed: Vec<String>,
+    /// The announcement, fixed when first rendered so that it stays byte-identical.
+    announcement: Option<String>,
+}
+
+impl Conversation {
+    /// The active tools' qualified names, in activation order.
+    pub fn active(&self) -> &[String] {
+        self.active.active()
+    }
+
+    /// Whether this conversation was shown `name` in the definition `hash`.
+    pub fn was_shown(&self, name: &str, hash: DefinitionHash) -> bool {
+        self.shown.get(name) == Some(&hash)
+    }
+}
+
+/// What one `tool_search` call did.
+#[derive(Debug)]
+pub struct SearchOutcome<'a> {
+    toolbox: &'a Toolbox,
+    /// The search result: matches, what was already loaded, unmatched terms, pending servers.
+    pub result: SearchResult,
+    /// Tools unloaded to stay within the budgets, least recently used first.
+    pub unloaded: Vec<Eviction>,
+    /// Loaded tools whose definitions changed since they were shown; they were unloaded and
+    /// must be loaded again.
+    pub changed: Vec<String>,
+}
+
+impl<'a> SearchOutcome<'a> {
+    /// The tools this call loaded, best first.
+    pub fn loaded(&self) -> impl Iterator<Item = &'a Tool> + '_ {
+        self.result.loaded().map(|id| self.toolbox.visible.tool(id))
+    }
+
+    /// Every tool the query found, best first.
+    pub fn matches(&self) -> impl Iterator<Item = &'a Tool> + '_ {
+        self.result.matches.iter().map(|h| self.toolbox.visible.tool(h.tool))
+    }
+
+    /// The result as the model reads it: what was loaded and how to call it, what was unloaded
+    /// or changed, and in bridge exposure the input schemas.
+    pub fn text(&self) -> String {
+        let catalog = &self.toolbox.visible;
+        let mut text = String::new();
+        if !self.changed.is_empty() {
+            text.push_str(&format!(
+                "Definitions changed since you loaded them, so these tools were unloaded; load them \
+                 again before calling them: {}\n",
+                self.changed.join(", ")
+            ));
+        }
+        text.push_str(&self.result.render(catalog));
+        let notice = crate::budget::notice(&self.unloaded);
+        if !notice.is_empty() {
+            text.push('\n');
+            text.push_str(&notice);
+        }
+        if self.toolbox.exposure == Exposure::Bridge && !self.result.matches.is_empty() {
+            text.push_str(&format!(
+                "\n\nInput schemas; run a tool with {CALL_TOOL} {{\"name\": NAME, \"arguments\": {{...}}}}:\n"
+            ));
+            for tool in self.matches() {
+                text.push_str(&format!("- {}: {}\n", tool.qualified_name(), tool.input_schema()));
+            }
+            text.truncate(text.trim_end().len());
+        }
+        text
+    }
+
+    /// The result as a JSON object (the names of each part).
+    pub fn to_json(&self) -> Value {
+        let names = |tools: &mut dyn Iterator<Item = &'a Tool>| -> Vec<String> {
+            tools.map(|t| t.qualified_name().to_owned()).collect()
+        };
+        let catalog = &self.toolbox.visible;
+        json!({
+            "query": self.result.query,
+            "matches": names(&mut self.matches()),
+            "loaded": names(&mut self.loaded()),
+            "already_loaded": names(&mut self.result.already_loaded.iter().map(|&id| catalog.tool(id))),
+            "unmatched_terms": self.result.unmatched_terms,
+            "pending_servers": self.result.pending_servers,
+            "unloaded": self.unloaded.iter().map(|e| e.tool.as_str()).collect::<Vec<_>>(),
+            "changed": self.changed,
+        })
+    }
+
+    /// The audit events of this call: one per unloaded tool.
+    pub fn audit(&self) -> Vec<AuditEvent> {
+        self.unloaded.iter().map(|e| e.audit(&self.toolbox.policy)).collect()
+    }
+}
+
+/// Arguments of `tool_search` that do not match its schema.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BadSearch(pub String);
+
+impl std::fmt::Display for BadSearch {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadSearch {}
+
+impl Toolbox {
+    /// A builder over `catalog` (the whole snapshot, before any policy) for `policy`'s subject.
+    pub fn builder(catalog: &Catalog, policy: Policy) -> ToolboxBuilder {
+        ToolboxBuilder {
+            catalog: catalog.clone(),
+            policy,
+            defer: DeferConfig::default(),
+            exposure: Exposure::Native,
+            strategy: Strategy::DEFAULT,
+            pending: Vec::new(),
+            validators: Arc::default(),
+        }
+    }
+
+    /// The whole catalog snapshot this toolbox was built over, before the policy.
+    pub fn catalog(&self) -> &Catalog {
+        &self.catalog
+    }
+
+    /// The tools this subject may see (the policy's visible catalog).
+    pub fn visible(&self) -> &Catalog {
+        &self.visible
+    }
+
+    /// The subject's policy.
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+
+    /// One audit event per tool the policy hides from this subject.
+    pub fn hidden(&self) -> &[AuditEvent] {
+        &self.hidden
+    }
+
+    /// Whether tools are deferred (and `tool_search` is offered).
+    pub fn defers(&self) -> bool {
+        self.deferral.enabled()
+    }
+
+    /// Whether a visible tool is deferred.
+    pub fn is_deferred(&self, tool: &Tool) -> bool {
+        self.visible.get(tool.qualified_name()).is_some_and(|id| self.deferral.is_deferred(id))
+    }
+
+    /// The exposure the toolbox renders for.
+    pub fn exposure(&self) -> Exposure {
+        self.exposure
+    }
+
+    /// The meta-tools: `tool_search` (when deferring), and `call_tool` in bridge exposure.
+    pub fn meta_tools(&self) -> &[Tool] {
+        &self.meta
+    }
+
+    /// Servers still connecting.
+    pub fn pending(&self) -> &[String] {
+        &self.pending
+    }
+
+    /// The compiled validators this toolbox shares.
+    pub fn validators(&self) -> &Arc<Validators> {
+        &self.validators
+    }
+
+    /// A new conversation, with the required tools (pins, `mode = "all"`) active.
+    pub fn conversation(&self) -> Conversation {
+        let mut conversation = Conversation::default();
+        self.resume(&mut conversation);
+        conversation
+    }
+
+    /// Takes `conversation` over from the toolbox it last met (nothing to do when that was
+    /// this one): every active tool whose definition changed since the conversation was shown
+    /// it leaves the active set (those are returned, and named in the next search result);
+    /// tools the subject does not see now are neither listed nor callable; required tools are
+    /// activated. Every
+    /// operation below calls this first.
+    pub fn resume(&self, conversation: &mut Conversation) -> Vec<String> {
+        if conversation.stamp == self.stamp {
+            return Vec::new();
+        }
+        conversation.stamp = self.stamp;
+        let mut changed = Vec::new();
+        for name in conversation.active.active().to_vec() {
+            let current = self.visible.get(&name).map(|id| self.visible.tool(id).hash());
+            let seen = conversation.shown.get(&name).copied();
+            // A tool that is gone (its server restarting, say) stays in the set: it is not
+            // listed or callable while gone, and when it comes back in the definition this
+            // conversation was shown it is loaded still.
+            let keep = match (current, seen) {
+                (Some(now), Some(then)) if now != then => {
+                    changed.push(name.clone());
+                    false
+                }
+                _ => true,
+            };
+            if !keep {
+                conversation.active.deactivate(&name);
+                conversation.recency.forget(&name);
+            }
+        }
+        for &id in self.required.tools() {
+            let name = self.visible.tool(id).qualified_name();
+            if conversation.active.activate([name]).len() == 1 {
+                conversation.recency.touch(name);
+            }
+        }
+        conversation.changed.extend(changed.iter().cloned());
+        changed
+    }
+
+    /// This turn's definitions, in cache-stable order: core tools (by name), the meta-tools,
+    /// then the active tools in activation order; in bridge exposure the meta-tools alone.
+    /// Every definition listed counts as shown. Fails when the list is over `[budget] hard`.
+    pub fn tools<'a>(&'a self, conversation: &mut Conversation) -> Result<Vec<&'a Tool>, OverHardLimit> {
+        self.resume(conversation);
+        let list = self.preview(conversation);
+        self.budget.check_hard(list.len())?;
+        for tool in &list {
+            if !self.meta.iter().any(|m| std::ptr::eq(m, *tool)) {
+                conversation.shown.insert(tool.qualified_name().to_owned(), tool.hash());
+            }
+        }
+        Ok(list)
+    }
+
+    /// The definitions [`Toolbox::tools`] would send now, without counting them as shown (to
+    /// tell whether a conversation's list changed). Call [`Toolbox::resume`] first when the
+    /// conversation may come from another toolbox.
+    pub fn preview<'a>(&'a self, conversation: &Conversation) -> Vec<&'a Tool> {
+        match self.exposure {
+            Exposure::Bridge => self.meta.iter().collect(),
+            Exposure::Native if !self.deferral.enabled() => self.visible.tools().iter().collect(),
+            Exposure::Native => {
+                let mut list: Vec<&Tool> = self
+                    .visible
+                    .ids()
+                    .filter(|&id| !self.deferral.is_deferred(id))
+                    .map(|id| self.visible.tool(id))
+                    .collect();
+                list.sort_by(|a, b| a.qualified_name().cmp(b.qualified_name()));
+                list.extend(self.meta.iter());
+                for name in conversation.active.active() {
+                    if let Some(id) = self.visible.get(name).filter(|&id| self.deferral.is_deferred(id)) {
+                        list.push(self.visible.tool(id));
+                    }
+                }
+                list
+            }
+        }
+    }
+
+    /// How the model learns the deferred names: every deferred name in one frozen block, or
+    /// past [`MAX_ANNOUNCED`] names the servers with their tool counts. Fixed the first time
+    /// it is asked for in a conversation, so it stays byte-identical. Empty when nothing is
+    /// deferred.
+    pub fn announcement(&self, conversation: &mut Conversation) -> String {
+        if let Some(fixed) = &conversation.announcement {
+            return fixed.clone();
+        }
+        let names = request::deferred_names(&self.visible, &self.deferral);
+        let text = if names.is_empty() {
+            String::new()
+        } else if names.len() <= MAX_ANNOUNCED {
+            request::frozen_announcement(names)
+        } else {
+            let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
+            for id in self.visible.ids().filter(|&id| self.deferral.is_deferred(id)) {
+                *counts.entry(self.visible.tool(id).server()).or_default() += 1;
+            }
+            let servers: Vec<String> = counts.iter().map(|(s, n)| format!("{s} ({n} tools)")).collect();
+            format!(
+                "<available-deferred-tools>\n{} tools of these servers; find them with tool_search: {}\n</available-deferred-tools>",
+                names.len(),
+                servers.join(", ")
+            )
+        };
+        conversation.announcement.get_or_insert(text).clone()
+    }
+
+    /// The first turn's working set (EthanKit's preselection): the required tools, then the
+    /// deferred tools that rank best against the user's message and the system prompt, within
+    /// `[budget] first_turn` and each server's fairness cap. They become active.
+    pub fn preselect<'a>(
+        &'a self,
+        conversation: &mut Conversation,
+        user_message: &str,
+        system_prompt: &str,
+    ) -> Result<Vec<&'a Tool>, PolicyError> {
+        self.resume(conversation);
+        let first = self.policy.first_turn(
+            &self.visible,
+            &self.deferral,
+            self.meta.len(),
+            user_message,
+            system_prompt,
+        )?;
+        let tools: Vec<&Tool> = first.chosen.iter().map(|&id| self.visible.tool(id)).collect();
+        for tool in &tools {
+            conversation.active.activate([tool.qualified_name()]);
+            conversation.recency.touch(tool.qualified_name());
+        }
+        Ok(tools)
+    }
+
+    /// Runs one `tool_search` call with the model's `arguments` (`{query, limit?, servers?}`,
+    /// checked against the meta-tool's schema): searches the visible tools, loads the deferred
+    /// hits, unloads the least recently used tools past the budgets. Every match counts as
+    /// shown.
+    pub fn tool_search<'a>(
+        &'a self,
+        conversation: &mut Conversation,
+        arguments: &Value,
+    ) -> Result<SearchOutcome<'a>, BadSearch> {
+        self.resume(conversation);
+        let search_tool = request::tool_search_tool();
+        match self.validators.check(&search_tool, arguments) {
+            Ok(()) => {}
+            Err(Problem::Arguments(p) | Problem::Schema(p)) => return Err(BadSearch(p)),
+        }
+        let query = arguments["query"].as_str().unwrap_or_default();
+        let limit = arguments
+            .get("limit")
+            .and_then(Value::as_u64)
+            .map_or(DEFAULT_SEARCH_LIMIT, |n| (n as usize).clamp(1, MAX_SEARCH_LIMIT));
+        let servers: Option<Vec<String>> = arguments
+            .get("servers")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
+        let request = Request { query, limit, servers: servers.as_deref() };
+        let result = conversation.active.tool_search(&self.index, &self.deferral, request, &self.pending);
+        for hit in &result.matches {
+            let tool = self.visible.tool(hit.tool);
+            conversation.shown.insert(tool.qualified_name().to_owned(), tool.hash());
+        }
+        let fresh: Vec<String> =
+            result.loaded().map(|id| self.visible.tool(id).qualified_name().to_owned()).collect();
+        let unloaded = self.budget.enforce(
+            &self.visible,
+            &self.deferral,
+            &mut conversation.active,
+            &mut conversation.recency,
+            &fresh,
+        );
+        let changed = std::mem::take(&mut conversation.changed);
+        Ok(SearchOutcome { toolbox: self, result, unloaded, changed })
+    }
+
+    /// The execution check. A call of `name` (as the model wrote it) with `arguments` runs only
+    /// if the policy allows the tool for this subject now, this conversation was shown the
+    /// tool's current definition and, for a deferred tool, it is still loaded, and the
+    /// arguments validate against its input schema (a schema that does not compile refuses).
+    /// An allowed call of a loaded tool counts as a use for the budget's recency.
+    pub fn check<'a>(
+        &'a self,
+        conversation: &mut Conversation,
+        name: &str,
+        arguments: &Value,
+    ) -> Decision<'a> {
+        self.resume(conversation);
+        let Some(id) = self.visible.resolve(name) else {
+            // Hidden tools are named only to the audit log, never to the model.
+            if let Some(rule) = self.policy.why_hidden(&self.catalog, name) {
+                let qualified = self.catalog.resolve(name).map(|id| self.catalog.tool(id).qualified_name());
+                return Decision::Deny(Denial::Forbidden {
+                    name: qualified.unwrap_or(name).to_owned(),
+                    rule,
+                });
+            }
+            return Decision::Deny(Denial::Unknown { name: name.to_owned() });
+        };
+        let tool = self.visible.tool(id);
+        let qualified = tool.qualified_name();
+        if let Verdict::Deny(rule) = self.policy.decide(tool) {
+            return Decision::Deny(Denial::Forbidden { name: qualified.to_owned(), rule });
+        }
+        match conversation.shown.get(qualified) {
+            Some(&hash) if hash == tool.hash() => {}
+            Some(_) => return Decision::Deny(Denial::Changed { name: qualified.to_owned() }),
+            None => return Decision::Deny(Denial::NotLoaded { name: qualified.to_owned() }),
+        }
+        if self.deferral.is_deferred(id) && !conversation.active.is_active(qualified) {
+            return Decision::Deny(Denial::NotLoaded { name: qualified.to_owned() });
+        }
+        match self.validators.check(tool, arguments) {
+            Ok(()) => {}
+            Err(Problem::Arguments(problems)) => {
+                return Decision::Deny(Denial::InvalidArguments { name: qualified.to_owned(), problems });
+            }
+            Err(Problem::Schema(problem)) => {
+                return Decision::Deny(Denial::BadSchema { name: qualified.to_owned(), problem });
+            }
+        }
+        if conversation.active.is_active(qualified) {
+            conversation.recency.touch(qualified);
+        }
+        Decision::Allow(tool)
+    }
+
+    /// The audit event of a refused call, for the host's log (policy refusals name their rule).
+    pub fn refusal(&self, denial: &Denial) -> Option<AuditEvent> {
+        match denial {
+            Denial::Forbidden { name, rule } => Some(self.policy.event(name, rule.clone(), Action::Refused)),
+            _ => None,
+        }
+    }
+
+    /// A sub-agent's conversation: a toolbox of `child` (a [`Policy::child`]) over the same
+    /// snapshot and settings, and a conversation that inherits the activations of `parent`
+    /// that the child's policy allows (each one it does not is an audit event).
+    pub fn sub_agent(
+        &self,
+        child: Policy,
+        parent: &Conversation,
+    ) -> Result<(Toolbox, Conversation, Vec<AuditEvent>), PolicyError> {
+        let toolbox = Toolbox::builder(&self.catalog, child)
+            .defer(DeferConfig {
+                mode: if self.defers() { DeferMode::On } else { DeferMode::Off },
+                ..DeferConfig::default()
+            })
+            .exposure(self.exposure)
+            .strategy(self.index.strategy())
+            .pending(self.pending.clone())
+            .validators(self.validators.clone())
+            .build()?;
+        let (inherited, audit) = toolbox.policy.inherit(&parent.active, &self.visible);
+        let mut conversation = toolbox.conversation();
+        for name in inherited.active() {
+            if let Some(id) = toolbox.visible.get(name) {
+                let tool = toolbox.visible.tool(id);
+                conversation.active.activate([name.as_str()]);
+                conversation.recency.touch(name);
+                if parent.was_shown(name, tool.hash()) {
+                    conversation.shown.insert(name.clone(), tool.hash());
+                }
+            }
+        }
+        Ok((toolbox, conversation, audit))
+    }
+}
+
+/// The bridge meta-tool `call_tool {name, arguments}`.
+pub fn call_tool_tool() -> Tool {
+    Tool::meta(
+        CALL_TOOL,
+        &format!(
+            "Run a tool loaded with {}. Load it first (tool_search returns its name and input \
+             schema), then call call_tool with that name and arguments matching the schema.",
+            request::TOOL_SEARCH
+        ),
+        json!({
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "description": "The tool's name as tool_search returned it."},
+                "arguments": {"type": "object", "description": "The tool's arguments, matching its input schema."}
+            },
+            "required": ["name"],
+            "additionalProperties": false
+        }),
+    )
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,143 @@
+//! Tests of the facade: the execution invariant (shown, allowed now, valid arguments),
+//! definition changes across snapshots, every spelling of a denied name, and budgets.
+
+use std::path::Path;
+
+use serde_json::json;
+
+use super::*;
+use crate::catalog::ToolSpec;
+use crate::config::Config;
+
+fn catalog(specs: Vec<ToolSpec>) -> Catalog {
+    specs.into_iter().fold(Catalog::builder(), |b, s| b.tool(s)).build().unwrap()
+}
+
+fn config(text: &str) -> Config {
+    Config::from_toml("toolgate.toml", text, Path::new(".")).unwrap()
+}
+
+fn on() -> DeferConfig {
+    DeferConfig { mode: DeferMode::On, ..DeferConfig::default() }
+}
+
+#[test]
+fn a_tool_runs_only_after_it_was_shown_in_its_current_definition() {
+    let cat = catalog(vec![
+        ToolSpec::mcp("fs", "write_file", "Write a file"),
+        ToolSpec::mcp("fs", "read_file", "Read"),
+    ]);
+    let toolbox = Toolbox::builder(&cat, Policy::permissive()).defer(on()).build().unwrap();
+    let mut chat = toolbox.conversation();
+    let d = toolbox.check(&mut chat, "fs__write_file", &json!({}));
+    assert!(matches!(d, Decision::Deny(Denial::NotLoaded { .. })), "{d:?}");
+    toolbox.tool_search(&mut chat, &json!({"query": "select:fs__write_file"})).unwrap();
+    assert!(toolbox.check(&mut chat, "mcp__fs__write_file", &json!({})).is_allow());
+
+    // The upstream redefines the tool: the next toolbox unloads it and says so.
+    let changed = catalog(vec![
+        ToolSpec::mcp("fs", "write_file", "Deletes EVERYTHING"),
+        ToolSpec::mcp("fs", "read_file", "Read"),
+    ]);
+    let next = Toolbox::builder(&changed, Policy::permissive()).defer(on()).build().unwrap();
+    let d = next.check(&mut chat, "fs__write_file", &json!({}));
+    assert!(matches!(d, Decision::Deny(Denial::Changed { .. })), "{d:?}");
+    assert!(chat.active().is_empty());
+    let found = next.tool_search(&mut chat, &json!({"query": "select:fs__write_file"})).unwrap();
+    assert_eq!(found.changed, ["fs__write_file"]);
+    assert!(found.text().starts_with("Definitions changed"), "{}", found.text());
+    assert!(next.check(&mut chat, "fs__write_file", &json!({})).is_allow());
+}
+
+#[test]
+fn deferral_off_lists_every_tool_but_checks_the_same() {
+    let cat = catalog(vec![ToolSpec::mcp("fs", "write_file", "")]);
+    let off = DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() };
+    let toolbox = Toolbox::builder(&cat, Policy::permissive()).defer(off).build().unwrap();
+    let mut chat = toolbox.conversation();
+    assert!(!toolbox.check(&mut chat, "fs__write_file", &json!({})).is_allow(), "not listed yet");
+    assert_eq!(toolbox.tools(&mut chat).unwrap().len(), 1);
+    assert!(toolbox.check(&mut chat, "fs__write_file", &json!({})).is_allow());
+}
+
+#[test]
+fn a_schema_that_does_not_compile_refuses_the_call() {
+    let cat = catalog(vec![ToolSpec::mcp("s", "t", "").with_schema(json!({"type": 12}))]);
+    let toolbox = Toolbox::builder(&cat, Policy::permissive()).defer(on()).build().unwrap();
+    let mut chat = toolbox.conversation();
+    toolbox.tool_search(&mut chat, &json!({"query": "select:s__t"})).unwrap();
+    let d = toolbox.check(&mut chat, "s__t", &json!({}));
+    assert!(matches!(d, Decision::Deny(Denial::BadSchema { .. })), "{d:?}");
+}
+
+#[test]
+fn a_denied_server_is_denied_under_every_spelling_of_its_key() {
+    let specs = || {
+        vec![
+            ToolSpec::mcp("io.github.acme/files", "write_file", ""),
+            ToolSpec::mcp("Docs", "search", ""),
+            ToolSpec::mcp("fs2_", "delete", ""),
+            ToolSpec::mcp("fk", "delete_repo", ""),
+            ToolSpec::mcp("fk", "delete.repo", ""),
+            ToolSpec::mcp("fk", "list", ""),
+        ]
+    };
+    for deny in [
+        "io.github.acme/files",
+        "io_github_acme_files",
+        "io.github.*",
+        "IO.GITHUB.ACME/FILES__write_file",
+        "io_github_acme_files__*",
+        "mcp__io.github.acme/files",
+    ] {
+        let config = config(&format!("[policy]\ndeny = [{deny:?}]\n"));
+        let toolbox =
+            Toolbox::builder(&catalog(specs()), Policy::new(&config, None).unwrap()).build().unwrap();
+        assert!(toolbox.visible().tools().iter().all(|t| t.server() != "io.github.acme/files"), "{deny}");
+        assert!(
+            !toolbox.policy().decide_server("io.github.acme/files").is_allow() || deny.contains("write_file")
+        );
+    }
+    let config = config("[policy]\ndeny = [\"docs\", \"fs2_\", \"fk__delete_repo\"]\n");
+    let toolbox = Toolbox::builder(&catalog(specs()), Policy::new(&config, None).unwrap()).build().unwrap();
+    let names: Vec<&str> = toolbox.visible().tools().iter().map(|t| t.qualified_name()).collect();
+    assert!(names.iter().all(|n| !n.starts_with("Docs") && !n.starts_with("fs2")), "{names:?}");
+    assert!(names.iter().all(|n| !n.starts_with("fk__delete")), "both spellings of delete_repo: {names:?}");
+    let mut chat = toolbox.conversation();
+    let d = toolbox.check(&mut chat, "fk__delete_repo", &json!({}));
+    assert!(matches!(d, Decision::Deny(Denial::Forbidden { .. })), "{d:?}");
+}
+
+#[test]
+fn bridge_counts_call_tool_and_required_tools_that_do_not_fit_are_an_error() {
+    let specs: Vec<ToolSpec> = (0..4).map(|i| ToolSpec::mcp("s", &format!("t{i}"), "")).collect();
+    let config = config(
+        "[budget]\nfirst_turn = 4\ndynamic = 4\nhard = 4\n[servers.s]\ncatalog = \"x\"\npinned = [\"t0\", \"t1\"]\n",
+    );
+    let policy = Policy::new(&config, None).unwrap();
+    let native = Toolbox::builder(&catalog(specs.clone()), policy.clone()).defer(on()).build().unwrap();
+    assert_eq!(native.conversation().active(), ["s__t0", "s__t1"]);
+    let config3 = config.clone();
+    let mut tight = config3;
+    tight.budget.first_turn = 3;
+    let bridge = Toolbox::builder(&catalog(specs), Policy::new(&tight, None).unwrap())
+        .exposure(Exposure::Bridge)
+        .build();
+    let err = bridge.unwrap_err();
+    assert!(matches!(err, PolicyError::RequiredOverFirstTurn { fixed: 2, .. }), "{err:?}");
+}
+
+#[test]
+fn ids_are_never_exposed_so_toolboxes_cannot_be_mixed() {
+    // Two snapshots that number the same tool differently: a conversation carries names, so
+    // the second toolbox still finds what the first loaded.
+    let a = catalog(vec![ToolSpec::mcp("x", "one", ""), ToolSpec::mcp("x", "two", "")]);
+    let b = catalog(vec![ToolSpec::mcp("x", "two", ""), ToolSpec::mcp("x", "one", "")]);
+    let first = Toolbox::builder(&a, Policy::permissive()).defer(on()).build().unwrap();
+    let second = Toolbox::builder(&b, Policy::permissive()).defer(on()).build().unwrap();
+    let mut chat = first.conversation();
+    first.tool_search(&mut chat, &json!({"query": "select:x__two"})).unwrap();
+    let Decision::Allow(tool) = second.check(&mut chat, "x__two", &json!({})) else { panic!() };
+    assert_eq!(tool.name(), "two");
+    assert!(!second.check(&mut chat, "x__one", &json!({})).is_allow());
+}
