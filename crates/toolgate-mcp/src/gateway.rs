@@ -49,6 +49,9 @@ pub struct Settings {
     /// The first wait before restarting an upstream that died (doubling up to a minute);
     /// `None` leaves a dead upstream failed.
     pub restart_backoff: Option<Duration>,
+    /// How long `initialize`, `tools/list`, `tool_search` and calls wait for upstreams still
+    /// starting before they answer with what is ready (default 5 s): real clients ask at once.
+    pub ready_wait: Duration,
     /// The subject served (`--profile NAME`, a `[profiles.NAME]` of the configuration): every
     /// session sees only what it allows. A session's own profile (`/mcp/NAME` or the header
     /// `X-Toolgate-Profile`) narrows it further; it never widens it.
@@ -70,6 +73,7 @@ impl Settings {
             call_timeout: config.call_timeout,
             startup_timeout: config.startup_timeout,
             restart_backoff: Some(Duration::from_secs(1)),
+            ready_wait: Duration::from_secs(5),
             profile: None,
         }
     }

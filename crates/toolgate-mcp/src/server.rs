@@ -115,6 +115,12 @@ impl GatewayServer {
         self.state().profile.clone()
     }
 
+    /// Waits (at most [`Settings::ready_wait`](crate::Settings::ready_wait)) for upstreams
+    /// still starting, so that a client asking at once gets their tools.
+    async fn ready(&self) {
+        self.gateway.settled(self.gateway.settings().ready_wait).await;
+    }
+
     /// This session's subject's view: its toolbox over the current snapshot.
     fn view(&self) -> Arc<View> {
         self.gateway.view(self.subject().as_deref())
@@ -330,6 +336,7 @@ impl ServerHandler for GatewayServer {
             state.peer = Some(context.peer.clone());
         }
         self.gateway.register_session(&self.slot);
+        self.ready().await;
         self.negotiate_initialize(&request)
     }
 
@@ -339,6 +346,7 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         self.register(&context);
+        self.ready().await;
         let view = self.view();
         let tools = {
             let mut state = self.state();
@@ -357,6 +365,7 @@ impl ServerHandler for GatewayServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.ready().await;
         let name = request.name.clone();
         Ok(match name.as_ref() {
             TOOL_SEARCH => {

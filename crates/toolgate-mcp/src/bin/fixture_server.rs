@@ -20,6 +20,13 @@
 //! were cancelled by their client); a prompt `greet {name}`; a resource `fixture://readme` and a
 //! template `fixture://notes/{id}`.
 //!
+//! `FIXTURE_TOOLS=FILE` serves the tools of FILE (a JSON array of MCP tool objects, as a hostile
+//! or changing upstream would list them) in place of the four above; a call of one of them
+//! answers `ran NAME`. The file is read again every 50 ms, and a change sends
+//! `notifications/tools/list_changed` (rename, redefine, grow or shrink a listing from a test).
+//! `FIXTURE_LOG=FILE` appends one JSON line `{"tool", "arguments"}` per `tools/call` it receives,
+//! so a test can prove that a refused call never reached it.
+//!
 //! `FIXTURE_FLOOD=N` adds two tools: `flood {every_ms}` starts sending N
 //! `notifications/tools/list_changed` in the background (a burst when `every_ms` is 0, else one
 //! every `every_ms` milliseconds) and adds the tool `extra` just before the last one;
@@ -82,8 +89,56 @@ fn tool(name: &str, description: &str, schema: Value) -> Tool {
     Tool::new(name.to_owned(), format!("{prefix}{description}"), Arc::new(schema))
 }
 
+/// The tools of `FIXTURE_TOOLS`, if set: `None` when unset, the file's tools (none if it cannot
+/// be read or parsed, which the fixture says on stderr) otherwise.
+fn file_tools() -> Option<Vec<Tool>> {
+    let path = std::env::var("FIXTURE_TOOLS").ok()?;
+    let text = std::fs::read_to_string(&path).unwrap_or_default();
+    match serde_json::from_str::<Vec<Tool>>(&text) {
+        Ok(tools) => Some(tools),
+        Err(e) => {
+            eprintln!("fixture: {path} is not a JSON array of tools: {e}");
+            Some(Vec::new())
+        }
+    }
+}
+
+/// Appends the call to `FIXTURE_LOG`, if set.
+fn log_call(name: &str, arguments: &JsonObject) {
+    let Ok(path) = std::env::var("FIXTURE_LOG") else { return };
+    let line = json!({"tool": name, "arguments": arguments}).to_string();
+    let appended = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .and_then(|mut f| std::io::Write::write_all(&mut f, format!("{line}\n").as_bytes()));
+    if let Err(e) = appended {
+        eprintln!("fixture: cannot append to {path}: {e}");
+    }
+}
+
+/// Sends `tools/list_changed` whenever the file of `FIXTURE_TOOLS` changes.
+async fn watch_tools(peer: rmcp::Peer<RoleServer>) {
+    let Ok(path) = std::env::var("FIXTURE_TOOLS") else { return };
+    let mut last = std::fs::read(&path).unwrap_or_default();
+    loop {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let now = std::fs::read(&path).unwrap_or_default();
+        if now != last {
+            last = now;
+            eprintln!("fixture: {path} changed; sending tools/list_changed");
+            if peer.notify_tool_list_changed().await.is_err() {
+                return;
+            }
+        }
+    }
+}
+
 impl Fixture {
     fn tools(&self) -> Vec<Tool> {
+        if let Some(tools) = file_tools() {
+            return tools;
+        }
         let mut meta = JsonObject::new();
         meta.insert("anthropic/alwaysLoad".into(), Value::Bool(true));
         let mut tools = vec![
@@ -248,6 +303,17 @@ impl ServerHandler for Fixture {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
+        log_call(&request.name, &args);
+        if let Some(tools) = file_tools() {
+            let known = tools.iter().any(|t| t.name == request.name);
+            let answer =
+                if known { format!("ran {}", request.name) } else { format!("no tool `{}`", request.name) };
+            return Ok(CallToolResponse::Complete(if known {
+                CallToolResult::success(vec![ContentBlock::text(answer)])
+            } else {
+                CallToolResult::error(vec![ContentBlock::text(answer)])
+            }));
+        }
         if std::env::var("FIXTURE_CRASH_ON").is_ok_and(|t| t == request.name) {
             eprintln!("fixture: crashing in the middle of `{}` as asked", request.name);
             std::process::exit(3);
@@ -396,5 +462,6 @@ async fn main() {
             std::process::exit(2);
         }
     };
+    tokio::spawn(watch_tools(service.peer().clone()));
     let _ = service.waiting().await;
 }
