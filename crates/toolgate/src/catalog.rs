@@ -281,7 +281,8 @@ impl Catalog {
     }
 
     /// Resolves a name the way a model may write it: the qualified name, the same with an
-    /// `mcp__` prefix (`mcp__server__tool`), in any letter case.
+    /// `mcp__` prefix (`mcp__server__tool`), in any letter case. A spelling that differs only by
+    /// case from several tools names none of them.
     pub fn resolve(&self, name: &str) -> Option<ToolId> {
         if let Some(id) = self.get(name) {
             return Some(id);
@@ -292,7 +293,9 @@ impl Catalog {
             return Some(id);
         }
         let lower = bare.to_lowercase();
-        self.ids().find(|&id| self.tool(id).qualified.to_lowercase() == lower)
+        let mut found = self.ids().filter(|&id| self.tool(id).qualified.to_lowercase() == lower);
+        let first = found.next()?;
+        found.next().is_none().then_some(first)
     }
 
     /// The distinct server ids, sorted.

@@ -43,7 +43,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde_json::{Value, json};
 
 use crate::budget::{ActiveBudget, Eviction, OverHardLimit, Recency};
-use crate::catalog::{Catalog, DefinitionHash, Tool};
+use crate::catalog::{Catalog, DefinitionHash, Tool, ToolId};
 use crate::config::Exposure;
 use crate::defer::{DeferConfig, DeferMode, Deferral};
 use crate::gate::{Decision, Denial};
@@ -174,12 +174,31 @@ pub struct Conversation {
     stamp: u64,
     active: Session,
     recency: Recency,
-    /// The definitions this conversation was shown, by qualified name.
-    shown: HashMap<String, DefinitionHash>,
+    /// The definitions this conversation was shown, by qualified name: the tool's server and
+    /// its definition hash (a re-list that gives the name to another server's tool with the
+    /// same definition is a change too).
+    shown: HashMap<String, Shown>,
     /// Loaded tools whose definitions changed, not yet told to the model.
     changed: Vec<String>,
     /// The announcement, fixed when first rendered so that it stays byte-identical.
     announcement: Option<String>,
+}
+
+/// What a conversation was shown under one name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Shown {
+    server: String,
+    hash: DefinitionHash,
+}
+
+impl Shown {
+    fn of(tool: &Tool) -> Shown {
+        Shown { server: tool.server().to_owned(), hash: tool.hash() }
+    }
+
+    fn is(&self, tool: &Tool) -> bool {
+        self.hash == tool.hash() && self.server == tool.server()
+    }
 }
 
 impl Conversation {
@@ -188,9 +207,10 @@ impl Conversation {
         self.active.active()
     }
 
-    /// Whether this conversation was shown `name` in the definition `hash`.
-    pub fn was_shown(&self, name: &str, hash: DefinitionHash) -> bool {
-        self.shown.get(name) == Some(&hash)
+    /// Whether this conversation was shown `tool` (under its name, from its server) in its
+    /// current definition.
+    pub fn was_shown(&self, tool: &Tool) -> bool {
+        self.shown.get(tool.qualified_name()).is_some_and(|s| s.is(tool))
     }
 }
 
@@ -368,13 +388,13 @@ impl Toolbox {
         conversation.stamp = self.stamp;
         let mut changed = Vec::new();
         for name in conversation.active.active().to_vec() {
-            let current = self.visible.get(&name).map(|id| self.visible.tool(id).hash());
-            let seen = conversation.shown.get(&name).copied();
+            let current = self.visible.get(&name).map(|id| self.visible.tool(id));
+            let seen = conversation.shown.get(&name);
             // A tool that is gone (its server restarting, say) stays in the set: it is not
             // listed or callable while gone, and when it comes back in the definition this
             // conversation was shown it is loaded still.
             let keep = match (current, seen) {
-                (Some(now), Some(then)) if now != then => {
+                (Some(now), Some(then)) if !then.is(now) => {
                     changed.push(name.clone());
                     false
                 }
@@ -404,7 +424,7 @@ impl Toolbox {
         self.budget.check_hard(list.len())?;
         for tool in &list {
             if !self.meta.iter().any(|m| std::ptr::eq(m, *tool)) {
-                conversation.shown.insert(tool.qualified_name().to_owned(), tool.hash());
+                conversation.shown.insert(tool.qualified_name().to_owned(), Shown::of(tool));
             }
         }
         Ok(list)
@@ -513,11 +533,14 @@ impl Toolbox {
             .get("servers")
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
-        let request = Request { query, limit, servers: servers.as_deref() };
-        let result = conversation.active.tool_search(&self.index, &self.deferral, request, &self.pending);
+        let (screened, hidden) = self.screen(query);
+        let request = Request { query: &screened, limit, servers: servers.as_deref() };
+        let mut result = conversation.active.tool_search(&self.index, &self.deferral, request, &self.pending);
+        result.query = query.to_owned();
+        result.unmatched_terms.extend(hidden);
         for hit in &result.matches {
             let tool = self.visible.tool(hit.tool);
-            conversation.shown.insert(tool.qualified_name().to_owned(), tool.hash());
+            conversation.shown.insert(tool.qualified_name().to_owned(), Shown::of(tool));
         }
         let fresh: Vec<String> =
             result.loaded().map(|id| self.visible.tool(id).qualified_name().to_owned()).collect();
@@ -532,6 +555,69 @@ impl Toolbox {
         Ok(SearchOutcome { toolbox: self, result, unloaded, changed })
     }
 
+    /// The tool of the whole catalog a name the model wrote means: the qualified name exactly
+    /// (also after `mcp__`), else the one tool whose name matches in another letter case.
+    /// `Some(None)` when several tools match only in other cases: the name is ambiguous and
+    /// means none of them.
+    fn identify(&self, name: &str) -> Option<Option<ToolId>> {
+        let bare = crate::catalog::strip_mcp_prefix(name.trim());
+        if let Some(id) = self.catalog.get(name).or_else(|| self.catalog.get(bare)) {
+            return Some(Some(id));
+        }
+        let lower = bare.to_lowercase();
+        let mut found =
+            self.catalog.ids().filter(|&id| self.catalog.tool(id).qualified_name().to_lowercase() == lower);
+        let first = found.next()?;
+        Some(found.next().is_none().then_some(first))
+    }
+
+    /// The visible tool a name the model wrote means, or why there is none. Hidden tools are
+    /// named only to the audit log (the rule in [`Denial::Forbidden`]), never to the model.
+    fn resolve(&self, name: &str) -> Result<ToolId, Denial> {
+        let unknown = || Denial::Unknown { name: name.to_owned() };
+        let id = self.identify(name).flatten().ok_or_else(unknown)?;
+        let tool = self.catalog.tool(id);
+        if let Some(visible) = self.visible.get(tool.qualified_name()) {
+            return Ok(visible);
+        }
+        match self.policy.decide(tool) {
+            Verdict::Deny(rule) => Err(Denial::Forbidden { name: tool.qualified_name().to_owned(), rule }),
+            Verdict::Allow => Err(unknown()),
+        }
+    }
+
+    /// `query` with every tool name in it (a `select:` list, or a whole query that is one
+    /// name) replaced by the visible tool it means, and the names that mean no visible tool
+    /// (hidden, or ambiguous in letter case) taken out and returned: they find nothing, not
+    /// even a visible tool whose name differs only by case.
+    fn screen(&self, query: &str) -> (String, Vec<String>) {
+        let trimmed = query.trim();
+        let meaning = |name: &str| -> Option<Result<String, ()>> {
+            let id = self.identify(name)?;
+            let tool =
+                id.map(|id| self.catalog.tool(id)).filter(|t| self.visible.get(t.qualified_name()).is_some());
+            Some(tool.map(|t| t.qualified_name().to_owned()).ok_or(()))
+        };
+        let select = trimmed.get(..7).filter(|h| h.eq_ignore_ascii_case("select:")).map(|_| &trimmed[7..]);
+        if let Some(rest) = select {
+            let mut kept = Vec::new();
+            let mut gone = Vec::new();
+            for name in rest.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+                match meaning(name) {
+                    Some(Ok(exact)) => kept.push(exact),
+                    Some(Err(())) => gone.push(name.to_owned()),
+                    None => kept.push(name.to_owned()),
+                }
+            }
+            return (format!("select:{}", kept.join(",")), gone);
+        }
+        match meaning(trimmed) {
+            Some(Ok(exact)) => (exact, Vec::new()),
+            Some(Err(())) => ("select:".to_owned(), vec![trimmed.to_owned()]),
+            None => (query.to_owned(), Vec::new()),
+        }
+    }
+
     /// The execution check. A call of `name` (as the model wrote it) with `arguments` runs only
     /// if the policy allows the tool for this subject now, this conversation was shown the
     /// tool's current definition and, for a deferred tool, it is still loaded, and the
@@ -544,16 +630,9 @@ impl Toolbox {
         arguments: &Value,
     ) -> Decision<'a> {
         self.resume(conversation);
-        let Some(id) = self.visible.resolve(name) else {
-            // Hidden tools are named only to the audit log, never to the model.
-            if let Some(rule) = self.policy.why_hidden(&self.catalog, name) {
-                let qualified = self.catalog.resolve(name).map(|id| self.catalog.tool(id).qualified_name());
-                return Decision::Deny(Denial::Forbidden {
-                    name: qualified.unwrap_or(name).to_owned(),
-                    rule,
-                });
-            }
-            return Decision::Deny(Denial::Unknown { name: name.to_owned() });
+        let id = match self.resolve(name) {
+            Ok(id) => id,
+            Err(denial) => return Decision::Deny(denial),
         };
         let tool = self.visible.tool(id);
         let qualified = tool.qualified_name();
@@ -561,7 +640,7 @@ impl Toolbox {
             return Decision::Deny(Denial::Forbidden { name: qualified.to_owned(), rule });
         }
         match conversation.shown.get(qualified) {
-            Some(&hash) if hash == tool.hash() => {}
+            Some(shown) if shown.is(tool) => {}
             Some(_) => return Decision::Deny(Denial::Changed { name: qualified.to_owned() }),
             None => return Decision::Deny(Denial::NotLoaded { name: qualified.to_owned() }),
         }
@@ -616,8 +695,8 @@ impl Toolbox {
                 let tool = toolbox.visible.tool(id);
                 conversation.active.activate([name.as_str()]);
                 conversation.recency.touch(name);
-                if parent.was_shown(name, tool.hash()) {
-                    conversation.shown.insert(name.clone(), tool.hash());
+                if parent.was_shown(tool) {
+                    conversation.shown.insert(name.clone(), Shown::of(tool));
                 }
             }
         }

@@ -402,6 +402,12 @@ impl Index {
         if name.is_empty() || name.chars().any(char::is_whitespace) {
             return Vec::new();
         }
+        // A name spelt exactly wins over tools whose names differ from it only by case.
+        for exact in [name, strip_mcp_prefix(name)] {
+            if let Some(id) = self.catalog.get(exact) {
+                return vec![id];
+            }
+        }
         let lower = name.to_lowercase();
         if let Some(ids) = self.names.get(&lower) {
             return ids.clone();
