@@ -4,8 +4,8 @@
 //!
 //! Everything a session is shown and everything it may run is decided by its subject's
 //! toolbox, the library's facade; the gateway only keeps the toolboxes current. Sessions share
-//! nothing else: each downstream connection gets its own [`GatewayServer`] holding its own
-//! [`Conversation`].
+//! nothing else: each downstream connection gets its own
+//! [`GatewayServer`](crate::GatewayServer) holding its own [`Conversation`].
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
@@ -27,9 +27,7 @@ use toolgate::policy::PolicyError;
 use toolgate::schema::Validators;
 use toolgate::{Catalog, Conversation, Policy, Tool, Toolbox};
 
-use crate::passthrough::ResourceRoutes;
 use crate::progress::Relay;
-use crate::server::GatewayServer;
 use crate::snapshot::{Listing, Snapshot};
 use crate::upstream::{self, Kind, State, Upstream};
 
@@ -109,6 +107,30 @@ impl GatewayError {
             _ => "budget.first_turn".to_owned(),
         };
         GatewayError { key, message: e.to_string() }
+    }
+}
+
+/// Which upstream serves which resource URIs and templates, as last listed.
+#[derive(Debug, Default)]
+pub(crate) struct ResourceRoutes {
+    /// Exact URIs.
+    pub(crate) uris: HashMap<String, String>,
+    /// The fixed part of each template (before its first `{`), with its upstream.
+    pub(crate) templates: Vec<(String, String)>,
+}
+
+impl ResourceRoutes {
+    /// The upstream serving `uri`: the one that listed it, else the one whose template has
+    /// the longest fixed part that `uri` starts with.
+    pub(crate) fn owner(&self, uri: &str) -> Option<String> {
+        if let Some(owner) = self.uris.get(uri) {
+            return Some(owner.clone());
+        }
+        self.templates
+            .iter()
+            .filter(|(prefix, _)| !prefix.is_empty() && uri.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, owner)| owner.clone())
     }
 }
 
@@ -340,11 +362,6 @@ impl Gateway {
     fn add_upstream(&self, upstream: Upstream) {
         let mut pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         pool.insert(upstream.name.clone(), upstream);
-    }
-
-    /// A downstream MCP server for one new session.
-    pub fn server(&self) -> GatewayServer {
-        GatewayServer::new(self.clone())
     }
 
     /// The gateway's settings.

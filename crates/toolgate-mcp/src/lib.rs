@@ -3,8 +3,10 @@
 //!
 //! - [`gateway`]: the shared state: upstream pool, merged catalog, deferral and index, the
 //!   registry of sessions ([`Gateway`]).
-//! - `upstream`: stdio and HTTP upstreams (connect, list, re-list on
-//!   `list_changed`, forward calls under a timeout, restart) and static catalogs.
+//! - `upstream`: stdio and HTTP upstreams (connect, list, re-list on `list_changed`,
+//!   restart) and static catalogs; it reports to the gateway through a small trait.
+//! - `pool`: the gateway's side of its upstreams: state changes rebuild the snapshot, allowed
+//!   calls are forwarded under a timeout.
 //! - [`server`]: the downstream `ServerHandler`, one per session ([`GatewayServer`]).
 //! - [`http`]: streamable HTTP at `/mcp` and the status page at `/`.
 //! - `snapshot`: the upstreams' listings merged into one catalog, named once (a pure
@@ -22,6 +24,7 @@ pub mod convert;
 pub mod gateway;
 pub mod http;
 mod passthrough;
+mod pool;
 mod progress;
 pub mod server;
 mod snapshot;

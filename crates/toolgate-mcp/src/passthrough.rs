@@ -23,7 +23,6 @@
 // 2025-11-25 speak; rmcp marks its types deprecated.
 #![allow(deprecated)]
 
-use std::collections::HashMap;
 use std::time::Duration;
 
 use rmcp::model::{
@@ -33,33 +32,11 @@ use rmcp::model::{
 };
 use rmcp::{ErrorData, Peer, RoleClient, ServiceError};
 
-use crate::gateway::{Gateway, View};
+use crate::gateway::{Gateway, ResourceRoutes, View};
 use crate::upstream::State;
 
 /// How long listing or reading from one upstream may take before it is left out.
 const LIST_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Which upstream serves which resource URIs and templates, as last listed.
-#[derive(Debug, Default)]
-pub(crate) struct ResourceRoutes {
-    /// Exact URIs.
-    uris: HashMap<String, String>,
-    /// The fixed part of each template (before its first `{`), with its upstream.
-    templates: Vec<(String, String)>,
-}
-
-impl ResourceRoutes {
-    fn owner(&self, uri: &str) -> Option<String> {
-        if let Some(owner) = self.uris.get(uri) {
-            return Some(owner.clone());
-        }
-        self.templates
-            .iter()
-            .filter(|(prefix, _)| !prefix.is_empty() && uri.starts_with(prefix.as_str()))
-            .max_by_key(|(prefix, _)| prefix.len())
-            .map(|(_, owner)| owner.clone())
-    }
-}
 
 /// The severity rank of a level, lowest for `debug`.
 fn rank(level: LoggingLevel) -> u8 {

@@ -42,6 +42,13 @@ fn unknown_profile(gateway: &Gateway, name: &str) -> String {
     )
 }
 
+impl Gateway {
+    /// A downstream MCP server for one new session.
+    pub fn server(&self) -> GatewayServer {
+        GatewayServer::new(self.clone())
+    }
+}
+
 /// The downstream MCP server of one session. Clones share the session.
 #[derive(Debug, Clone)]
 pub struct GatewayServer {

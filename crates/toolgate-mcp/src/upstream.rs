@@ -25,15 +25,13 @@ use std::time::{Duration, Instant};
 
 use axum::http::{HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResponse, CallToolResult, CancelledNotificationParam,
-    ClientCapabilities, ClientConfig, ClientRequest, ContentBlock, Implementation, ProgressNotificationParam,
-    ProgressToken, ProtocolVersion, ServerResult,
+    CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
+    ProgressNotificationParam, ProtocolVersion,
 };
-use rmcp::service::PeerRequestOptions;
 use rmcp::service::{ClientInitializeError, NotificationContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientCacheConfig, ClientHandler, Peer, RoleClient, RoleServer, ServiceError, ServiceExt};
+use rmcp::{ClientCacheConfig, ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::Notify;
@@ -42,7 +40,6 @@ use toolgate::config::Transport;
 use toolgate::{Tool, ToolSpec};
 
 use crate::convert::spec_from_mcp;
-use crate::gateway::Gateway;
 use crate::progress::Relay;
 use crate::snapshot::{Listing, Standing};
 
@@ -92,7 +89,7 @@ pub(crate) struct Upstream {
     /// The connection, while ready.
     pub(crate) peer: Option<Peer<RoleClient>>,
     /// Its own call timeout, if configured.
-    call_timeout: Option<Duration>,
+    pub(crate) call_timeout: Option<Duration>,
 }
 
 impl Upstream {
@@ -179,16 +176,45 @@ impl Relist {
     }
 }
 
+/// What an upstream task needs of the gateway that owns it. The upstream layer knows nothing
+/// else of the gateway: it reports what happened and relays what it heard.
+// Logging is deprecated in the newest protocol version but relayed for the older ones.
+#[allow(deprecated)]
+pub(crate) trait Host: Clone + Send + Sync + 'static {
+    /// Records an upstream's new state (and its tools and connection when given).
+    fn set_state(
+        &self,
+        name: &str,
+        state: State,
+        tools: Option<Vec<ToolSpec>>,
+        peer: Option<Peer<RoleClient>>,
+    );
+    /// Tells a newly connected upstream the log level the sessions want.
+    fn pass_log_level(&self, name: &str, peer: &Peer<RoleClient>) -> impl Future<Output = ()> + Send;
+    /// Relays a log message of upstream `name`.
+    fn relay_log(&self, name: &str, params: rmcp::model::LoggingMessageNotificationParam);
+    /// Relays a change of an upstream's prompts (`true`) or resources.
+    fn relay_list_changed(&self, prompts: bool);
+    /// Cancelled when the gateway shuts down.
+    fn shutdown(&self) -> CancellationToken;
+    /// The first wait before a restart, if upstreams restart.
+    fn restart_backoff(&self) -> Option<Duration>;
+    /// How long an upstream may take to start and list its tools.
+    fn startup_timeout(&self) -> Duration;
+    /// Where upstream progress notifications go.
+    fn progress(&self) -> Arc<Relay>;
+}
+
 /// The client side of one upstream connection: hears `tools/list_changed`, and relays
 /// progress, log messages and prompt and resource list changes.
-struct UpstreamClient {
+struct UpstreamClient<H> {
     name: String,
     relist: Arc<Relist>,
     progress: Arc<Relay>,
-    gateway: Gateway,
+    host: H,
 }
 
-impl ClientHandler for UpstreamClient {
+impl<H: Host> ClientHandler for UpstreamClient<H> {
     fn get_info(&self) -> ClientConfig {
         ClientConfig::new(
             ClientCapabilities::default(),
@@ -216,19 +242,19 @@ impl ClientHandler for UpstreamClient {
         params: rmcp::model::LoggingMessageNotificationParam,
         _context: NotificationContext<RoleClient>,
     ) {
-        self.gateway.relay_log(&self.name, params);
+        self.host.relay_log(&self.name, params);
     }
 
     async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.gateway.relay_list_changed(true);
+        self.host.relay_list_changed(true);
     }
 
     async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
-        self.gateway.relay_list_changed(false);
+        self.host.relay_list_changed(false);
     }
 }
 
-type Client = RunningService<RoleClient, UpstreamClient>;
+type Client<H> = RunningService<RoleClient, UpstreamClient<H>>;
 
 /// How one connection ended.
 enum Ended {
@@ -239,9 +265,9 @@ enum Ended {
 }
 
 /// Runs one upstream until the gateway shuts down: connect, serve, restart with backoff.
-pub(crate) async fn run(gateway: Gateway, spec: Spec) {
-    let shutdown = gateway.inner.shutdown.clone();
-    let first_backoff = gateway.settings().restart_backoff;
+pub(crate) async fn run<H: Host>(gateway: H, spec: Spec) {
+    let shutdown = gateway.shutdown();
+    let first_backoff = gateway.restart_backoff();
     let mut backoff = first_backoff;
     loop {
         let ended = connect_and_serve(&gateway, &spec).await;
@@ -263,15 +289,15 @@ pub(crate) async fn run(gateway: Gateway, spec: Spec) {
 }
 
 /// One connection: start, list, then serve list changes until it ends.
-async fn connect_and_serve(gateway: &Gateway, spec: &Spec) -> Ended {
-    let shutdown = gateway.inner.shutdown.clone();
-    let startup = gateway.settings().startup_timeout;
+async fn connect_and_serve<H: Host>(gateway: &H, spec: &Spec) -> Ended {
+    let shutdown = gateway.shutdown();
+    let startup = gateway.startup_timeout();
     let relist = Arc::new(Relist::default());
     let handler = UpstreamClient {
         name: spec.name.clone(),
         relist: relist.clone(),
-        progress: gateway.inner.progress.clone(),
-        gateway: gateway.clone(),
+        progress: gateway.progress(),
+        host: gateway.clone(),
     };
     let tail = StderrTail::default();
     let initialized = AtomicBool::new(false);
@@ -404,7 +430,11 @@ impl StderrTail {
 }
 
 /// Opens the connection and runs `initialize`.
-async fn connect(handler: UpstreamClient, spec: &Spec, tail: &StderrTail) -> Result<Client, String> {
+async fn connect<H: Host>(
+    handler: UpstreamClient<H>,
+    spec: &Spec,
+    tail: &StderrTail,
+) -> Result<Client<H>, String> {
     match &spec.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
@@ -455,141 +485,8 @@ async fn list(peer: &Peer<RoleClient>, spec: &Spec) -> Result<Vec<ToolSpec>, Ser
     Ok(tools.iter().map(|t| spec_from_mcp(&spec.name, t)).collect())
 }
 
-impl Gateway {
-    /// Records an upstream's new state (and its tools and connection when given) and rebuilds.
-    fn set_state(
-        &self,
-        name: &str,
-        state: State,
-        tools: Option<Vec<ToolSpec>>,
-        peer: Option<Peer<RoleClient>>,
-    ) {
-        {
-            let mut pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(u) = pool.get_mut(name) else { return };
-            if state != State::Ready {
-                u.tools.clear();
-                u.peer = None;
-            }
-            if let Some(tools) = tools {
-                u.tools = tools;
-            }
-            if peer.is_some() {
-                u.peer = peer;
-            }
-            u.state = state;
-        }
-        // Required tools that do not fit are a configuration error, never a silent drop: the
-        // rebuild fails this server with that message.
-        if let Err(e) = self.rebuild(Some(name)) {
-            tracing::error!(upstream = %name, "{e}");
-        }
-    }
-
-    /// Why a name the gate does not know may still belong to an upstream that is down.
-    pub(crate) fn unavailable_server(&self, name: &str) -> Option<String> {
-        let bare = name.strip_prefix("mcp__").unwrap_or(name);
-        let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
-        pool.values().find_map(|u| {
-            let server = toolgate::naming::normalize_server(&u.name);
-            let own = bare.strip_prefix(server.as_str())?.strip_prefix("__")?;
-            match &u.state {
-                State::Failed(reason) => Some(format!(
-                    "tool `{own}` of server `{}` is unavailable: the server failed ({reason})",
-                    u.name
-                )),
-                State::Starting => Some(format!(
-                    "server `{}` is still starting, so its tools are not available yet; try again shortly",
-                    u.name
-                )),
-                _ => None,
-            }
-        })
-    }
-
-    /// Forwards an allowed call of `tool` (served by upstream `owner`) under the upstream's own
-    /// tool name and returns the upstream's answer, or a tool error that says what went wrong.
-    pub(crate) async fn forward(
-        &self,
-        owner: &str,
-        tool: &Tool,
-        mut params: CallToolRequestParams,
-        progress: Option<(Peer<RoleServer>, ProgressToken)>,
-        cancelled: CancellationToken,
-    ) -> CallToolResponse {
-        let (peer, timeout) = {
-            let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(u) = pool.get(owner) else {
-                return error_result(format!("server `{owner}` is not configured any more"));
-            };
-            match (&u.state, &u.peer) {
-                (State::Static, _) => {
-                    return error_result(format!(
-                        "demo tool `{}`, not connected: toolgate serves it from a static catalog",
-                        tool.qualified_name()
-                    ));
-                }
-                (State::Ready, Some(peer)) => {
-                    (peer.clone(), u.call_timeout.unwrap_or(self.settings().call_timeout))
-                }
-                (State::Failed(reason), _) => {
-                    return error_result(format!(
-                        "tool `{}` is unavailable: server `{owner}` failed ({reason})",
-                        tool.qualified_name()
-                    ));
-                }
-                _ => {
-                    return error_result(format!(
-                        "server `{owner}` is not connected right now; try again shortly"
-                    ));
-                }
-            }
-        };
-        params.name = tool.name().to_owned().into();
-        // The client's own _meta (its progress token) is not the upstream's business.
-        params.meta = None;
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let options = PeerRequestOptions::with_timeout(timeout);
-        let handle = match peer.send_request_with_option(request, options).await {
-            Ok(h) => h,
-            Err(e) => return transport_error(owner, tool, &e),
-        };
-        let id = handle.id.clone();
-        let _route = progress
-            .map(|(client, token)| self.inner.progress.open(owner, &handle.progress_token, client, token));
-        let outcome = tokio::select! {
-            r = handle.await_response() => r,
-            () = cancelled.cancelled() => {
-                let reason = Some("the client cancelled the call".to_owned());
-                let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason)).await;
-                return error_result(format!("the call to `{}` was cancelled by the client", tool.qualified_name()));
-            }
-        };
-        match outcome {
-            Ok(ServerResult::CallToolResult(result)) => CallToolResponse::Complete(result),
-            Ok(ServerResult::InputRequiredResult(result)) => CallToolResponse::InputRequired(result),
-            Ok(ServerResult::CreateTaskResult(_)) => error_result(format!(
-                "server `{owner}` answered `{}` with a task, which toolgate does not relay yet",
-                tool.qualified_name()
-            )),
-            Ok(other) => error_result(format!(
-                "server `{owner}` answered the call to `{}` with something that is not a tool result: {}",
-                tool.qualified_name(),
-                serde_json::to_string(&other).unwrap_or_default()
-            )),
-            Err(ServiceError::Timeout { .. }) => error_result(format!(
-                "server `{owner}` did not answer the call to `{}` within {} s, so the call was cancelled; \
-                 try again, or raise the server's call_timeout_secs in the configuration",
-                tool.qualified_name(),
-                timeout.as_secs_f32()
-            )),
-            Err(e) => transport_error(owner, tool, &e),
-        }
-    }
-}
-
 /// The tool error for a call that failed on the way to or from the upstream.
-fn transport_error(owner: &str, tool: &Tool, e: &ServiceError) -> CallToolResponse {
+pub(crate) fn transport_error(owner: &str, tool: &Tool, e: &ServiceError) -> CallToolResponse {
     match e {
         ServiceError::TransportClosed => error_result(format!(
             "server `{owner}` closed its connection during the call to `{}` (the process exited?); \

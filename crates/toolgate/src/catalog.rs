@@ -71,6 +71,9 @@ impl fmt::Debug for DefinitionHash {
     }
 }
 
+/// The name of the search meta-tool. It is never deferred.
+pub const TOOL_SEARCH: &str = "tool_search";
+
 /// What a caller hands the catalog builder for one tool.
 #[derive(Debug, Clone)]
 pub struct ToolSpec {

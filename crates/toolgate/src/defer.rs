@@ -9,8 +9,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::catalog::{Catalog, Origin, Tool, ToolId};
-use crate::request::TOOL_SEARCH;
+use crate::catalog::{Catalog, Origin, TOOL_SEARCH, Tool, ToolId};
 use crate::tokens::TokenCounter;
 
 /// Whether deferral is used.

@@ -14,8 +14,7 @@ use crate::catalog::{Catalog, Tool};
 use crate::defer::Deferral;
 use crate::session::Session;
 
-/// The name of the search meta-tool. It is never deferred.
-pub const TOOL_SEARCH: &str = "tool_search";
+pub use crate::catalog::TOOL_SEARCH;
 
 /// Default number of tools one `tool_search` call loads.
 pub const DEFAULT_SEARCH_LIMIT: usize = 5;
