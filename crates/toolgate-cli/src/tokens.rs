@@ -2,16 +2,18 @@
 //!
 //! Counts, with the real `o200k_base` tokenizer, the tokens of sending every definition in full
 //! against the first request with everything deferred: the core tools' definitions, the
-//! `tool_search` meta-tool and the frozen announcement of the deferred names.
+//! `tool_search` meta-tool and the frozen announcement of the deferred names, exactly as the
+//! library's facade renders that request.
 
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
-use toolgate::defer::is_deferred;
-use toolgate::request::{frozen_announcement, tool_search_tool};
+use toolgate::config::{BudgetConfig, Config};
+use toolgate::defer::{DeferConfig, DeferMode};
 use toolgate::tokens::TokenCounter;
+use toolgate::{Policy, Toolbox};
 
 use crate::Outcome;
 
@@ -67,40 +69,43 @@ impl Figures {
     }
 }
 
-fn count(catalog: &toolgate::Catalog) -> Figures {
+fn count(catalog: &toolgate::Catalog) -> anyhow::Result<Figures> {
     let counter = TokenCounter::get();
+    // A measurement, not a gateway: no budget limits what is counted.
+    let unbounded = BudgetConfig { first_turn: usize::MAX, dynamic: usize::MAX, hard: usize::MAX };
+    let policy = Policy::new(&Config { budget: unbounded, ..Config::default() }, None)?;
+    let defer = DeferConfig { mode: DeferMode::On, ..DeferConfig::default() };
+    let toolbox = Toolbox::builder(catalog, policy).defer(defer).build()?;
+    let mut chat = toolbox.conversation();
+    let first = toolbox.tools(&mut chat)?;
+    let meta = toolbox.meta_tools();
+    let is_meta = |t: &toolgate::Tool| meta.iter().any(|m| std::ptr::eq(m, t));
     let mut f = Figures {
         tools: catalog.len(),
         deferred_tools: 0,
-        core_tools: 0,
+        core_tools: first.iter().filter(|t| !is_meta(t)).count(),
         full_load_tokens: 0,
-        core_tokens: 0,
-        tool_search_tokens: counter.definition(&tool_search_tool()),
-        announcement_tokens: 0,
+        core_tokens: first.iter().filter(|t| !is_meta(t)).map(|t| counter.definition(t)).sum(),
+        tool_search_tokens: meta.iter().map(|t| counter.definition(t)).sum(),
+        announcement_tokens: counter.count(&toolbox.announcement(&mut chat)),
         by_server: BTreeMap::new(),
     };
-    let mut deferred_names: Vec<&str> = Vec::new();
     for tool in catalog.tools() {
         let tokens = counter.definition(tool);
         f.full_load_tokens += tokens;
         let server = f.by_server.entry(tool.server().to_owned()).or_default();
         server.tools += 1;
         server.tokens += tokens;
-        if is_deferred(tool) {
+        if toolbox.is_deferred(tool) {
             f.deferred_tools += 1;
-            deferred_names.push(tool.qualified_name());
-        } else {
-            f.core_tools += 1;
-            f.core_tokens += tokens;
         }
     }
-    f.announcement_tokens = counter.count(&frozen_announcement(deferred_names));
-    f
+    Ok(f)
 }
 
 pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let catalog = crate::load_catalog(args.catalog.as_ref())?;
-    let f = count(&catalog);
+    let f = count(&catalog)?;
     if args.json {
         let by_server: Map<String, Value> = f
             .by_server

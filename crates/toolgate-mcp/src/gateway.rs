@@ -618,8 +618,8 @@ impl Gateway {
             pool.values()
                 .map(|u| {
                     let mut v = u.status();
-                    let offered = toolbox.visible().tools().iter().filter(|t| view.owner(t) == Some(&u.name));
-                    v["offered"] = json!(offered.count());
+                    let visible = toolbox.visible().tools().iter().filter(|t| view.owner(t) == Some(&u.name));
+                    v["visible"] = json!(visible.count());
                     v
                 })
                 .collect()

@@ -92,8 +92,8 @@ fn render_status(status: &Value) -> String {
             state_cell.push_str(&format!(": {}", esc(error)));
         }
         let mut tools = s["tools"].to_string();
-        if s["offered"].is_u64() && s["offered"] != s["tools"] {
-            tools.push_str(&format!(" ({} offered)", s["offered"]));
+        if s["visible"].is_u64() && s["visible"] != s["tools"] {
+            tools.push_str(&format!(" ({} visible)", s["visible"]));
         }
         if let Some(by_server) = s["catalog_servers"].as_object() {
             tools.push_str(&format!(" from {} catalog servers", by_server.len()));

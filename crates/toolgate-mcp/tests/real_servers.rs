@@ -46,8 +46,8 @@ async fn read_only_server_filesystem_hides_and_refuses_writes_and_serves_reads()
     let fs =
         status["servers"].as_array().unwrap().iter().find(|s| s["name"] == "filesystem").unwrap().clone();
     assert_eq!(fs["state"], "ready", "{fs}");
-    let (listed, offered) = (fs["tools"].as_u64().unwrap(), fs["offered"].as_u64().unwrap());
-    assert!(offered > 0 && offered < listed, "read_only keeps some tools, not all: {fs}");
+    let (listed, visible) = (fs["tools"].as_u64().unwrap(), fs["visible"].as_u64().unwrap());
+    assert!(visible > 0 && visible < listed, "read_only keeps some tools, not all: {fs}");
 
     let client = Client::duplex(&gateway).await;
     // Searching for writing finds no write tool; asking for one by name finds nothing either.

@@ -305,7 +305,7 @@ async fn denied_tools_are_never_offered_searched_or_called() {
     let gateway = Gateway::start(settings(), &config).unwrap();
     assert!(gateway.settled(WAIT).await);
     let fix = server(&gateway.status(), "fix");
-    assert_eq!((fix["tools"].clone(), fix["offered"].clone()), (json!(4), json!(2)), "{fix}");
+    assert_eq!((fix["tools"].clone(), fix["visible"].clone()), (json!(4), json!(2)), "{fix}");
     assert_eq!(gateway.status()["tools"], 2, "{}", gateway.status());
 
     let client = Client::duplex(&gateway).await;

@@ -51,27 +51,27 @@ impl Recency {
 
 /// One tool to unload, and the limit that made it go.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Eviction {
+pub struct Unload {
     /// The tool's qualified name.
     pub tool: String,
     /// [`Rule::MaxActive`] or [`Rule::DynamicBudget`].
     pub rule: Rule,
 }
 
-impl Eviction {
-    /// The audit event of this eviction for `policy`'s subject.
+impl Unload {
+    /// The audit event of this unload for `policy`'s subject.
     pub fn audit(&self, policy: &Policy) -> AuditEvent {
-        policy.event(&self.tool, self.rule.clone(), Action::Evicted)
+        policy.event(&self.tool, self.rule.clone(), Action::Unloaded)
     }
 }
 
-/// What the model reads about evictions (appended to the `tool_search` result); empty when
+/// What the model reads about unloads (appended to the `tool_search` result); empty when
 /// nothing was unloaded.
-pub fn notice(evictions: &[Eviction]) -> String {
-    if evictions.is_empty() {
+pub fn notice(unloads: &[Unload]) -> String {
+    if unloads.is_empty() {
         return String::new();
     }
-    let names: Vec<&str> = evictions.iter().map(|e| e.tool.as_str()).collect();
+    let names: Vec<&str> = unloads.iter().map(|e| e.tool.as_str()).collect();
     format!(
         "Unloaded to stay within the tool budget (least recently used first; load again with \
          tool_search if you need them): {}",
@@ -175,7 +175,7 @@ impl ActiveBudget {
         active: &[String],
         recency: &Recency,
         fresh: &[String],
-    ) -> Vec<Eviction> {
+    ) -> Vec<Unload> {
         let listed: Vec<(usize, &str, &str)> = active
             .iter()
             .enumerate()
@@ -184,7 +184,7 @@ impl ActiveBudget {
                 Some((pos, name.as_str(), catalog.tool(id).server()))
             })
             .collect();
-        // Eviction order: older tools by last use (then activation order), then this search's
+        // Unload order: older tools by last use (then activation order), then this search's
         // own results from the worst ranked up.
         let mut order: Vec<(usize, &str, &str)> =
             listed.iter().copied().filter(|(_, n, _)| !self.protected.contains(*n)).collect();
@@ -194,7 +194,7 @@ impl ActiveBudget {
         };
         order.sort_by_key(key);
 
-        let mut evicted: Vec<Eviction> = Vec::new();
+        let mut unloaded: Vec<Unload> = Vec::new();
         let mut gone: HashSet<&str> = HashSet::new();
         let mut per_server: BTreeMap<&str, usize> = BTreeMap::new();
         for (_, _, server) in &listed {
@@ -205,7 +205,7 @@ impl ActiveBudget {
             let over = count.saturating_sub(limit);
             for (_, name, _) in order.iter().filter(|(_, _, s)| *s == server).take(over) {
                 gone.insert(name);
-                evicted.push(Eviction {
+                unloaded.push(Unload {
                     tool: (*name).to_owned(),
                     rule: Rule::MaxActive { server: server.to_owned(), limit },
                 });
@@ -217,18 +217,18 @@ impl ActiveBudget {
                 break;
             }
             if gone.insert(name) {
-                evicted.push(Eviction {
+                unloaded.push(Unload {
                     tool: (*name).to_owned(),
                     rule: Rule::DynamicBudget { limit: self.dynamic },
                 });
                 total -= 1;
             }
         }
-        evicted
+        unloaded
     }
 
     /// Records `fresh` as used, then unloads what [`ActiveBudget::plan`] says from `session`
-    /// and `recency`; returns the evictions for the model ([`notice`]) and the audit log.
+    /// and `recency`; returns the unloads for the model ([`notice`]) and the audit log.
     pub fn enforce(
         &self,
         catalog: &Catalog,
@@ -236,16 +236,16 @@ impl ActiveBudget {
         session: &mut Session,
         recency: &mut Recency,
         fresh: &[String],
-    ) -> Vec<Eviction> {
+    ) -> Vec<Unload> {
         for name in fresh {
             recency.touch(name);
         }
-        let evictions = self.plan(catalog, deferral, session.active(), recency, fresh);
-        for e in &evictions {
-            session.deactivate(&e.tool);
+        let unloads = self.plan(catalog, deferral, session.active(), recency, fresh);
+        for e in &unloads {
+            session.unload(&e.tool);
             recency.forget(&e.tool);
         }
-        evictions
+        unloads
     }
 
     /// The final check before a request leaves: `definitions` (every tool in the list,
@@ -277,7 +277,7 @@ mod tests {
         (catalog, deferral)
     }
 
-    fn names(v: &[Eviction]) -> Vec<&str> {
+    fn names(v: &[Unload]) -> Vec<&str> {
         v.iter().map(|e| e.tool.as_str()).collect()
     }
 
@@ -338,9 +338,9 @@ mod tests {
     proptest::proptest! {
         /// Against a plain model: after `enforce`, every server is within its limit and the
         /// list within `dynamic` (as far as protected tools allow), protected tools stay, and
-        /// no kept tool was used less recently than an evicted one of the same kind.
+        /// no kept tool was used less recently than an unloaded one of the same kind.
         #[test]
-        fn enforce_keeps_the_limits_and_evicts_least_recently_used_first(
+        fn enforce_keeps_the_limits_and_unloads_least_recently_used_first(
             active in proptest::collection::vec((0..3usize, 0..8usize), 0..24),
             uses in proptest::collection::vec((0..3usize, 0..8usize), 0..30),
             fresh in proptest::collection::vec((0..3usize, 0..8usize), 0..6),
@@ -392,7 +392,7 @@ mod tests {
                 proptest::prop_assert!(!is_protected(&e.tool));
                 proptest::prop_assert!(!s.is_active(&e.tool));
             }
-            // A tool evicted for the dynamic budget was used no later than any kept tool that is
+            // A tool unloaded for the dynamic budget was used no later than any kept tool that is
             // neither protected nor fresh (fresh ones go last).
             for e in ev.iter().filter(|e| matches!(e.rule, Rule::DynamicBudget { .. })) {
                 if fresh_unique.contains(&e.tool) {

@@ -115,8 +115,8 @@ impl Session {
         added
     }
 
-    /// Removes a tool from the active set (eviction); returns whether it was active.
-    pub fn deactivate(&mut self, name: &str) -> bool {
+    /// Removes a tool from the active set (unload); returns whether it was active.
+    pub fn unload(&mut self, name: &str) -> bool {
         if self.set.remove(name) {
             self.active.retain(|n| n != name);
             true

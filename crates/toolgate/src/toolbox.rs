@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 
-use crate::budget::{ActiveBudget, Eviction, OverHardLimit, Recency};
+use crate::budget::{ActiveBudget, OverHardLimit, Recency, Unload};
 use crate::catalog::{Catalog, DefinitionHash, Tool, ToolId};
 use crate::config::Exposure;
 use crate::defer::{DeferConfig, DeferMode, Deferral};
@@ -221,7 +221,7 @@ pub struct SearchOutcome<'a> {
     /// The search result: matches, what was already loaded, unmatched terms, pending servers.
     pub result: SearchResult,
     /// Tools unloaded to stay within the budgets, least recently used first.
-    pub unloaded: Vec<Eviction>,
+    pub unloaded: Vec<Unload>,
     /// Loaded tools whose definitions changed since they were shown; they were unloaded and
     /// must be loaded again.
     pub changed: Vec<String>,
@@ -401,7 +401,7 @@ impl Toolbox {
                 _ => true,
             };
             if !keep {
-                conversation.active.deactivate(&name);
+                conversation.active.unload(&name);
                 conversation.recency.forget(&name);
             }
         }

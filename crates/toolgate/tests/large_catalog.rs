@@ -72,7 +72,7 @@ impl Run {
     }
 
     /// Loads `n` tools that are not active (by `select:`, taking the servers in turn), as the
-    /// model would, and applies the budget. Returns the evictions' rules.
+    /// model would, and applies the budget. Returns the unloads' rules.
     fn discover(&mut self, n: usize) -> Vec<Rule> {
         let mut waiting: Vec<(usize, &str)> = Vec::new();
         for server in SERVERS {
@@ -89,9 +89,9 @@ impl Run {
         let fresh: Vec<String> =
             result.loaded().map(|id| self.visible.tool(id).qualified_name().to_owned()).collect();
         assert_eq!(fresh.len(), names.len());
-        let evictions =
+        let unloads =
             self.budget.enforce(&self.visible, &self.deferral, &mut self.session, &mut self.recency, &fresh);
-        evictions.into_iter().map(|e| e.rule).collect()
+        unloads.into_iter().map(|e| e.rule).collect()
     }
 }
 
@@ -123,15 +123,15 @@ fn growth_stops_at_the_dynamic_budget_of_112() {
     let full = catalog();
     let policy = Policy::new(&config("max_active = 40"), None).unwrap();
     let mut run = first_turn(&policy, &full);
-    let mut evicted = Vec::new();
+    let mut unloaded = Vec::new();
     for _ in 0..12 {
-        evicted.extend(run.discover(10));
+        unloaded.extend(run.discover(10));
         assert!(run.definitions() <= 112, "{}", run.definitions());
         assert!(run.budget.check_hard(run.definitions()).is_ok());
     }
     assert_eq!(run.definitions(), 112);
-    assert!(!evicted.is_empty());
-    assert!(evicted.iter().all(|r| *r == Rule::DynamicBudget { limit: 112 }), "{evicted:?}");
+    assert!(!unloaded.is_empty());
+    assert!(unloaded.iter().all(|r| *r == Rule::DynamicBudget { limit: 112 }), "{unloaded:?}");
 }
 
 #[test]
@@ -139,12 +139,12 @@ fn with_the_default_max_active_each_server_stops_at_24() {
     let full = catalog();
     let policy = Policy::new(&config(""), None).unwrap();
     let mut run = first_turn(&policy, &full);
-    let mut evicted = Vec::new();
+    let mut unloaded = Vec::new();
     for _ in 0..12 {
-        evicted.extend(run.discover(10));
+        unloaded.extend(run.discover(10));
     }
     assert_eq!(run.definitions(), 4 + 4 * 24);
-    assert!(evicted.iter().all(|r| matches!(r, Rule::MaxActive { limit: 24, .. })), "{evicted:?}");
+    assert!(unloaded.iter().all(|r| matches!(r, Rule::MaxActive { limit: 24, .. })), "{unloaded:?}");
 }
 
 #[test]

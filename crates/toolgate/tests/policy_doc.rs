@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use toolgate::budget::{ActiveBudget, Eviction, OverHardLimit, notice};
+use toolgate::budget::{ActiveBudget, OverHardLimit, Unload, notice};
 use toolgate::config::{BudgetConfig, Config};
 use toolgate::policy::{Policy, PolicyError, Rule, Verdict};
 use toolgate::{Catalog, ToolSpec};
@@ -91,8 +91,8 @@ fn quoted_errors_and_notices_are_the_real_ones() {
         .to_string(),
         OverHardLimit { definitions: 130, hard: 128 }.to_string(),
         notice(&[
-            Eviction { tool: "github__get_issue".into(), rule: Rule::DynamicBudget { limit: 112 } },
-            Eviction { tool: "linear__list_issues".into(), rule: Rule::DynamicBudget { limit: 112 } },
+            Unload { tool: "github__get_issue".into(), rule: Rule::DynamicBudget { limit: 112 } },
+            Unload { tool: "linear__list_issues".into(), rule: Rule::DynamicBudget { limit: 112 } },
         ]),
     ];
     for q in quoted {

@@ -92,7 +92,7 @@ pub struct Required {
 
 impl Required {
     /// The required deferred tools, by qualified name: activate them before anything else and
-    /// never evict them.
+    /// never unload them.
     pub fn tools(&self) -> &[ToolId] {
         &self.tools
     }

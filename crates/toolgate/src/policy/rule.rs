@@ -144,7 +144,7 @@ pub enum Action {
     /// A call was refused at the gate.
     Refused,
     /// Unloaded from the active set to stay within a budget.
-    Evicted,
+    Unloaded,
     /// Not carried over from a parent agent's active set to a sub-agent.
     NotInherited,
 }
@@ -155,7 +155,7 @@ impl Action {
         match self {
             Action::Hidden => "hidden",
             Action::Refused => "refused",
-            Action::Evicted => "evicted",
+            Action::Unloaded => "unloaded",
             Action::NotInherited => "not_inherited",
         }
     }

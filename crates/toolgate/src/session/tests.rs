@@ -187,7 +187,7 @@ proptest! {
                 }
                 Op::Deactivate(i) => {
                     let n = format!("s__t{i}");
-                    prop_assert_eq!(s.deactivate(&n), model.remove(&n));
+                    prop_assert_eq!(s.unload(&n), model.remove(&n));
                     order.retain(|x| *x != n);
                 }
             }
