@@ -21,30 +21,31 @@ use crate::session::Session;
 
 /// When each active tool was last loaded or called, on a per-session clock.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Recency {
+pub(crate) struct Recency {
     clock: u64,
     used: HashMap<String, u64>,
 }
 
 impl Recency {
     /// Nothing used yet.
-    pub fn new() -> Recency {
+    #[cfg(test)]
+    pub(crate) fn new() -> Recency {
         Recency::default()
     }
 
     /// Records a load or call of `name` now.
-    pub fn touch(&mut self, name: &str) {
+    pub(crate) fn touch(&mut self, name: &str) {
         self.clock += 1;
         self.used.insert(name.to_owned(), self.clock);
     }
 
     /// Forgets `name` (after it was unloaded).
-    pub fn forget(&mut self, name: &str) {
+    pub(crate) fn forget(&mut self, name: &str) {
         self.used.remove(name);
     }
 
     /// When `name` was last used (a larger number is more recent); `None` if never.
-    pub fn last_used(&self, name: &str) -> Option<u64> {
+    pub(crate) fn last_used(&self, name: &str) -> Option<u64> {
         self.used.get(name).copied()
     }
 }
@@ -102,7 +103,7 @@ impl std::error::Error for OverHardLimit {}
 
 /// The limits one session's active set lives in. Immutable; build one per subject and catalog.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ActiveBudget {
+pub(crate) struct ActiveBudget {
     fixed: usize,
     dynamic: usize,
     hard: usize,
@@ -114,7 +115,7 @@ pub struct ActiveBudget {
 impl ActiveBudget {
     /// `budget` with `fixed` definitions always sent (core tools plus meta-tools), every
     /// server at the default `max_active` and nothing protected.
-    pub fn new(budget: BudgetConfig, fixed: usize) -> ActiveBudget {
+    pub(crate) fn new(budget: BudgetConfig, fixed: usize) -> ActiveBudget {
         ActiveBudget {
             fixed,
             dynamic: budget.dynamic,
@@ -127,7 +128,7 @@ impl ActiveBudget {
 
     /// The budget of `policy`'s subject over `visible` (the filtered catalog): its `[budget]`,
     /// each server's `max_active`, the fixed part and the protected tools of `required`.
-    pub fn from_policy(policy: &Policy, visible: &Catalog, required: &Required) -> ActiveBudget {
+    pub(crate) fn from_policy(policy: &Policy, visible: &Catalog, required: &Required) -> ActiveBudget {
         let mut b = ActiveBudget::new(policy.budget(), required.fixed());
         for server in visible.servers() {
             b.limits.insert(server.to_owned(), policy.max_active(server));
@@ -138,29 +139,27 @@ impl ActiveBudget {
     }
 
     /// Sets one server's `max_active`.
-    pub fn with_server_limit(mut self, server: &str, limit: usize) -> ActiveBudget {
+    #[cfg(test)]
+    pub(crate) fn with_server_limit(mut self, server: &str, limit: usize) -> ActiveBudget {
         self.limits.insert(server.to_owned(), limit);
         self
     }
 
     /// Never unloads these tools.
-    pub fn with_protected<'a>(mut self, names: impl IntoIterator<Item = &'a str>) -> ActiveBudget {
+    #[cfg(test)]
+    pub(crate) fn with_protected<'a>(mut self, names: impl IntoIterator<Item = &'a str>) -> ActiveBudget {
         self.protected.extend(names.into_iter().map(str::to_owned));
         self
     }
 
-    /// Definitions always sent.
-    pub fn fixed(&self) -> usize {
-        self.fixed
-    }
-
     /// How many active tools fit under `[budget] dynamic` beside the fixed part.
-    pub fn room(&self) -> usize {
+    #[cfg(test)]
+    pub(crate) fn room(&self) -> usize {
         self.dynamic.saturating_sub(self.fixed)
     }
 
     /// A server's `max_active`.
-    pub fn server_limit(&self, server: &str) -> usize {
+    pub(crate) fn server_limit(&self, server: &str) -> usize {
         self.limits.get(server).copied().unwrap_or(self.default_limit)
     }
 
@@ -168,7 +167,7 @@ impl ActiveBudget {
     /// the list at most `[budget] dynamic` definitions. `fresh` are the tools the current
     /// search loaded, best first. Active names not in `catalog`, or not deferred there, are
     /// not counted.
-    pub fn plan(
+    pub(crate) fn plan(
         &self,
         catalog: &Catalog,
         deferral: &Deferral,
@@ -229,7 +228,7 @@ impl ActiveBudget {
 
     /// Records `fresh` as used, then unloads what [`ActiveBudget::plan`] says from `session`
     /// and `recency`; returns the unloads for the model ([`notice`]) and the audit log.
-    pub fn enforce(
+    pub(crate) fn enforce(
         &self,
         catalog: &Catalog,
         deferral: &Deferral,
@@ -250,7 +249,7 @@ impl ActiveBudget {
 
     /// The final check before a request leaves: `definitions` (every tool in the list,
     /// built-ins and meta-tools included) must not exceed `[budget] hard`.
-    pub fn check_hard(&self, definitions: usize) -> Result<(), OverHardLimit> {
+    pub(crate) fn check_hard(&self, definitions: usize) -> Result<(), OverHardLimit> {
         if definitions > self.hard {
             return Err(OverHardLimit { definitions, hard: self.hard });
         }

@@ -62,5 +62,4 @@ pub mod toolbox;
 pub use catalog::{Catalog, Tool, ToolId, ToolSpec};
 pub use policy::Policy;
 pub use search::{Index, Strategy};
-pub use session::Session;
 pub use toolbox::{Conversation, Toolbox};

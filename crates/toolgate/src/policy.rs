@@ -422,7 +422,7 @@ impl Policy {
     /// A sub-agent's starting session: the parent's activations this policy allows, in the
     /// parent's order. Names missing from `catalog` (the parent's catalog) are skipped; each
     /// activation the policy denies is reported as [`Action::NotInherited`].
-    pub fn inherit(&self, parent: &Session, catalog: &Catalog) -> (Session, Vec<AuditEvent>) {
+    pub(crate) fn inherit(&self, parent: &Session, catalog: &Catalog) -> (Session, Vec<AuditEvent>) {
         let mut session = Session::new();
         let mut audit = Vec::new();
         for name in parent.active() {

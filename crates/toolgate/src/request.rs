@@ -12,7 +12,6 @@ use serde_json::json;
 
 use crate::catalog::{Catalog, Tool};
 use crate::defer::Deferral;
-use crate::session::Session;
 
 pub use crate::catalog::TOOL_SEARCH;
 
@@ -61,7 +60,7 @@ pub fn tool_search_tool() -> Tool {
 
 /// The frozen announcement: every deferred name, sorted, in one block that stays byte-identical
 /// for the whole session (seed 000 §4).
-pub fn frozen_announcement<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+pub(crate) fn frozen_announcement<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
     let sorted: BTreeSet<&str> = names.into_iter().collect();
     let mut out = String::from("<available-deferred-tools>\n");
     for n in sorted {
@@ -132,33 +131,8 @@ impl Announcer {
     }
 }
 
-/// This turn's tool list: core tools (by qualified name), `tool_search`, then the active set in
-/// activation order. With deferral off, every tool in catalog order and no `tool_search`.
-pub fn tool_list<'a>(
-    catalog: &'a Catalog,
-    deferral: &Deferral,
-    session: &Session,
-    tool_search: &'a Tool,
-) -> Vec<&'a Tool> {
-    if !deferral.enabled() {
-        return catalog.tools().iter().collect();
-    }
-    let mut core: Vec<&Tool> =
-        catalog.ids().filter(|&id| !deferral.is_deferred(id)).map(|id| catalog.tool(id)).collect();
-    core.sort_by(|a, b| a.qualified_name().cmp(b.qualified_name()));
-    core.push(tool_search);
-    for name in session.active() {
-        if let Some(id) = catalog.get(name)
-            && deferral.is_deferred(id)
-        {
-            core.push(catalog.tool(id));
-        }
-    }
-    core
-}
-
 /// The deferred names the model may load (every deferred tool of the catalog, sorted).
-pub fn deferred_names<'a>(catalog: &'a Catalog, deferral: &Deferral) -> Vec<&'a str> {
+pub(crate) fn deferred_names<'a>(catalog: &'a Catalog, deferral: &Deferral) -> Vec<&'a str> {
     let mut names: Vec<&str> = catalog
         .ids()
         .filter(|&id| deferral.is_deferred(id))

@@ -18,9 +18,10 @@ const LOADED_HEADER: &str = "Loaded ";
 /// The line that names tools already loaded.
 pub const ALREADY_LOADED: &str = "Already loaded — call it directly: ";
 
-/// One conversation's state: the active set, in activation order.
+/// One conversation's active set, in activation order (kept by a
+/// [`Conversation`](crate::Conversation)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Session {
+pub(crate) struct Session {
     active: Vec<String>,
     set: HashSet<String>,
 }
@@ -89,22 +90,22 @@ impl SearchResult {
 
 impl Session {
     /// A session with nothing active.
-    pub fn new() -> Session {
+    pub(crate) fn new() -> Session {
         Session::default()
     }
 
     /// The active tools' qualified names, in activation order.
-    pub fn active(&self) -> &[String] {
+    pub(crate) fn active(&self) -> &[String] {
         &self.active
     }
 
     /// Whether a tool is active.
-    pub fn is_active(&self, name: &str) -> bool {
+    pub(crate) fn is_active(&self, name: &str) -> bool {
         self.set.contains(name)
     }
 
     /// Activates tools (qualified names); returns those that were not active yet, in order.
-    pub fn activate<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
+    pub(crate) fn activate<'a>(&mut self, names: impl IntoIterator<Item = &'a str>) -> Vec<String> {
         let mut added = Vec::new();
         for n in names {
             if self.set.insert(n.to_owned()) {
@@ -116,7 +117,7 @@ impl Session {
     }
 
     /// Removes a tool from the active set (unload); returns whether it was active.
-    pub fn unload(&mut self, name: &str) -> bool {
+    pub(crate) fn unload(&mut self, name: &str) -> bool {
         if self.set.remove(name) {
             self.active.retain(|n| n != name);
             true
@@ -127,7 +128,7 @@ impl Session {
 
     /// Runs one `tool_search` call: searches `index`, activates the deferred hits, and reports
     /// hits that were active or core already. `pending_servers` are named in the result.
-    pub fn tool_search(
+    pub(crate) fn tool_search(
         &mut self,
         index: &Index,
         deferral: &Deferral,
@@ -155,7 +156,7 @@ impl Session {
     }
 
     /// The compaction boundary record that carries the active set across a summary.
-    pub fn boundary(&self) -> Value {
+    pub(crate) fn boundary(&self) -> Value {
         json!({
             "type": "system",
             "subtype": "compact_boundary",
@@ -170,7 +171,7 @@ impl Session {
     /// message; the text of `tool_search` results (the `Loaded …` list and the
     /// `Already loaded …` line); compaction boundary records, which replace what came before
     /// them with their own list. Names not in `catalog` are skipped, since the tool is gone.
-    pub fn from_transcript(messages: &[Value], catalog: &Catalog) -> Session {
+    pub(crate) fn from_transcript(messages: &[Value], catalog: &Catalog) -> Session {
         let mut s = Session::new();
         for m in messages {
             if let Some(list) = boundary_list(m) {

@@ -375,6 +375,25 @@ impl Toolbox {
         conversation
     }
 
+    /// A conversation rebuilt from a transcript (Anthropic Messages shape: `tool_reference`
+    /// blocks, toolgate's own `tool_search` results, compaction boundary records), with the
+    /// required tools active. The tools it names become active again, but not shown: the next
+    /// tool list shows them before they may run.
+    pub fn conversation_from_transcript(&self, messages: &[Value]) -> Conversation {
+        let mut conversation = Conversation {
+            active: Session::from_transcript(messages, &self.visible),
+            ..Conversation::default()
+        };
+        self.resume(&mut conversation);
+        conversation
+    }
+
+    /// The compaction boundary record that carries `conversation`'s active set across a
+    /// summary (read back by [`Toolbox::conversation_from_transcript`]).
+    pub fn boundary(&self, conversation: &Conversation) -> Value {
+        conversation.active.boundary()
+    }
+
     /// Takes `conversation` over from the toolbox it last met (nothing to do when that was
     /// this one): every active tool whose definition changed since the conversation was shown
     /// it leaves the active set (those are returned, and named in the next search result);

@@ -1,7 +1,7 @@
 //! Property test of the policy boundary: for random catalogs, policies (global deny patterns,
 //! server `denied` / `allowed` / `mode` / `read_only` / `enabled`, profiles and sub-agents) and
 //! queries, no denied tool ever reaches search hits, announcements, the tool list, the active
-//! set after `Session::tool_search`, or the first turn, and the gate refuses it. `decide` is
+//! set after `Toolbox::tool_search`, or the first turn, and the gate refuses it. `decide` is
 //! checked against a naive restatement of the rules.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -9,12 +9,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use proptest::prelude::*;
 use serde_json::json;
 use toolgate::config::{Config, ProfileConfig, ServerConfig, ServerMode, SideEffects, Transport, glob_match};
-use toolgate::defer::{DeferConfig, DeferMode, Deferral};
+use toolgate::defer::{DeferConfig, DeferMode};
 use toolgate::gate::{Decision, Denial};
 use toolgate::policy::{Policy, Verdict};
-use toolgate::request::{deferred_names, frozen_announcement, tool_list, tool_search_tool};
-use toolgate::search::Request;
-use toolgate::{Catalog, Index, Session, Strategy as Ranker, Tool, ToolSpec, Toolbox};
+use toolgate::{Catalog, Strategy as Ranker, Tool, ToolSpec, Toolbox};
 
 const SERVERS: [&str; 4] = ["github", "slack", "fs", "db"];
 const VERBS: [&str; 8] = ["get", "list", "create", "delete", "send", "read", "search", "drop"];
@@ -185,31 +183,30 @@ fn check_subject(catalog: &Catalog, config: &Config, policy: &Policy, layers: &[
     assert!(visible.tools().iter().all(|t| allowed(t.qualified_name())));
     assert!(hidden.iter().all(|n| !allowed(n)));
 
-    let deferral = Deferral::decide(&visible, &on);
-    let announced = deferred_names(&visible, &deferral);
-    assert!(announced.iter().all(|n| allowed(n)));
-    let block = frozen_announcement(announced.iter().copied());
-    assert!(hidden.iter().all(|n| !block.lines().any(|l| l == *n)), "{block}");
-
-    let search = tool_search_tool();
     for strategy in [Ranker::Bm25f, Ranker::Keyword] {
-        let index = Index::builder().strategy(strategy).build(&visible);
-        let mut session = Session::new();
+        let Ok(toolbox) = Toolbox::builder(catalog, policy.clone()).defer(on).strategy(strategy).build()
+        else {
+            continue;
+        };
+        let mut chat = toolbox.conversation();
+        let block = toolbox.announcement(&mut chat);
+        assert!(hidden.iter().all(|n| !block.lines().any(|l| l == *n)), "{block}");
+        assert!(block.lines().filter(|l| !l.starts_with('<')).all(allowed), "{block}");
         for &q in queries {
-            let result = session.tool_search(&index, &deferral, Request::new(QUERIES[q], 20), &[]);
-            for hit in &result.matches {
-                assert!(allowed(visible.tool(hit.tool).qualified_name()), "{strategy}: {}", QUERIES[q]);
+            let found = toolbox.tool_search(&mut chat, &json!({"query": QUERIES[q], "limit": 20})).unwrap();
+            for t in found.matches() {
+                assert!(allowed(t.qualified_name()), "{strategy}: {}", QUERIES[q]);
             }
         }
-        assert!(session.active().iter().all(|n| allowed(n)));
-        let list = tool_list(&visible, &deferral, &session, &search);
+        assert!(chat.active().iter().all(|n| allowed(n)));
+        let list = toolbox.tools(&mut chat).unwrap();
         assert!(
             list.iter().filter(|t| t.qualified_name() != "tool_search").all(|t| allowed(t.qualified_name()))
         );
-    }
-
-    if let Ok(pre) = policy.first_turn(&visible, &deferral, 1, "delete the file and send a message", "") {
-        assert!(pre.chosen.iter().all(|&id| allowed(visible.tool(id).qualified_name())));
+        let mut first = toolbox.conversation();
+        if let Ok(pre) = toolbox.preselect(&mut first, "delete the file and send a message", "") {
+            assert!(pre.iter().all(|t| allowed(t.qualified_name())));
+        }
     }
 
     // The gate, asked through the facade by a conversation that searched for every tool by
@@ -254,11 +251,16 @@ proptest! {
                 assert!(parent_visible[t.qualified_name()]);
             }
         }
-        let mut parent = Session::new();
-        parent.activate(catalog.tools().iter().map(|t| t.qualified_name()));
-        let (inherited, _) = child.inherit(&parent, &catalog);
-        for name in inherited.active() {
-            assert!(child.decide(catalog.tool(catalog.get(name).unwrap())).is_allow());
+        let on = DeferConfig { mode: DeferMode::On, ..DeferConfig::default() };
+        if let Ok(parent) = Toolbox::builder(&catalog, p0.clone()).defer(on).build() {
+            let mut chat = parent.conversation();
+            let all: Vec<&str> = catalog.tools().iter().map(|t| t.qualified_name()).collect();
+            let _ = parent.tool_search(&mut chat, &json!({"query": format!("select:{}", all.join(",")), "limit": 20}));
+            if let Ok((_, inherited, _)) = parent.sub_agent(child.clone(), &chat) {
+                for name in inherited.active() {
+                    assert!(child.decide(catalog.tool(catalog.get(name).unwrap())).is_allow());
+                }
+            }
         }
     }
 }

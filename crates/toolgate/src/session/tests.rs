@@ -9,7 +9,7 @@ use serde_json::json;
 use super::*;
 use crate::catalog::ToolSpec;
 use crate::defer::{DeferConfig, DeferMode};
-use crate::request::{Announcer, frozen_announcement, tool_list, tool_search_tool};
+use crate::request::{Announcer, frozen_announcement};
 
 fn catalog() -> Catalog {
     let mut core = ToolSpec::builtin("Read", "Read a file");
@@ -60,23 +60,30 @@ fn tool_search_activates_and_reports_already_loaded() {
 
 #[test]
 fn tool_list_keeps_the_prefix_stable() {
+    use serde_json::json;
     let cat = catalog();
-    let index = Index::builder().build(&cat);
-    let deferral = Deferral::decide(&cat, &on());
-    let search = tool_search_tool();
-    let mut s = Session::new();
-    let names = |s: &Session| -> Vec<String> {
-        tool_list(&cat, &deferral, s, &search).iter().map(|t| t.qualified_name().to_owned()).collect()
+    let toolbox = crate::Toolbox::builder(&cat, crate::Policy::permissive()).defer(on()).build().unwrap();
+    let mut chat = toolbox.conversation();
+    let mut names = || -> Vec<String> {
+        toolbox.tools(&mut chat).unwrap().iter().map(|t| t.qualified_name().to_owned()).collect()
     };
-    assert_eq!(names(&s), ["builtin__Read", "tool_search"]);
-    s.tool_search(&index, &deferral, Request::new("select:slack__send_message", 5), &[]);
-    let first = names(&s);
-    s.tool_search(&index, &deferral, Request::new("select:github__create_issue", 5), &[]);
-    let second = names(&s);
+    assert_eq!(names(), ["builtin__Read", "tool_search"]);
+    let mut chat2 = toolbox.conversation();
+    toolbox.tool_search(&mut chat2, &json!({"query": "select:slack__send_message"})).unwrap();
+    let first: Vec<String> =
+        toolbox.tools(&mut chat2).unwrap().iter().map(|t| t.qualified_name().to_owned()).collect();
+    toolbox.tool_search(&mut chat2, &json!({"query": "select:github__create_issue"})).unwrap();
+    let second: Vec<String> =
+        toolbox.tools(&mut chat2).unwrap().iter().map(|t| t.qualified_name().to_owned()).collect();
     assert_eq!(first, ["builtin__Read", "tool_search", "slack__send_message"]);
     assert_eq!(&second[..3], &first[..], "a new activation only appends");
-    let off = Deferral::decide(&cat, &DeferConfig { mode: DeferMode::Off, ..on() });
-    assert_eq!(tool_list(&cat, &off, &s, &search).len(), 4, "deferral off: every tool, no tool_search");
+    let off = DeferConfig { mode: DeferMode::Off, ..on() };
+    let all = crate::Toolbox::builder(&cat, crate::Policy::permissive()).defer(off).build().unwrap();
+    assert_eq!(
+        all.tools(&mut all.conversation()).unwrap().len(),
+        4,
+        "deferral off: every tool, no tool_search"
+    );
 }
 
 #[test]

@@ -141,3 +141,40 @@ fn ids_are_never_exposed_so_toolboxes_cannot_be_mixed() {
     assert_eq!(tool.name(), "two");
     assert!(!second.check(&mut chat, "x__one", &json!({})).is_allow());
 }
+
+#[test]
+fn a_conversation_rebuilt_from_a_transcript_runs_its_tools_only_once_listed_again() {
+    let cat = catalog(vec![ToolSpec::mcp("git", "git_log", ""), ToolSpec::mcp("git", "git_push", "")]);
+    let toolbox = Toolbox::builder(&cat, Policy::permissive()).defer(on()).build().unwrap();
+    let transcript = [json!({"role": "user", "content": [
+        {"type": "tool_result", "content": [{"type": "tool_reference", "tool_name": "git__git_log"}]}
+    ]})];
+    let mut chat = toolbox.conversation_from_transcript(&transcript);
+    assert_eq!(chat.active(), ["git__git_log"]);
+    let d = toolbox.check(&mut chat, "git__git_log", &json!({}));
+    assert!(
+        matches!(d, Decision::Deny(Denial::NotLoaded { .. })),
+        "not shown to this conversation yet: {d:?}"
+    );
+    assert_eq!(toolbox.tools(&mut chat).unwrap().len(), 2);
+    assert!(toolbox.check(&mut chat, "git__git_log", &json!({})).is_allow());
+    // The boundary record carries the set across a compaction.
+    let again = toolbox.conversation_from_transcript(&[toolbox.boundary(&chat)]);
+    assert_eq!(again.active(), ["git__git_log"]);
+}
+
+#[test]
+fn a_sub_agent_inherits_only_what_its_profile_allows_and_keeps_tool_search() {
+    let cat = catalog(vec![ToolSpec::mcp("git", "git_log", ""), ToolSpec::mcp("git", "git_push", "")]);
+    let config = config("[profiles.reviewer]\ndisallowed_tools = [\"*__git_push\"]\n");
+    let parent = Toolbox::builder(&cat, Policy::new(&config, None).unwrap()).defer(on()).build().unwrap();
+    let mut chat = parent.conversation();
+    parent.tool_search(&mut chat, &json!({"query": "select:git__git_log,git__git_push"})).unwrap();
+    let child = parent.policy().child("reviewer").unwrap();
+    let (toolbox, mut sub, audit) = parent.sub_agent(child, &chat).unwrap();
+    assert_eq!(sub.active(), ["git__git_log"]);
+    assert_eq!(audit.len(), 1, "{audit:?}");
+    assert!(toolbox.check(&mut sub, "git__git_log", &json!({})).is_allow(), "shown to the parent, inherited");
+    assert!(!toolbox.check(&mut sub, "git__git_push", &json!({})).is_allow());
+    assert_eq!(toolbox.meta_tools().len(), 1, "tool_search stays");
+}
