@@ -441,3 +441,47 @@ async fn a_call_is_checked_against_the_policy_when_it_is_made() {
     assert_eq!(text(&s.call("db__select", json!({})).await), "ran select");
     assert_eq!(up.calls(), ["select"]);
 }
+
+/// The real `server-filesystem` from npm (installed by `e2e/setup.sh`).
+fn real_filesystem() -> PathBuf {
+    let bin = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../e2e/node_modules/.bin/mcp-server-filesystem");
+    assert!(
+        bin.exists(),
+        "the real MCP servers are not installed: run e2e/setup.sh (the README's test command does)"
+    );
+    bin
+}
+
+#[tokio::test]
+async fn the_readme_configuration_never_writes_a_file_the_model_did_not_search_for() {
+    let dir = scratch("real-fs");
+    let files = dir.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    let target = files.join("written.txt");
+    for exposure in ["native", "bridge"] {
+        // As the README writes it: no `mode` line.
+        let config = format!(
+            "[gateway]\nexposure = \"{exposure}\"\n[servers.filesystem]\ncommand = {:?}\nargs = [{:?}]\n",
+            real_filesystem().display().to_string(),
+            files.display().to_string()
+        );
+        let s = Session::start(&dir, &config, &[]).await;
+        let args = json!({"path": target.display().to_string(), "content": "pwned"});
+        let direct = s.call("filesystem__write_file", args.clone()).await;
+        assert!(refused(&direct), "{exposure}: {}", text(&direct));
+        let bridged = s.call("call_tool", json!({"name": "filesystem__write_file", "arguments": args})).await;
+        assert!(refused(&bridged), "{exposure}: {}", text(&bridged));
+        assert!(!target.exists(), "{exposure}: the real server wrote the file");
+        // Searched for, the same call runs and the real server writes it.
+        s.search("select:filesystem__write_file").await;
+        let args = json!({"path": target.display().to_string(), "content": "asked for"});
+        let ran = if exposure == "bridge" {
+            s.call("call_tool", json!({"name": "filesystem__write_file", "arguments": args})).await
+        } else {
+            s.call("filesystem__write_file", args).await
+        };
+        assert!(!refused(&ran), "{exposure}: {}", text(&ran));
+        assert_eq!(std::fs::read_to_string(&target).unwrap(), "asked for");
+        std::fs::remove_file(&target).unwrap();
+    }
+}
