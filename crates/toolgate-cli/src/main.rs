@@ -34,6 +34,11 @@ enum Command {
     Tokens(tokens::Args),
     /// Run the MCP gateway: streamable HTTP on 127.0.0.1:8765 by default, or stdio.
     Serve(serve::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish or powershell) to stdout.
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
 }
 
 /// What a command achieved, mapped to the exit code.
@@ -53,6 +58,18 @@ fn main() -> ExitCode {
         Command::Tokens(a) => with_stdout(|out| tokens::run(a, out)),
         // The gateway owns stdout (the MCP channel with --stdio), so it must not be locked here.
         Command::Serve(a) => serve::run(a),
+        Command::Completions { shell } => with_stdout(|out| {
+            // Written whole, so that a closed pipe is an error here, not a panic inside clap.
+            let mut script = Vec::new();
+            clap_complete::generate(
+                shell,
+                &mut <Cli as clap::CommandFactory>::command(),
+                "toolgate",
+                &mut script,
+            );
+            out.write_all(&script)?;
+            Ok(Outcome::Found)
+        }),
     };
     match result {
         Ok(Outcome::Found) => ExitCode::SUCCESS,

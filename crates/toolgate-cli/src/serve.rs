@@ -1,7 +1,8 @@
 //! `toolgate serve`: the gateway, over streamable HTTP (default, with a status page) or stdio.
 //!
-//! Logs go to stderr only (stdout is the MCP channel with `--stdio`), filtered by `RUST_LOG`
-//! (default `info`). Ctrl-C or SIGTERM stops the server and the upstream children.
+//! Logs go to stderr only (stdout is the MCP channel with `--stdio`): toolgate's own at `info`
+//! and other crates' warnings by default, more with `-v` / `-vv` or `--log-level`, and
+//! `RUST_LOG` wins over both. Ctrl-C or SIGTERM stops the server and the upstream children.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -35,10 +36,21 @@ pub(crate) struct Args {
     /// Serve streamable HTTP at http://ADDR/mcp and a status page at http://ADDR/.
     #[arg(long, value_name = "ADDR")]
     http: Option<SocketAddr>,
+    /// How tools are shown: `native` (loaded tools join tools/list, with list_changed),
+    /// `bridge` (tool_search and call_tool only), or `auto` (bridge for clients known to ignore
+    /// list_changed, such as Codex; native for the others). Overrides `[gateway] exposure`.
+    #[arg(long, value_name = "EXPOSURE", value_parser = ["auto", "native", "bridge"])]
+    exposure: Option<String>,
+    /// More log lines: `-v` toolgate's debug lines, `-vv` every crate's.
+    #[arg(short, long, action = clap::ArgAction::Count, conflicts_with = "log_level")]
+    verbose: u8,
+    /// The log level of toolgate's own lines: error, warn, info (default), debug or trace.
+    #[arg(long, value_name = "LEVEL", value_parser = ["error", "warn", "info", "debug", "trace"])]
+    log_level: Option<String>,
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
-    init_logging();
+    init_logging(log_filter(args.verbose, args.log_level.as_deref()));
     let config = match &args.config {
         Some(path) => Some(Config::from_path(path)?),
         None => None,
@@ -52,6 +64,13 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
         }
         None => Settings::default(),
     };
+    let mut settings = settings;
+    match args.exposure.as_deref() {
+        Some("native") => settings.exposure = Some(toolgate::config::Exposure::Native),
+        Some("bridge") => settings.exposure = Some(toolgate::config::Exposure::Bridge),
+        Some(_) => settings.exposure = None,
+        None => {}
+    }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -154,11 +173,22 @@ async fn stop_on_signal(shutdown: CancellationToken) {
     shutdown.cancel();
 }
 
-/// Logs to stderr, filtered by `RUST_LOG` (default `info`).
-fn init_logging() {
+/// The log filter of `-v` (counted) or `--log-level`: toolgate's own lines at that level,
+/// other crates' (rmcp's protocol traces among them) at `warn` unless `-vv`.
+fn log_filter(verbose: u8, level: Option<&str>) -> String {
+    match (verbose, level) {
+        (0, None) => "warn,toolgate=info,toolgate_mcp=info,toolgate::audit=info".to_owned(),
+        (0, Some(level)) => format!("warn,toolgate={level},toolgate_mcp={level}"),
+        (1, _) => "warn,toolgate=debug,toolgate_mcp=debug".to_owned(),
+        _ => "debug".to_owned(),
+    }
+}
+
+/// Logs to stderr, filtered by `RUST_LOG` if set, else by `default`.
+fn init_logging(default: String) {
     use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
         .with_writer(std::io::stderr)

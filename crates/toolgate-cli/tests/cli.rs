@@ -416,3 +416,28 @@ fn tokens_text_lists_servers_by_tokens_descending() {
         .collect();
     assert_eq!(listed, expected.iter().map(|(_, name)| *name).collect::<Vec<_>>(), "{out}");
 }
+
+#[test]
+fn a_mistyped_command_gets_a_suggestion_and_the_binary_knows_its_version() {
+    let o = toolgate_exit(&["serach", "x"], 2);
+    assert!(stderr(&o).contains("'search'"), "{}", stderr(&o));
+    let o = toolgate_exit(&["--version"], 0);
+    assert_eq!(stdout(&o).trim(), format!("toolgate {}", env!("CARGO_PKG_VERSION")));
+}
+
+#[test]
+fn completions_are_printed_for_each_shell() {
+    for (shell, marker) in
+        [("bash", "_toolgate()"), ("zsh", "#compdef toolgate"), ("fish", "complete -c toolgate")]
+    {
+        let o = toolgate_exit(&["completions", shell], 0);
+        let script = stdout(&o);
+        assert!(script.contains(marker), "{shell}: {}", &script[..script.len().min(200)]);
+        assert!(
+            script.contains("serve") && script.contains("--exposure"),
+            "{shell}: the subcommands and flags are in it"
+        );
+    }
+    let o = toolgate_exit(&["completions", "tcsh"], 2);
+    assert!(stderr(&o).contains("tcsh"), "{}", stderr(&o));
+}

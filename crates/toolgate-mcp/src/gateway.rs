@@ -36,8 +36,9 @@ pub use toolgate::toolbox::{CALL_TOOL, call_tool_tool};
 /// How the gateway behaves, from `[gateway]` of the configuration and the command line.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Settings {
-    /// `native` (active tools in `tools/list`) or `bridge` (`tool_search` and `call_tool` only).
-    pub exposure: Exposure,
+    /// `native` (active tools in `tools/list`) or `bridge` (`tool_search` and `call_tool`
+    /// only) for every session, or `None` to choose per client ([`Gateway::exposure_for`]).
+    pub exposure: Option<Exposure>,
     /// When tools are deferred (`on` by default; `bridge` always defers).
     pub defer: DeferConfig,
     /// How long a forwarded call may take unless the server sets its own limit.
@@ -50,6 +51,11 @@ pub struct Settings {
     /// How long `initialize`, `tools/list`, `tool_search` and calls wait for upstreams still
     /// starting before they answer with what is ready (default 5 s): real clients ask at once.
     pub ready_wait: Duration,
+    /// In native exposure, how long a `tool_search` that changed the tool list waits for the
+    /// client to list the tools again before it answers (default 1 s), so that the client's
+    /// next model request already carries the loaded tools. A client that let one wait run out
+    /// is not waited for again.
+    pub relist_wait: Duration,
     /// The subject served (`--profile NAME`, a `[profiles.NAME]` of the configuration): every
     /// session sees only what it allows. A session's own profile (`/mcp/NAME` or the header
     /// `X-Toolgate-Profile`) narrows it further; it never widens it.
@@ -72,6 +78,7 @@ impl Settings {
             startup_timeout: config.startup_timeout,
             restart_backoff: Some(Duration::from_secs(1)),
             ready_wait: Duration::from_secs(5),
+            relist_wait: Duration::from_secs(1),
             profile: None,
         }
     }
@@ -133,6 +140,14 @@ impl ResourceRoutes {
             .map(|(_, owner)| owner.clone())
     }
 }
+
+/// Clients known to ignore `notifications/tools/list_changed`, by a word of their
+/// `clientInfo.name` (lower case): they get bridge exposure unless one is configured, since in
+/// native exposure the tools they load would never appear. Codex lists once and never again.
+pub const BRIDGE_CLIENTS: &[&str] = &["codex"];
+
+/// A view's key: the session profile (`None`: the served subject) and the exposure.
+type ViewKey = (Option<String>, Exposure);
 
 /// One subject's view: the snapshot and the toolbox built over it.
 #[derive(Debug)]
@@ -199,6 +214,13 @@ pub(crate) struct SessionState {
     /// The least severe log level the client wants relayed (`logging/setLevel`); all if unset.
     #[allow(deprecated)]
     pub(crate) log_level: Option<LoggingLevel>,
+    /// The exposure chosen for this session's client (at `initialize`; the configured one, or
+    /// native, before).
+    pub(crate) exposure: Option<Exposure>,
+    /// Woken whenever the client lists the tools.
+    pub(crate) relisted: Arc<tokio::sync::Notify>,
+    /// Whether the client let a wait for its re-list run out (it ignores `list_changed`).
+    pub(crate) ignores_list_changed: bool,
 }
 
 /// The gateway: shared by every session, cheap to clone.
@@ -229,9 +251,9 @@ pub(crate) struct Inner {
     pub(crate) progress: Arc<Relay>,
     /// Which upstream serves which resource, as last listed.
     pub(crate) resources: Mutex<ResourceRoutes>,
-    /// Per subject (`None`: the served one; `Some(profile)`: a session profile), its view of
-    /// the current snapshot. One subject's view never serves another.
-    views: Mutex<HashMap<Option<String>, Arc<View>>>,
+    /// Per subject (`None`: the served one; `Some(profile)`: a session profile) and exposure,
+    /// its view of the current snapshot. One subject's view never serves another.
+    views: Mutex<HashMap<ViewKey, Arc<View>>>,
     /// Whether deferral was ever on: once it is, a re-list never turns it off again.
     deferred_once: AtomicBool,
 }
@@ -387,19 +409,19 @@ impl Gateway {
     /// The view of `profile`'s subject (`None`: the served subject) of the current snapshot:
     /// its toolbox, built once per snapshot and subject. A profile that is not configured, or
     /// whose policy cannot be applied, sees nothing (fail-closed).
-    pub(crate) fn view(&self, profile: Option<&str>) -> Arc<View> {
+    pub(crate) fn view(&self, profile: Option<&str>, exposure: Exposure) -> Arc<View> {
         let snapshot = self.snapshot();
-        let key = profile.map(str::to_owned);
+        let key = (profile.map(str::to_owned), exposure);
         let mut views = self.inner.views.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(view) = views.get(&key)
             && Arc::ptr_eq(&view.snapshot, &snapshot)
         {
             return view.clone();
         }
-        let built = self.subject_policy(profile).and_then(|policy| self.toolbox(&snapshot, policy));
+        let built = self.subject_policy(profile).and_then(|policy| self.toolbox(&snapshot, policy, exposure));
         let toolbox = built.unwrap_or_else(|e| {
             tracing::error!(subject = profile.unwrap_or("main"), "{e}; this subject sees no tools");
-            self.toolbox(&Snapshot::default(), Policy::permissive())
+            self.toolbox(&Snapshot::default(), Policy::permissive(), exposure)
                 .expect("an empty catalog fits any budget")
         });
         let view = Arc::new(View { snapshot, toolbox });
@@ -417,22 +439,29 @@ impl Gateway {
 
     /// A toolbox of `policy`'s subject over `snapshot`, with the gateway's settings; deferral is
     /// decided once per snapshot for every subject ([`Gateway::defers`]).
-    fn toolbox(&self, snapshot: &Snapshot, policy: Policy) -> Result<Toolbox, PolicyError> {
+    fn toolbox(
+        &self,
+        snapshot: &Snapshot,
+        policy: Policy,
+        exposure: Exposure,
+    ) -> Result<Toolbox, PolicyError> {
         let settings = &self.inner.settings;
         let mode = if self.defers(snapshot) { DeferMode::On } else { DeferMode::Off };
         Toolbox::builder(&snapshot.catalog, policy)
             .defer(DeferConfig { mode, ..settings.defer })
-            .exposure(settings.exposure)
+            .exposure(exposure)
             .pending(snapshot.pending.clone())
+            .failed(snapshot.failed.clone())
             .validators(self.inner.validators.clone())
             .build()
     }
 
-    /// Whether tools are deferred over `snapshot`, for every subject: `on` and bridge always,
-    /// `auto` once the whole catalog is large enough, and never off again after that.
+    /// Whether tools are deferred over `snapshot`, for every subject: `on` always, `auto` once
+    /// the whole catalog is large enough, and never off again after that (a bridge session's
+    /// toolbox defers whatever this says).
     fn defers(&self, snapshot: &Snapshot) -> bool {
         let settings = &self.inner.settings;
-        let on = settings.exposure == Exposure::Bridge
+        let on = settings.exposure == Some(Exposure::Bridge)
             || self.inner.deferred_once.load(Ordering::Relaxed)
             || toolgate::defer::Deferral::decide(&snapshot.catalog, &settings.defer).enabled();
         if on {
@@ -453,7 +482,18 @@ impl Gateway {
                 message: format!("no such profile; known profiles: {}", self.known_profiles()),
             });
         }
-        Ok(self.view(profile).toolbox.visible().clone())
+        Ok(self.view(profile, Exposure::Native).toolbox.visible().clone())
+    }
+
+    /// The exposure for a session whose client introduced itself as `client` (its
+    /// `clientInfo.name`): the configured one, else bridge for a client of [`BRIDGE_CLIENTS`]
+    /// and native for every other.
+    pub fn exposure_for(&self, client: &str) -> Exposure {
+        if let Some(e) = self.inner.settings.exposure {
+            return e;
+        }
+        let name = client.to_lowercase();
+        if BRIDGE_CLIENTS.iter().any(|c| name.contains(c)) { Exposure::Bridge } else { Exposure::Native }
     }
 
     /// The configured profiles, comma-separated (`none` when there are none), for errors.
@@ -526,7 +566,7 @@ impl Gateway {
                 let listings: Vec<Listing<'_>> = pool.values().map(Upstream::listing).collect();
                 Snapshot::build(&listings, &self.inner.root)
             };
-            match self.toolbox(&snapshot, self.inner.root.clone()) {
+            match self.toolbox(&snapshot, self.inner.root.clone(), self.strictest_exposure()) {
                 Ok(toolbox) => break (snapshot, toolbox),
                 Err(e) => {
                     let culprit = match &e {
@@ -553,7 +593,7 @@ impl Gateway {
         {
             let mut views = self.inner.views.lock().unwrap_or_else(|e| e.into_inner());
             views.clear();
-            views.insert(None, view);
+            views.insert((None, self.strictest_exposure()), view);
         }
         *self.inner.snapshot.write().unwrap_or_else(|e| e.into_inner()) = snapshot;
         self.inner.changes.send_modify(|g| *g += 1);
@@ -566,15 +606,18 @@ impl Gateway {
     /// tool list is not what it was last served.
     fn notify_changed_lists(&self) {
         for slot in self.live_sessions() {
-            let profile = slot.state.lock().unwrap_or_else(|e| e.into_inner()).profile.clone();
-            let view = self.view(profile.as_deref());
+            let (profile, exposure) = {
+                let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+                (state.profile.clone(), self.session_exposure(&state))
+            };
+            let view = self.view(profile.as_deref(), exposure);
             let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
             let changed = view.toolbox.resume(&mut state.conversation);
             for tool in &changed {
                 tracing::info!(target: "toolgate::audit", subject = %view.toolbox.policy().subject(), tool,
                     action = "unloaded", rule = "definition changed", "unloaded");
             }
-            if self.inner.settings.exposure != Exposure::Native {
+            if exposure != Exposure::Native {
                 continue;
             }
             let Some(before) = state.listed else { continue };
@@ -608,10 +651,23 @@ impl Gateway {
         sessions.iter().filter_map(Weak::upgrade).collect()
     }
 
+    /// The exposure whose budget is the tightest among those sessions may get: bridge (one more
+    /// meta-tool) unless native is configured. The served subject's required tools are checked
+    /// against it, so that no session meets a budget its configuration cannot fit.
+    fn strictest_exposure(&self) -> Exposure {
+        self.inner.settings.exposure.unwrap_or(Exposure::Bridge)
+    }
+
+    /// A session's exposure: the one chosen at `initialize`, else the configured one, else
+    /// native.
+    pub(crate) fn session_exposure(&self, state: &SessionState) -> Exposure {
+        state.exposure.or(self.inner.settings.exposure).unwrap_or(Exposure::Native)
+    }
+
     /// The state of the gateway as the status page shows it: upstreams with their state and
     /// tool counts, and live sessions with their active sets.
     pub fn status(&self) -> Value {
-        let view = self.view(None);
+        let view = self.view(None, Exposure::Native);
         let toolbox = &view.toolbox;
         let servers: Vec<Value> = {
             let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
@@ -633,16 +689,14 @@ impl Gateway {
                     "id": state.id,
                     "client": state.client,
                     "profile": state.profile,
+                    "exposure": exposure_name(self.session_exposure(&state)),
                     "active": state.conversation.active(),
                 })
             })
             .collect();
         let deferred = toolbox.visible().tools().iter().filter(|t| toolbox.is_deferred(t)).count();
         json!({
-            "exposure": match self.inner.settings.exposure {
-                Exposure::Native => "native",
-                Exposure::Bridge => "bridge",
-            },
+            "exposure": self.inner.settings.exposure.map_or("auto", exposure_name),
             "tools": toolbox.visible().len(),
             "deferred": deferred,
             "deferral": toolbox.defers(),
@@ -673,6 +727,14 @@ impl SessionState {
                 }
             }
         }
+    }
+}
+
+/// An exposure as the configuration writes it.
+pub(crate) fn exposure_name(exposure: Exposure) -> &'static str {
+    match exposure {
+        Exposure::Native => "native",
+        Exposure::Bridge => "bridge",
     }
 }
 

@@ -31,6 +31,7 @@ use rmcp::model::{
     ReadResourceResponse, Resource, ResourceTemplate, SetLevelRequestParams,
 };
 use rmcp::{ErrorData, Peer, RoleClient, ServiceError};
+use toolgate::config::Exposure;
 
 use crate::gateway::{Gateway, ResourceRoutes, View};
 use crate::upstream::State;
@@ -69,7 +70,7 @@ impl Gateway {
     /// The connected upstreams that declared `feature` and that the policy of `subject` lets
     /// offer anything here, by name.
     fn offering(&self, feature: Feature, subject: Option<&str>) -> Vec<(String, Peer<RoleClient>)> {
-        let view = self.view(subject);
+        let view = self.view(subject, Exposure::Native);
         let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         pool.values()
             .filter(|u| {
@@ -98,7 +99,7 @@ impl Gateway {
         params.meta = None;
         for slot in self.live_sessions() {
             let profile = slot.state.lock().unwrap_or_else(|e| e.into_inner()).profile.clone();
-            let view = self.view(profile.as_deref());
+            let view = self.view(profile.as_deref(), Exposure::Native);
             if !offers_data(&view, self.profiled(profile.as_deref()), upstream, Feature::Logging) {
                 continue;
             }
@@ -183,7 +184,7 @@ impl Gateway {
     /// Every offered prompt of every upstream, namespaced `server__prompt`.
     pub(crate) async fn list_prompts(&self, subject: Option<&str>) -> ListPromptsResult {
         let mut all: Vec<Prompt> = Vec::new();
-        let view = self.view(subject);
+        let view = self.view(subject, Exposure::Native);
         for (name, peer) in self.offering(Feature::Prompts, subject) {
             let prompts = listed(&name, "prompts/list", peer.list_all_prompts()).await.unwrap_or_default();
             all.extend(prompts.into_iter().filter_map(|mut p| {
@@ -217,7 +218,13 @@ impl Gateway {
             .find(|(server, _)| qualified.starts_with(&prompt_name(server, "")))
             .ok_or_else(not_found)?;
         let own = qualified[prompt_name(&name, "").len()..].to_owned();
-        if !self.view(subject).toolbox.policy().decide_prompt(&name, &own, &qualified).is_allow() {
+        if !self
+            .view(subject, Exposure::Native)
+            .toolbox
+            .policy()
+            .decide_prompt(&name, &own, &qualified)
+            .is_allow()
+        {
             return Err(not_found());
         }
         params.name = own;

@@ -130,11 +130,12 @@ impl GatewayServer {
 
     /// This session's subject's view: its toolbox over the current snapshot.
     fn view(&self) -> Arc<View> {
-        self.gateway.view(self.subject().as_deref())
+        self.gateway.view(self.subject().as_deref(), self.exposure())
     }
 
+    /// This session's exposure (chosen for its client at `initialize`).
     fn exposure(&self) -> Exposure {
-        self.gateway.settings().exposure
+        self.gateway.session_exposure(&self.state())
     }
 
     /// Runs `tool_search` for this session.
@@ -160,8 +161,25 @@ impl GatewayServer {
         };
         if relist && self.exposure() == Exposure::Native {
             self.register(context);
-            let notice = self.state().list_changed_notice();
+            let (notice, relisted, wait) = {
+                let state = self.state();
+                let wait =
+                    if state.ignores_list_changed { None } else { Some(self.gateway.settings().relist_wait) };
+                (state.list_changed_notice(), state.relisted.clone(), wait)
+            };
+            // Listen before telling, so that a re-list that comes at once is not missed.
+            let listed = relisted.notified();
+            tokio::pin!(listed);
+            listed.as_mut().enable();
             notice.await;
+            if let Some(wait) = wait.filter(|w| !w.is_zero())
+                && tokio::time::timeout(wait, listed).await.is_err()
+            {
+                tracing::debug!(
+                    "the client did not list the tools again within {wait:?}; not waiting for it again"
+                );
+                self.state().ignores_list_changed = true;
+            }
         }
         let mut out = CallToolResult::success(vec![ContentBlock::text(text)]);
         out.structured_content = Some(structured);
@@ -337,10 +355,13 @@ impl ServerHandler for GatewayServer {
                 _ => state.profile = Some(name),
             }
         }
+        let exposure = self.gateway.exposure_for(&request.client_info.name);
+        tracing::info!(client = %client, exposure = crate::gateway::exposure_name(exposure), "session opened");
         {
             let mut state = self.state();
             state.client = client;
             state.peer = Some(context.peer.clone());
+            state.exposure = Some(exposure);
         }
         self.gateway.register_session(&self.slot);
         self.ready().await;
@@ -362,6 +383,7 @@ impl ServerHandler for GatewayServer {
                 .tools(&mut state.conversation)
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
             state.listed = Some(fingerprint(&list));
+            state.relisted.notify_waiters();
             list.into_iter().map(mcp_from_tool).collect()
         };
         Ok(ListToolsResult::with_all_items(tools))

@@ -47,6 +47,8 @@ pub(crate) struct Snapshot {
     owner: HashMap<String, Arc<str>>,
     /// Upstreams still starting, sorted.
     pub(crate) pending: Vec<String>,
+    /// Upstreams that failed, with their reasons, sorted by name.
+    pub(crate) failed: Vec<(String, String)>,
 }
 
 impl Snapshot {
@@ -56,6 +58,7 @@ impl Snapshot {
         let mut specs: Vec<ToolSpec> = Vec::new();
         let mut owners: Vec<Arc<str>> = Vec::new();
         let mut pending = Vec::new();
+        let mut failed = Vec::new();
         let mut seen: HashSet<(String, String)> = HashSet::new();
         for listing in listings {
             match listing.standing {
@@ -63,7 +66,11 @@ impl Snapshot {
                     pending.push(listing.upstream.to_owned());
                     continue;
                 }
-                Standing::Failed(_) | Standing::Disabled => continue,
+                Standing::Failed(reason) => {
+                    failed.push((listing.upstream.to_owned(), reason.to_owned()));
+                    continue;
+                }
+                Standing::Disabled => continue,
                 Standing::Serving => {}
             }
             let owner: Arc<str> = Arc::from(listing.upstream);
@@ -94,7 +101,7 @@ impl Snapshot {
                 // Names are non-empty and pairs unique by now, so this cannot happen; serve
                 // nothing rather than something unchecked.
                 tracing::error!("the merged catalog is invalid ({e}); serving no tools");
-                return Snapshot { pending, ..Snapshot::default() };
+                return Snapshot { pending, failed, ..Snapshot::default() };
             }
         };
         let owner: HashMap<String, Arc<str>> =
@@ -105,7 +112,7 @@ impl Snapshot {
             let upstream = &*owner[t.qualified_name()];
             upstream == t.server() || policy.decide_under(upstream, t).is_allow()
         });
-        Snapshot { catalog, owner, pending }
+        Snapshot { catalog, owner, pending, failed }
     }
 
     /// The upstream serving the tool named `qualified`.

@@ -14,6 +14,7 @@
 mod common;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::time::Duration;
 
 use common::{Client, text};
 use proptest::prelude::*;
@@ -177,7 +178,13 @@ async fn run(case: Case) {
     }
     let profile = case.profile.map(|_| "p".to_owned());
     let exposure = if case.bridge { Exposure::Bridge } else { Exposure::Native };
-    let settings = Settings { exposure, profile: profile.clone(), ..Settings::default() };
+    // The in-process client never lists again on its own; nothing to wait for.
+    let settings = Settings {
+        exposure: Some(exposure),
+        profile: profile.clone(),
+        relist_wait: Duration::ZERO,
+        ..Settings::default()
+    };
     let gateway = Gateway::configured(settings, config.clone()).unwrap();
     let mut model = Model {
         listings: BTreeMap::new(),

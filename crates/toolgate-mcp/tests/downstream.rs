@@ -21,7 +21,7 @@ const PUPPETEER_SHOT: &str = "puppeteer__puppeteer_screenshot";
 const SCREENSHOT_QUERY: &str = "take a screenshot of a web page";
 
 fn embedded(exposure: Exposure) -> Gateway {
-    let settings = Settings { exposure, ..Settings::default() };
+    let settings = Settings { exposure: Some(exposure), ..Settings::default() };
     Gateway::from_catalog(settings, "embedded", &Catalog::embedded())
 }
 
@@ -328,4 +328,42 @@ async fn each_http_session_sees_the_profile_of_its_path_or_header_and_nothing_mo
         assert!(profiles.contains(&want), "{profiles:?}");
     }
     shutdown.cancel();
+}
+
+#[tokio::test]
+async fn with_no_exposure_configured_codex_gets_bridge_and_other_clients_native() {
+    use rmcp::model::{ClientCapabilities, Implementation, ProtocolVersion};
+    let gateway = Gateway::from_catalog(Settings::default(), "embedded", &Catalog::embedded());
+    let names = |r: rmcp::model::ListToolsResult| -> Vec<String> {
+        r.tools.into_iter().map(|t| t.name.into()).collect()
+    };
+    for (client, want) in
+        [("codex-mcp-client", vec!["tool_search", "call_tool"]), ("claude-code", vec!["tool_search"])]
+    {
+        let (ours, theirs) = tokio::io::duplex(1 << 16);
+        let server = gateway.server();
+        tokio::spawn(async move {
+            if let Ok(running) = server.serve(theirs).await {
+                let _ = running.waiting().await;
+            }
+        });
+        let info = ClientConfig::new(ClientCapabilities::default(), Implementation::new(client, "1.0"))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE);
+        let peer = info.serve(ours).await.expect("initialize");
+        assert_eq!(names(peer.list_tools(None).await.unwrap()), want, "{client}");
+        let sessions = gateway.status()["sessions"].clone();
+        let session = sessions
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|s| s["client"].as_str().unwrap().starts_with(client))
+            .unwrap()
+            .clone();
+        assert_eq!(
+            session["exposure"],
+            if client.starts_with("codex") { "bridge" } else { "native" },
+            "{session}"
+        );
+    }
+    assert_eq!(gateway.status()["exposure"], "auto");
 }

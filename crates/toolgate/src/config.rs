@@ -127,7 +127,7 @@ impl Config {
 }
 
 /// How the gateway shows tools to its client.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Exposure {
     /// Active tools appear in `tools/list`, with `notifications/tools/list_changed` when the
     /// active set grows (`"native"`).
@@ -140,8 +140,10 @@ pub enum Exposure {
 /// The `[gateway]` table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GatewayConfig {
-    /// How tools are shown to the client (`exposure`).
-    pub exposure: Exposure,
+    /// How tools are shown to the client (`exposure`): `Some` for `native` or `bridge`, `None`
+    /// for `auto` (the default: bridge for clients known to ignore `list_changed`, native for
+    /// every other).
+    pub exposure: Option<Exposure>,
     /// Deferral: keys `mode` (on, off, auto; the gateway's default is on), `auto_threshold`
     /// (0 < x ≤ 1) and `context_window`.
     pub defer: DeferConfig,
@@ -155,7 +157,7 @@ pub struct GatewayConfig {
 impl Default for GatewayConfig {
     fn default() -> GatewayConfig {
         GatewayConfig {
-            exposure: Exposure::Native,
+            exposure: None,
             // The gateway defers by default, as Claude Code does: `auto` would send every
             // definition of a small catalog, and a client then sees tools it never searched for.
             defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },

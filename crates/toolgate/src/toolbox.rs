@@ -72,6 +72,7 @@ pub struct ToolboxBuilder {
     exposure: Exposure,
     strategy: Strategy,
     pending: Vec<String>,
+    failed: Vec<(String, String)>,
     validators: Arc<Validators>,
 }
 
@@ -100,6 +101,12 @@ impl ToolboxBuilder {
     /// Servers still connecting, named in search results.
     pub fn pending(mut self, servers: Vec<String>) -> ToolboxBuilder {
         self.pending = servers;
+        self
+    }
+
+    /// Servers that failed, each with its reason in one line, named in search results.
+    pub fn failed(mut self, servers: Vec<(String, String)>) -> ToolboxBuilder {
+        self.failed = servers;
         self
     }
 
@@ -142,6 +149,7 @@ impl ToolboxBuilder {
             meta,
             exposure: self.exposure,
             pending: self.pending,
+            failed: self.failed,
             validators: self.validators,
         })
     }
@@ -162,6 +170,7 @@ pub struct Toolbox {
     meta: Vec<Tool>,
     exposure: Exposure,
     pending: Vec<String>,
+    failed: Vec<(String, String)>,
     validators: Arc<Validators>,
 }
 
@@ -251,6 +260,14 @@ impl<'a> SearchOutcome<'a> {
             ));
         }
         text.push_str(&self.result.render(catalog));
+        if !self.toolbox.failed.is_empty() {
+            let failed: Vec<String> =
+                self.toolbox.failed.iter().map(|(s, why)| format!("{s} ({})", one_line(why))).collect();
+            text.push_str(&format!(
+                "\nServers that failed (their tools cannot be searched or called): {}",
+                failed.join("; ")
+            ));
+        }
         let notice = crate::budget::notice(&self.unloaded);
         if !notice.is_empty() {
             text.push('\n');
@@ -268,13 +285,23 @@ impl<'a> SearchOutcome<'a> {
         text
     }
 
-    /// The result as a JSON object (the names of each part).
+    /// The result as a JSON object: the names of each part, the servers still starting or
+    /// failed, and `message`, the text the model reads ([`SearchOutcome::text`]), so that a
+    /// client that shows the model this object instead of the text loses nothing; in bridge
+    /// exposure `schemas` too, each match's input schema by name.
     pub fn to_json(&self) -> Value {
         let names = |tools: &mut dyn Iterator<Item = &'a Tool>| -> Vec<String> {
             tools.map(|t| t.qualified_name().to_owned()).collect()
         };
         let catalog = &self.toolbox.visible;
-        json!({
+        let failed: Vec<Value> = self
+            .toolbox
+            .failed
+            .iter()
+            .map(|(s, why)| json!({"server": s, "reason": one_line(why)}))
+            .collect();
+        let mut out = json!({
+            "message": self.text(),
             "query": self.result.query,
             "matches": names(&mut self.matches()),
             "loaded": names(&mut self.loaded()),
@@ -283,7 +310,14 @@ impl<'a> SearchOutcome<'a> {
             "pending_servers": self.result.pending_servers,
             "unloaded": self.unloaded.iter().map(|e| e.tool.as_str()).collect::<Vec<_>>(),
             "changed": self.changed,
-        })
+            "failed_servers": failed,
+        });
+        if self.toolbox.exposure == Exposure::Bridge {
+            let schemas: serde_json::Map<String, Value> =
+                self.matches().map(|t| (t.qualified_name().to_owned(), t.input_schema().clone())).collect();
+            out["schemas"] = Value::Object(schemas);
+        }
+        out
     }
 
     /// The audit events of this call: one per unloaded tool.
@@ -314,6 +348,7 @@ impl Toolbox {
             exposure: Exposure::Native,
             strategy: Strategy::DEFAULT,
             pending: Vec::new(),
+            failed: Vec::new(),
             validators: Arc::default(),
         }
     }
@@ -705,6 +740,7 @@ impl Toolbox {
             .exposure(self.exposure)
             .strategy(self.index.strategy())
             .pending(self.pending.clone())
+            .failed(self.failed.clone())
             .validators(self.validators.clone())
             .build()?;
         let (inherited, audit) = toolbox.policy.inherit(&parent.active, &self.visible);
@@ -720,6 +756,15 @@ impl Toolbox {
             }
         }
         Ok((toolbox, conversation, audit))
+    }
+}
+
+/// `text` on one line, at most 200 characters.
+fn one_line(text: &str) -> String {
+    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(200) {
+        Some((cut, _)) => format!("{}…", &line[..cut]),
+        None => line,
     }
 }
 

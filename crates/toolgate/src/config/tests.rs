@@ -83,7 +83,9 @@ fn design_example_parses_to_the_expected_values() {
     expect![[r#"
         Config {
             gateway: GatewayConfig {
-                exposure: Native,
+                exposure: Some(
+                    Native,
+                ),
                 defer: DeferConfig {
                     mode: Auto,
                     auto_threshold: 0.1,
@@ -228,7 +230,7 @@ fn empty_file_gives_the_defaults() {
     let config = toml("# nothing here\n").unwrap();
     assert_eq!(config, Config::default());
     assert!(config.servers.is_empty());
-    assert_eq!(config.gateway.exposure, Exposure::Native);
+    assert_eq!(config.gateway.exposure, None, "auto: chosen per client");
     assert_eq!(
         config.gateway.defer,
         DeferConfig { mode: DeferMode::On, auto_threshold: 0.10, context_window: 200_000 }
@@ -257,7 +259,7 @@ fn gateway_settings_are_read() {
         "[gateway]\nexposure = \"bridge\"\nmode = \"off\"\nauto_threshold = 1\ncontext_window = 1000000\nstartup_timeout_secs = 5\n",
     )
     .unwrap();
-    assert_eq!(config.gateway.exposure, Exposure::Bridge);
+    assert_eq!(config.gateway.exposure, Some(Exposure::Bridge));
     assert_eq!(
         config.gateway.defer,
         DeferConfig { mode: DeferMode::Off, auto_threshold: 1.0, context_window: 1_000_000 }
@@ -338,7 +340,7 @@ fn wrong_types_name_the_key_and_the_expected_type() {
     check_error(
         "[gateway]\nexposure = \"hybrid\"\n",
         expect![[
-            r#"toolgate.toml: gateway.exposure: invalid value "hybrid"; expected "native" or "bridge""#
+            r#"toolgate.toml: gateway.exposure: invalid value "hybrid"; expected "auto", "native" or "bridge""#
         ]],
     );
     check_error(

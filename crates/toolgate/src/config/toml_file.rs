@@ -91,8 +91,12 @@ pub(super) fn parse(src: &Source<'_>, text: &str) -> Result<Config, ConfigError>
 
 fn gateway(f: &Fields<'_, '_>) -> Result<GatewayConfig, ConfigError> {
     let mut g = GatewayConfig::default();
-    if let Some(e) = f.choice("exposure", &["native", "bridge"])? {
-        g.exposure = if e == "native" { Exposure::Native } else { Exposure::Bridge };
+    if let Some(e) = f.choice("exposure", &["auto", "native", "bridge"])? {
+        g.exposure = match e {
+            "native" => Some(Exposure::Native),
+            "bridge" => Some(Exposure::Bridge),
+            _ => None,
+        };
     }
     if let Some(m) = f.choice("mode", &["on", "off", "auto"])? {
         g.defer.mode = match m {
