@@ -434,7 +434,7 @@ fn completions_are_printed_for_each_shell() {
         let script = stdout(&o);
         assert!(script.contains(marker), "{shell}: {}", &script[..script.len().min(200)]);
         assert!(
-            script.contains("serve") && script.contains("--exposure"),
+            script.contains("serve") && script.contains("exposure"),
             "{shell}: the subcommands and flags are in it"
         );
     }
