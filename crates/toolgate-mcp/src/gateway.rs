@@ -56,6 +56,10 @@ pub struct Settings {
     /// next model request already carries the loaded tools. A client that let one wait run out
     /// is not waited for again.
     pub relist_wait: Duration,
+    /// How long an HTTP session may go without a request before it ends (default 8 hours).
+    pub session_idle: Duration,
+    /// Most HTTP sessions open at once (default 1,000); a new one past it is refused.
+    pub max_sessions: usize,
     /// The subject served (`--profile NAME`, a `[profiles.NAME]` of the configuration): every
     /// session sees only what it allows. A session's own profile (`/mcp/NAME` or the header
     /// `X-Toolgate-Profile`) narrows it further; it never widens it.
@@ -77,8 +81,10 @@ impl Settings {
             call_timeout: config.call_timeout,
             startup_timeout: config.startup_timeout,
             restart_backoff: Some(Duration::from_secs(1)),
-            ready_wait: Duration::from_secs(5),
+            ready_wait: config.ready_timeout,
             relist_wait: Duration::from_secs(1),
+            session_idle: config.session_idle,
+            max_sessions: config.max_sessions,
             profile: None,
         }
     }
@@ -643,6 +649,11 @@ impl Gateway {
         sessions.retain(|w| w.strong_count() > 0);
         sessions.push(Arc::downgrade(slot));
         self.inner.changes.send_modify(|g| *g += 1);
+    }
+
+    /// How many sessions are open (initialized and not ended).
+    pub fn session_count(&self) -> usize {
+        self.live_sessions().len()
     }
 
     pub(crate) fn live_sessions(&self) -> Vec<Arc<SessionSlot>> {

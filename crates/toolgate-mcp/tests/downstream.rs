@@ -367,3 +367,71 @@ async fn with_no_exposure_configured_codex_gets_bridge_and_other_clients_native(
     }
     assert_eq!(gateway.status()["exposure"], "auto");
 }
+
+/// A plain HTTP/1.1 POST of a JSON-RPC message to `/mcp`, with the session id if given; the
+/// whole response (status line, headers, body).
+async fn post(addr: &str, session: Option<&str>, body: Value) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let body = body.to_string();
+    let session = session.map(|s| format!("Mcp-Session-Id: {s}\r\n")).unwrap_or_default();
+    let request = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nMCP-Protocol-Version: 2025-06-18\r\n{session}\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    response
+}
+
+fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
+}
+
+/// Opens a session over raw HTTP and returns its id.
+async fn open_session(addr: &str) -> String {
+    let response = post(addr, None, initialize()).await;
+    assert!(response.starts_with("HTTP/1.1 200"), "{response}");
+    let id = response
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| l[15..].trim().to_owned())
+        })
+        .expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    post(addr, Some(&id), initialized).await;
+    id
+}
+
+#[tokio::test]
+async fn an_idle_http_session_ends_after_its_setting_with_a_clear_error() {
+    let settings = Settings { session_idle: std::time::Duration::from_secs(3), ..Settings::default() };
+    let gateway = Gateway::from_catalog(settings, "embedded", &Catalog::embedded());
+    let (_url, addr, shutdown) = serve_http(&gateway).await;
+    let list = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
+
+    let id = open_session(&addr).await;
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    let alive = post(&addr, Some(&id), list(2)).await;
+    assert!(alive.starts_with("HTTP/1.1 200") && alive.contains("tool_search"), "idle 2 s: {alive}");
+    tokio::time::sleep(std::time::Duration::from_secs(5)).await;
+    let gone = post(&addr, Some(&id), list(3)).await;
+    assert!(gone.starts_with("HTTP/1.1 404"), "idle 5 s: {gone}");
+    assert!(gone.contains("session_idle_secs") && gone.contains("start a new session"), "{gone}");
+    shutdown.cancel();
+}
+
+#[tokio::test]
+async fn sessions_past_the_cap_are_refused_with_a_clear_error() {
+    let settings = Settings { max_sessions: 2, ..Settings::default() };
+    let gateway = Gateway::from_catalog(settings, "embedded", &Catalog::embedded());
+    let (_url, addr, shutdown) = serve_http(&gateway).await;
+    open_session(&addr).await;
+    open_session(&addr).await;
+    let third = post(&addr, None, initialize()).await;
+    assert!(third.starts_with("HTTP/1.1 503") && third.contains("max_sessions"), "{third}");
+    shutdown.cancel();
+}

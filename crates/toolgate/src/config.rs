@@ -152,6 +152,14 @@ pub struct GatewayConfig {
     /// How long a server may take to start and list its tools (`startup_timeout_secs`,
     /// default 30).
     pub startup_timeout: Duration,
+    /// How long a client's first requests wait for servers still starting
+    /// (`ready_timeout_secs`, default 5).
+    pub ready_timeout: Duration,
+    /// How long an HTTP session may go without a request before it ends
+    /// (`session_idle_secs`, default 28800, eight hours).
+    pub session_idle: Duration,
+    /// Most HTTP sessions open at once (`max_sessions`, default 1000).
+    pub max_sessions: usize,
 }
 
 impl Default for GatewayConfig {
@@ -163,6 +171,9 @@ impl Default for GatewayConfig {
             defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
             call_timeout: Duration::from_secs(60),
             startup_timeout: Duration::from_secs(30),
+            ready_timeout: Duration::from_secs(5),
+            session_idle: Duration::from_secs(8 * 3600),
+            max_sessions: 1000,
         }
     }
 }

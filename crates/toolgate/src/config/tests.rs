@@ -93,6 +93,9 @@ fn design_example_parses_to_the_expected_values() {
                 },
                 call_timeout: 90s,
                 startup_timeout: 30s,
+                ready_timeout: 5s,
+                session_idle: 28800s,
+                max_sessions: 1000,
             },
             budget: BudgetConfig {
                 first_turn: 96,
@@ -277,9 +280,9 @@ fn unknown_keys_are_named_with_the_known_ones() {
     );
     check_error(
         "[gateway]\nfoo = 1\n",
-        expect![[
-            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs"
-        ]],
+        expect![
+            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, max_sessions"
+        ],
     );
     check_error(
         "[server.github]\ncommand = \"npx\"\n",

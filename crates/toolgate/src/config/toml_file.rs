@@ -13,8 +13,17 @@ use super::{
 use crate::defer::DeferMode;
 
 const TOP_KEYS: &[&str] = &["gateway", "budget", "policy", "servers", "profiles"];
-const GATEWAY_KEYS: &[&str] =
-    &["exposure", "mode", "auto_threshold", "context_window", "call_timeout_secs", "startup_timeout_secs"];
+const GATEWAY_KEYS: &[&str] = &[
+    "exposure",
+    "mode",
+    "auto_threshold",
+    "context_window",
+    "call_timeout_secs",
+    "startup_timeout_secs",
+    "ready_timeout_secs",
+    "session_idle_secs",
+    "max_sessions",
+];
 const BUDGET_KEYS: &[&str] = &["first_turn", "dynamic", "hard"];
 const POLICY_KEYS: &[&str] = &["deny"];
 const SERVER_KEYS: &[&str] = &[
@@ -125,6 +134,15 @@ fn gateway(f: &Fields<'_, '_>) -> Result<GatewayConfig, ConfigError> {
     }
     if let Some(d) = f.seconds("call_timeout_secs")? {
         g.call_timeout = d;
+    }
+    if let Some(n) = f.count("ready_timeout_secs", 0, "a whole number of seconds, 0 for no wait")? {
+        g.ready_timeout = Duration::from_secs(n as u64);
+    }
+    if let Some(d) = f.seconds("session_idle_secs")? {
+        g.session_idle = d;
+    }
+    if let Some(n) = f.count("max_sessions", 1, "a number of sessions above 0, like 1000")? {
+        g.max_sessions = n;
     }
     if let Some(d) = f.seconds("startup_timeout_secs")? {
         g.startup_timeout = d;
