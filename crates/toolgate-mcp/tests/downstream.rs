@@ -41,10 +41,11 @@ async fn a_search_loads_screenshot_tools_announces_them_and_lists_them_with_sche
     let info = client.service.peer_info().expect("the server introduced itself");
     let instructions = info.instructions.as_deref().unwrap_or_default();
     assert!(
-        instructions.contains("<available-deferred-tools>\n12306-mcp__get-current-date\n"),
+        instructions.contains("<available-deferred-tools>\n12306-mcp: get-current-date, "),
         "{instructions}"
     );
-    assert!(instructions.contains(PLAYWRIGHT_SHOT));
+    let playwright = instructions.lines().find(|l| l.starts_with("playwright: ")).expect("a playwright line");
+    assert!(playwright.split(", ").any(|t| t.trim() == "playwright_screenshot"), "{playwright}");
 
     let result = client.call("tool_search", json!({"query": SCREENSHOT_QUERY})).await;
     assert!(!is_error(&result), "{}", text(&result));

@@ -118,6 +118,13 @@ impl Config {
         toml_file::parse(&Source::new(label, base_dir, &process_env), text)
     }
 
+    /// Every key `toolgate.toml` accepts, as dotted paths (`gateway.exposure`,
+    /// `servers.NAME.command`, with `NAME` standing for a server's or profile's name); the keys
+    /// `docs/config.md` documents.
+    pub fn known_keys() -> Vec<String> {
+        toml_file::known_keys()
+    }
+
     /// Reads `mcpServers` JSON text (Claude Desktop, Claude Code, Cursor, or VS Code's
     /// `servers`); `label` names the file in errors and relative paths are resolved against
     /// `base_dir`. Every entry becomes a server with the default policy.

@@ -25,8 +25,9 @@ pub const MAX_SEARCH_LIMIT: usize = 20;
 pub fn tool_search_tool() -> Tool {
     Tool::meta(
         TOOL_SEARCH,
-        "Load tools that are not in your tool list yet. The names of the tools you can load are \
-         listed in <available-deferred-tools>. Loaded tools are callable directly on your next step.\n\
+        "Load tools that are not in your tool list yet. The tools you can load are listed in \
+         <available-deferred-tools>, by server (\"SERVER: TOOL, TOOL\"); a tool's name is SERVER__TOOL. \
+         Loaded tools are callable directly on your next step.\n\
          Query forms:\n\
          - \"select:name_a,name_b\": load these tools by exact name (best when you know the names)\n\
          - keywords, in any language (\"send slack message\", \"截图 网页\"): search names, descriptions and parameters\n\
@@ -58,16 +59,60 @@ pub fn tool_search_tool() -> Tool {
     )
 }
 
-/// The frozen announcement: every deferred name, sorted, in one block that stays byte-identical
-/// for the whole session (seed 000 §4).
-pub(crate) fn frozen_announcement<'a>(names: impl IntoIterator<Item = &'a str>) -> String {
+/// Most bytes of the announcement [`grouped_announcement`] writes, whatever the catalog
+/// (about 3,500 tokens).
+pub const ANNOUNCEMENT_BUDGET: usize = 12 * 1024;
+
+/// The announcement of deferred names, grouped by server and bounded by `budget` bytes:
+/// `SERVER: TOOL, TOOL` a line (the qualified name is `SERVER__TOOL`), servers and tools sorted.
+/// When every name does not fit, the servers that come first keep their names and each other
+/// server gets a line `SERVER: N tools, find them with tool_search`; when even those lines do
+/// not fit, one last line counts the servers and tools left out. Byte-identical for the same
+/// names, whatever their order.
+pub fn grouped_announcement<'a>(names: impl IntoIterator<Item = &'a str>, budget: usize) -> String {
     let sorted: BTreeSet<&str> = names.into_iter().collect();
-    let mut out = String::from("<available-deferred-tools>\n");
-    for n in sorted {
-        out.push_str(n);
-        out.push('\n');
+    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
+    for name in sorted {
+        let (server, tool) = name.split_once("__").unwrap_or(("", name));
+        match groups.last_mut() {
+            Some((s, tools)) if *s == server => tools.push(tool),
+            _ => groups.push((server, vec![tool])),
+        }
     }
-    out.push_str("</available-deferred-tools>");
+    const OPEN: &str = "<available-deferred-tools>\n";
+    const CLOSE: &str = "</available-deferred-tools>";
+    let full = |server: &str, tools: &[&str]| format!("{server}: {}\n", tools.join(", "));
+    let counted = |server: &str, n: usize| format!("{server}: {n} tools, find them with tool_search\n");
+    // The longest tail line, kept free so that the block always ends within the budget.
+    let tail_room = 120;
+    let mut out = String::from(OPEN);
+    let mut left = groups.len();
+    let mut listing = true;
+    for (i, (server, tools)) in groups.iter().enumerate() {
+        let line = if listing { full(server, tools) } else { counted(server, tools.len()) };
+        let fits = out.len() + line.len() + CLOSE.len() + tail_room <= budget;
+        if fits {
+            out.push_str(&line);
+            left -= 1;
+            continue;
+        }
+        if listing {
+            // From here on, counts only: try this server again as a count.
+            listing = false;
+            let line = counted(server, tools.len());
+            if out.len() + line.len() + CLOSE.len() + tail_room <= budget {
+                out.push_str(&line);
+                left -= 1;
+                continue;
+            }
+        }
+        let tools_left: usize = groups[i..].iter().map(|(_, t)| t.len()).sum();
+        out.push_str(&format!(
+            "and {left} more servers with {tools_left} tools: find them with tool_search (keywords, or \"SERVER__\")\n"
+        ));
+        break;
+    }
+    out.push_str(CLOSE);
     out
 }
 

@@ -56,10 +56,6 @@ use crate::session::{SearchResult, Session};
 /// The name of the bridge meta-tool that runs a loaded tool.
 pub const CALL_TOOL: &str = "call_tool";
 
-/// Up to this many deferred names are listed in the announcement; past it, servers with their
-/// tool counts.
-pub const MAX_ANNOUNCED: usize = 2000;
-
 /// Every toolbox gets its own stamp, so a conversation knows when it meets a new one.
 static STAMPS: AtomicU64 = AtomicU64::new(1);
 
@@ -510,10 +506,10 @@ impl Toolbox {
         }
     }
 
-    /// How the model learns the deferred names: every deferred name in one frozen block, or
-    /// past [`MAX_ANNOUNCED`] names the servers with their tool counts. Fixed the first time
-    /// it is asked for in a conversation, so it stays byte-identical. Empty when nothing is
-    /// deferred.
+    /// How the model learns the deferred names: one block, the names grouped by server,
+    /// bounded by [`ANNOUNCEMENT_BUDGET`](request::ANNOUNCEMENT_BUDGET) bytes whatever the
+    /// catalog (past it, servers with their tool counts). Fixed the first time it is asked for
+    /// in a conversation, so it stays byte-identical. Empty when nothing is deferred.
     pub fn announcement(&self, conversation: &mut Conversation) -> String {
         if let Some(fixed) = &conversation.announcement {
             return fixed.clone();
@@ -521,19 +517,8 @@ impl Toolbox {
         let names = request::deferred_names(&self.visible, &self.deferral);
         let text = if names.is_empty() {
             String::new()
-        } else if names.len() <= MAX_ANNOUNCED {
-            request::frozen_announcement(names)
         } else {
-            let mut counts: std::collections::BTreeMap<&str, usize> = std::collections::BTreeMap::new();
-            for id in self.visible.ids().filter(|&id| self.deferral.is_deferred(id)) {
-                *counts.entry(self.visible.tool(id).server()).or_default() += 1;
-            }
-            let servers: Vec<String> = counts.iter().map(|(s, n)| format!("{s} ({n} tools)")).collect();
-            format!(
-                "<available-deferred-tools>\n{} tools of these servers; find them with tool_search: {}\n</available-deferred-tools>",
-                names.len(),
-                servers.join(", ")
-            )
+            request::grouped_announcement(names, request::ANNOUNCEMENT_BUDGET)
         };
         conversation.announcement.get_or_insert(text).clone()
     }

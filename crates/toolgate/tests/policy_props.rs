@@ -189,9 +189,15 @@ fn check_subject(catalog: &Catalog, config: &Config, policy: &Policy, layers: &[
             continue;
         };
         let mut chat = toolbox.conversation();
+        // The announcement lists `SERVER: TOOL, TOOL` lines; every name in it is allowed.
         let block = toolbox.announcement(&mut chat);
-        assert!(hidden.iter().all(|n| !block.lines().any(|l| l == *n)), "{block}");
-        assert!(block.lines().filter(|l| !l.starts_with('<')).all(allowed), "{block}");
+        let announced: Vec<String> = block
+            .lines()
+            .filter_map(|l| l.split_once(": "))
+            .flat_map(|(server, tools)| tools.split(", ").map(move |t| format!("{server}__{t}")))
+            .collect();
+        assert!(announced.iter().all(|n| allowed(n)), "{block}");
+        assert!(hidden.iter().all(|n| !announced.iter().any(|a| a == n)), "{block}");
         for &q in queries {
             let found = toolbox.tool_search(&mut chat, &json!({"query": QUERIES[q], "limit": 20})).unwrap();
             for t in found.matches() {

@@ -12,6 +12,22 @@ use super::{
 };
 use crate::defer::DeferMode;
 
+/// Every key `toolgate.toml` accepts, as dotted paths with `NAME` for a server's or profile's
+/// name, in the order of the tables.
+pub(super) fn known_keys() -> Vec<String> {
+    let mut keys = Vec::new();
+    for (table, names) in [
+        ("gateway", GATEWAY_KEYS),
+        ("budget", BUDGET_KEYS),
+        ("policy", POLICY_KEYS),
+        ("servers.NAME", SERVER_KEYS),
+        ("profiles.NAME", PROFILE_KEYS),
+    ] {
+        keys.extend(names.iter().map(|k| format!("{table}.{k}")));
+    }
+    keys
+}
+
 const TOP_KEYS: &[&str] = &["gateway", "budget", "policy", "servers", "profiles"];
 const GATEWAY_KEYS: &[&str] = &[
     "exposure",

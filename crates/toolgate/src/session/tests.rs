@@ -9,7 +9,7 @@ use serde_json::json;
 use super::*;
 use crate::catalog::ToolSpec;
 use crate::defer::{DeferConfig, DeferMode};
-use crate::request::{Announcer, frozen_announcement};
+use crate::request::{ANNOUNCEMENT_BUDGET, Announcer, grouped_announcement};
 
 fn catalog() -> Catalog {
     let mut core = ToolSpec::builtin("Read", "Read a file");
@@ -87,17 +87,16 @@ fn tool_list_keeps_the_prefix_stable() {
 }
 
 #[test]
-fn announcements_frozen_and_as_deltas() {
+fn announcements_grouped_and_as_deltas() {
     let cat = catalog();
     let deferral = Deferral::decide(&cat, &on());
     let names = crate::request::deferred_names(&cat, &deferral);
     expect![[r#"
         <available-deferred-tools>
-        github__create_issue
-        github__list_issues
-        slack__send_message
+        github: create_issue, list_issues
+        slack: send_message
         </available-deferred-tools>"#]]
-    .assert_eq(&frozen_announcement(names.iter().copied()));
+    .assert_eq(&grouped_announcement(names.iter().rev().copied(), ANNOUNCEMENT_BUDGET));
     let mut a = Announcer::new();
     assert_eq!(a.announce(names.iter().copied()).added.len(), 3);
     assert!(a.announce(names.iter().copied()).is_empty());
@@ -205,5 +204,51 @@ proptest! {
                 prop_assert!(s.is_active(n));
             }
         }
+    }
+}
+
+#[test]
+fn an_announcement_stays_within_its_budget_for_any_catalog() {
+    for (servers, per_server) in [(3, 4), (70, 8), (400, 25), (2000, 50)] {
+        let names: Vec<String> = (0..servers)
+            .flat_map(|s| (0..per_server).map(move |t| format!("server-{s:04}__tool_number_{t:03}")))
+            .collect();
+        let block = grouped_announcement(names.iter().map(String::as_str), ANNOUNCEMENT_BUDGET);
+        assert!(block.len() <= ANNOUNCEMENT_BUDGET, "{servers} servers: {} bytes", block.len());
+        assert!(
+            block.starts_with("<available-deferred-tools>\n")
+                && block.ends_with("</available-deferred-tools>")
+        );
+        // Whatever is left out is counted, so the model knows to search.
+        let listed: usize = block
+            .lines()
+            .filter(|l| !l.starts_with("and "))
+            .filter_map(|l| l.split_once(": "))
+            .map(|(_, t)| {
+                if t.ends_with("find them with tool_search") {
+                    t.split(' ').next().unwrap().parse::<usize>().unwrap()
+                } else {
+                    t.split(", ").count()
+                }
+            })
+            .sum();
+        let tail: usize = block
+            .lines()
+            .find_map(|l| {
+                l.strip_prefix("and ")
+                    .and_then(|r| r.split(" tools").next())
+                    .and_then(|r| r.rsplit(' ').next())
+                    .and_then(|n| n.parse().ok())
+            })
+            .unwrap_or(0);
+        assert_eq!(
+            listed + tail,
+            servers * per_server,
+            "{servers} servers:\n{}",
+            &block[block.len() - 300..]
+        );
+        // The same names in another order give the same bytes.
+        let again = grouped_announcement(names.iter().rev().map(String::as_str), ANNOUNCEMENT_BUDGET);
+        assert_eq!(block, again);
     }
 }
