@@ -485,3 +485,24 @@ async fn the_readme_configuration_never_writes_a_file_the_model_did_not_search_f
         std::fs::remove_file(&target).unwrap();
     }
 }
+
+#[tokio::test]
+async fn a_search_right_after_start_names_every_server_that_is_not_ready_with_its_reason() {
+    let dir = scratch("not-ready");
+    let fixture = fixture().display().to_string();
+    let config = format!(
+        "[servers.quitter]\ncommand = \"sh\"\nargs = [\"-c\", \"echo quitter: no config found >&2; exit 3\"]\n\
+         [servers.silent]\ncommand = \"sleep\"\nargs = [\"60\"]\n\
+         [servers.noisy]\ncommand = {fixture:?}\nenv = {{ FIXTURE_GARBAGE = \"only\" }}\n"
+    );
+    let s = Session::start(&dir, &config, &[]).await;
+    let r = s.call("tool_search", json!({"query": "anything at all"})).await;
+    let text = text(&r);
+    assert!(text.contains("quitter (") && text.contains("no config found"), "{text}");
+    for pending in ["silent", "noisy"] {
+        assert!(text.contains(pending), "{pending}: {text}");
+    }
+    let structured = r.structured_content.unwrap();
+    assert_eq!(structured["failed_servers"][0]["server"], "quitter", "{structured}");
+    assert_eq!(structured["pending_servers"], json!(["noisy", "silent"]), "{structured}");
+}

@@ -48,8 +48,9 @@ pub struct Settings {
     /// The first wait before restarting an upstream that died (doubling up to a minute);
     /// `None` leaves a dead upstream failed.
     pub restart_backoff: Option<Duration>,
-    /// How long `initialize`, `tools/list`, `tool_search` and calls wait for upstreams still
-    /// starting before they answer with what is ready (default 5 s): real clients ask at once.
+    /// How long after the gateway starts `initialize`, `tools/list`, `tool_search` and calls
+    /// wait for upstreams still starting before they answer with what is ready (default 5 s):
+    /// real clients ask at once.
     pub ready_wait: Duration,
     /// In native exposure, how long a `tool_search` that changed the tool list waits for the
     /// client to list the tools again before it answers (default 1 s), so that the client's
@@ -262,6 +263,9 @@ pub(crate) struct Inner {
     views: Mutex<HashMap<ViewKey, Arc<View>>>,
     /// Whether deferral was ever on: once it is, a re-list never turns it off again.
     deferred_once: AtomicBool,
+    /// When the gateway was made: requests wait for starting upstreams only until
+    /// [`Settings::ready_wait`] after it.
+    started: std::time::Instant,
 }
 
 impl Gateway {
@@ -294,6 +298,7 @@ impl Gateway {
                 resources: Mutex::new(ResourceRoutes::default()),
                 views: Mutex::new(HashMap::new()),
                 deferred_once: AtomicBool::new(false),
+                started: std::time::Instant::now(),
             }),
         })
     }
@@ -506,6 +511,15 @@ impl Gateway {
     pub(crate) fn known_profiles(&self) -> String {
         let known = self.profiles();
         if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+    }
+
+    /// Waits for upstreams still starting, until [`Settings::ready_wait`] after the gateway
+    /// started (a server that hangs at start delays the first requests, never every request).
+    pub(crate) async fn ready(&self) {
+        let left = self.inner.settings.ready_wait.saturating_sub(self.inner.started.elapsed());
+        if !left.is_zero() {
+            self.settled(left).await;
+        }
     }
 
     /// Waits until no upstream is starting any more (each is ready, failed or static), or

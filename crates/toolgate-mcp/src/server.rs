@@ -122,10 +122,10 @@ impl GatewayServer {
         self.state().profile.clone()
     }
 
-    /// Waits (at most [`Settings::ready_wait`](crate::Settings::ready_wait)) for upstreams
-    /// still starting, so that a client asking at once gets their tools.
+    /// Waits (until [`Settings::ready_wait`](crate::Settings::ready_wait) after the gateway
+    /// started) for upstreams still starting, so that a client asking at once gets their tools.
     async fn ready(&self) {
-        self.gateway.settled(self.gateway.settings().ready_wait).await;
+        self.gateway.ready().await;
     }
 
     /// This session's subject's view: its toolbox over the current snapshot.

@@ -455,7 +455,14 @@ async fn connect<H: Host>(
                      sent, where the answer to `initialize` (request {expected}) belonged; its stdout \
                      must carry MCP messages only"
                 ),
-                e => format!("initialize failed: {e}"),
+                e => {
+                    let e = e.to_string();
+                    if e.contains("Broken pipe") || e.to_lowercase().contains("closed") {
+                        "the process exited before it answered `initialize`".to_owned()
+                    } else {
+                        format!("initialize failed: {e}")
+                    }
+                }
             })
         }
         Transport::Http { url, headers } => {
