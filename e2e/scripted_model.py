@@ -1,0 +1,241 @@
+"""A scripted model endpoint on 127.0.0.1 for driving real agent CLIs through toolgate.
+
+It speaks the Anthropic Messages API (POST /v1/messages, streaming or not; Claude Code) and
+the OpenAI Responses API (POST /v1/responses, streaming; Codex CLI), and decides each turn from
+the request it got, like a model that follows one plan:
+
+1. call a tool it was never shown (a never-loaded memory tool) and read the refusal;
+2. call toolgate's `tool_search` for "read the notes file";
+3. call the reader that the search loaded, on the notes file;
+4. answer with what the file says.
+
+In bridge exposure (only `tool_search` and `call_tool` offered), steps 1 and 3 go through
+`call_tool`. Every request body is appended to the log (one JSON line each), so a test can
+check what the CLI sent on each turn. Requests that are not the agent's turns (title
+generation, token counting, quota checks) get a short text answer.
+
+    python scripted_model.py --port-file F --log F --notes PATH
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+READER = "filesystem__read_text_file"
+NEVER_LOADED = "memory__create_entities"
+QUERY = "read the notes file"
+
+
+def tool_names_anthropic(body: dict) -> list[str]:
+    return [t.get("name", "") for t in body.get("tools", []) if isinstance(t, dict)]
+
+
+def tool_names_openai(body: dict) -> list[str]:
+    names = []
+    for t in body.get("tools", []):
+        if not isinstance(t, dict):
+            continue
+        if t.get("type") == "namespace":
+            for inner in t.get("tools", []):
+                names.append(t.get("name", "") + inner.get("name", ""))
+        elif "name" in t:
+            names.append(t["name"])
+    return names
+
+
+def find(names: list[str], suffix: str) -> str | None:
+    return next((n for n in names if n.endswith(suffix)), None)
+
+
+class Plan:
+    """What the scripted model does next, from the transcript so far (as plain text)."""
+
+    def __init__(self, notes: str) -> None:
+        self.notes = notes
+
+    turns = 0
+
+    def next(self, names: list[str], transcript: str) -> tuple[str, str | None, dict | None]:
+        """('call', tool, arguments) or ('say', text, None)."""
+        search = find(names, "tool_search")
+        if search is None:
+            return ("say", "ok", None)
+        # A bounded run: a plan that goes wrong ends instead of looping until a timeout.
+        Plan.turns += 1
+        if Plan.turns > 8:
+            return ("say", "giving up after 8 turns", None)
+        bridge = find(names, "call_tool")
+        if "buy oat milk" in transcript:
+            return ("say", "The notes say: buy oat milk", None)
+        if "NEVER_LOADED_TRIED" not in transcript and NEVER_LOADED not in transcript:
+            args = {"entities": [{"name": "intruder", "entityType": "x", "observations": ["y"]}]}
+            if bridge:
+                return ("call", bridge, {"name": NEVER_LOADED, "arguments": args})
+            return ("call", "mcp__toolgate__" + NEVER_LOADED, args)
+        if "Loaded " not in transcript:
+            return ("call", search, {"query": QUERY})
+        reader = find(names, READER)
+        if bridge:
+            return ("call", bridge, {"name": READER, "arguments": {"path": self.notes}})
+        if reader:
+            return ("call", reader, {"path": self.notes})
+        return ("say", "the reader was not offered to me", None)
+
+
+class Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    plan: Plan
+    log_path: str
+    lock = threading.Lock()
+    counter = [0]
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+    def _read(self) -> dict:
+        length = int(self.headers.get("Content-Length", "0"))
+        raw = self.rfile.read(length) if length else b"{}"
+        try:
+            body = json.loads(raw or b"{}")
+        except json.JSONDecodeError:
+            body = {}
+        with self.lock:
+            with open(self.log_path, "a", encoding="utf-8") as f:
+                f.write(json.dumps({"path": self.path, "body": body}) + "\n")
+        return body
+
+    def _send(self, status: int, payload: dict) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _sse(self, events: list[tuple[str | None, dict]]) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        for name, data in events:
+            chunk = ""
+            if name:
+                chunk += f"event: {name}\n"
+            chunk += f"data: {json.dumps(data)}\n\n"
+            self.wfile.write(chunk.encode())
+            self.wfile.flush()
+        self.close_connection = True
+
+    def _id(self, prefix: str) -> str:
+        with self.lock:
+            self.counter[0] += 1
+            return f"{prefix}{self.counter[0]}"
+
+    def do_GET(self) -> None:
+        self._send(200, {"data": [], "object": "list"})
+
+    def do_HEAD(self) -> None:
+        self.send_response(200)
+        self.end_headers()
+
+    def do_POST(self) -> None:
+        body = self._read()
+        path = self.path.split("?")[0]
+        if path.endswith("/v1/messages/count_tokens"):
+            self._send(200, {"input_tokens": 100})
+        elif path.endswith("/v1/messages"):
+            self.anthropic(body)
+        elif path.endswith("/responses"):
+            self.openai(body)
+        else:
+            self._send(404, {"error": {"message": f"no route {path}"}})
+
+    # Anthropic Messages ------------------------------------------------------------------
+    def anthropic(self, body: dict) -> None:
+        transcript = json.dumps(body.get("messages", []), ensure_ascii=False)
+        kind, what, args = self.plan.next(tool_names_anthropic(body), transcript)
+        message_id = self._id("msg_")
+        model = body.get("model", "claude-sonnet-4-5")
+        usage = {"input_tokens": 10, "output_tokens": 5}
+        if kind == "call":
+            block = {"type": "tool_use", "id": self._id("toolu_"), "name": what, "input": args}
+            stop = "tool_use"
+        else:
+            block = {"type": "text", "text": what}
+            stop = "end_turn"
+        if not body.get("stream"):
+            self._send(200, {"id": message_id, "type": "message", "role": "assistant", "model": model,
+                             "content": [block], "stop_reason": stop, "stop_sequence": None, "usage": usage})
+            return
+        start = dict(block)
+        if kind == "call":
+            start["input"] = {}
+            delta = {"type": "input_json_delta", "partial_json": json.dumps(args)}
+        else:
+            start["text"] = ""
+            delta = {"type": "text_delta", "text": what}
+        self._sse([
+            ("message_start", {"type": "message_start", "message": {
+                "id": message_id, "type": "message", "role": "assistant", "model": model, "content": [],
+                "stop_reason": None, "stop_sequence": None, "usage": {"input_tokens": 10, "output_tokens": 1}}}),
+            ("content_block_start", {"type": "content_block_start", "index": 0, "content_block": start}),
+            ("content_block_delta", {"type": "content_block_delta", "index": 0, "delta": delta}),
+            ("content_block_stop", {"type": "content_block_stop", "index": 0}),
+            ("message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
+                               "usage": {"output_tokens": 5}}),
+            ("message_stop", {"type": "message_stop"}),
+        ])
+
+    # OpenAI Responses --------------------------------------------------------------------
+    def openai(self, body: dict) -> None:
+        transcript = json.dumps(body.get("input", []), ensure_ascii=False)
+        kind, what, args = self.plan.next(tool_names_openai(body), transcript)
+        response_id = self._id("resp_")
+        model = body.get("model", "gpt-5")
+        if kind == "call":
+            namespace, name = "", what
+            for t in body.get("tools", []):
+                if t.get("type") == "namespace" and what.startswith(t.get("name", "")):
+                    namespace, name = t["name"], what[len(t["name"]):]
+            item = {"type": "function_call", "id": self._id("fc_"), "call_id": self._id("call_"),
+                    "name": name, "arguments": json.dumps(args), "status": "completed"}
+            if namespace:
+                item["namespace"] = namespace
+        else:
+            item = {"type": "message", "id": self._id("msg_"), "role": "assistant", "status": "completed",
+                    "content": [{"type": "output_text", "text": what, "annotations": []}]}
+        base = {"id": response_id, "object": "response", "model": model, "status": "in_progress", "output": []}
+        done = dict(base, status="completed", output=[item],
+                    usage={"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+                           "input_tokens_details": {"cached_tokens": 0},
+                           "output_tokens_details": {"reasoning_tokens": 0}})
+        self._sse([
+            ("response.created", {"type": "response.created", "response": base}),
+            ("response.output_item.added", {"type": "response.output_item.added", "output_index": 0, "item": item}),
+            ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
+            ("response.completed", {"type": "response.completed", "response": done}),
+        ])
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--port-file", required=True)
+    parser.add_argument("--log", required=True)
+    parser.add_argument("--notes", required=True)
+    args = parser.parse_args()
+    Handler.plan = Plan(args.notes)
+    Handler.log_path = args.log
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    with open(args.port_file + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    import os
+    os.replace(args.port_file + ".tmp", args.port_file)
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()
