@@ -78,3 +78,66 @@ fn the_inspector_cli_lists_tool_search_and_finds_the_reader_on_its_first_request
     assert!(loaded.iter().any(|n| n == "filesystem__read_text_file"), "{found}");
     assert_eq!(found["structuredContent"]["pending_servers"], serde_json::json!([]), "{found}");
 }
+
+/// `toolgate serve --http` on a free port of 127.0.0.1 with `config`, stopped when dropped.
+struct Http {
+    child: std::process::Child,
+    url: String,
+}
+
+impl Http {
+    fn start(config: &Path) -> Http {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["serve", "--http", &format!("127.0.0.1:{port}"), "--config"])
+            .arg(config)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(20);
+        while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+            assert!(std::time::Instant::now() < deadline, "toolgate is not listening");
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        Http { child, url: format!("http://127.0.0.1:{port}/mcp") }
+    }
+}
+
+impl Drop for Http {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs `e2e/ts_sdk.mjs` with `args`; its one JSON line.
+fn ts_sdk(args: &[&str]) -> Value {
+    let out = Command::new("node").arg(e2e().join("ts_sdk.mjs")).args(args).output().expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "ts_sdk {args:?}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    serde_json::from_str(stdout.trim()).unwrap()
+}
+
+#[test]
+fn the_typescript_sdk_over_http_calls_a_loaded_tool_and_meets_a_clear_error_after_the_idle_expiry() {
+    let dir = std::env::temp_dir().join(format!("toolgate-clients-{}-ts", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let catalog = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/livemcpbench/catalog.jsonl");
+    let config = dir.join("toolgate.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[gateway]\nsession_idle_secs = 3\n[servers.demo]\ncatalog = {:?}\n",
+            catalog.display().to_string()
+        ),
+    )
+    .unwrap();
+    let gateway = Http::start(&config);
+    // The figures of a real run are printed by `node e2e/ts_sdk.mjs bench URL 1000`; here the
+    // calls must only all get through.
+    let bench = ts_sdk(&["bench", &gateway.url, "50"]);
+    assert_eq!(bench["calls"], 50, "{bench}");
+    let idle = ts_sdk(&["idle", &gateway.url]);
+    let error = idle["error_after_5s"].as_str().unwrap();
+    assert!(error.contains("session_idle_secs") && error.contains("start a new session"), "{idle}");
+}
