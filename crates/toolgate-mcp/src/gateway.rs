@@ -161,6 +161,8 @@ type ViewKey = (Option<String>, Exposure);
 pub(crate) struct View {
     pub(crate) snapshot: Arc<Snapshot>,
     pub(crate) toolbox: Toolbox,
+    /// The server instructions of this view, written once for all its sessions.
+    pub(crate) instructions: std::sync::OnceLock<Arc<str>>,
 }
 
 impl View {
@@ -216,8 +218,9 @@ pub(crate) struct SessionState {
     pub(crate) listed: Option<u64>,
     /// The profile this session was opened under (`/mcp/NAME` or `X-Toolgate-Profile`).
     pub(crate) profile: Option<String>,
-    /// The server instructions, fixed when first asked for so that they stay byte-identical.
-    pub(crate) instructions: Option<String>,
+    /// The server instructions, fixed when first asked for so that they stay byte-identical
+    /// (shared with every session of the same view).
+    pub(crate) instructions: Option<Arc<str>>,
     /// The least severe log level the client wants relayed (`logging/setLevel`); all if unset.
     #[allow(deprecated)]
     pub(crate) log_level: Option<LoggingLevel>,
@@ -435,7 +438,7 @@ impl Gateway {
             self.toolbox(&Snapshot::default(), Policy::permissive(), exposure)
                 .expect("an empty catalog fits any budget")
         });
-        let view = Arc::new(View { snapshot, toolbox });
+        let view = Arc::new(View { snapshot, toolbox, instructions: std::sync::OnceLock::new() });
         views.insert(key, view.clone());
         view
     }
@@ -609,7 +612,8 @@ impl Gateway {
             }
         };
         let snapshot = Arc::new(snapshot);
-        let view = Arc::new(View { snapshot: snapshot.clone(), toolbox });
+        let view =
+            Arc::new(View { snapshot: snapshot.clone(), toolbox, instructions: std::sync::OnceLock::new() });
         {
             let mut views = self.inner.views.lock().unwrap_or_else(|e| e.into_inner());
             views.clear();

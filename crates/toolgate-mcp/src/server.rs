@@ -108,7 +108,7 @@ impl GatewayServer {
     }
 
     /// The server instructions, fixed when first asked for so that they stay byte-identical.
-    fn fixed_instructions(&self) -> String {
+    fn fixed_instructions(&self) -> Arc<str> {
         if let Some(fixed) = &self.state().instructions {
             return fixed.clone();
         }
@@ -252,8 +252,16 @@ impl GatewayServer {
     /// What the client is told about this server when it connects: how to load tools and the
     /// announcement of the deferred names (the `<available-deferred-tools>` that `tool_search`
     /// refers to).
-    fn instructions(&self) -> String {
+    fn instructions(&self) -> Arc<str> {
         let view = self.view();
+        // The conversation takes the toolbox's announcement, so that both say the same.
+        let announcement = view.toolbox.announcement(&mut self.state().conversation);
+        view.instructions
+            .get_or_init(|| Self::write_instructions(&view, self.exposure(), &announcement))
+            .clone()
+    }
+
+    fn write_instructions(view: &View, exposure: Exposure, announcement: &str) -> Arc<str> {
         let toolbox = &view.toolbox;
         let servers = toolbox.visible().servers();
         let mut out = format!(
@@ -263,7 +271,7 @@ impl GatewayServer {
             toolbox.visible().len(),
             servers.len()
         );
-        if self.exposure() == Exposure::Bridge {
+        if exposure == Exposure::Bridge {
             out.push_str(&format!(" Run a loaded tool with {CALL_TOOL} {{\"name\", \"arguments\"}}."));
         }
         if !toolbox.pending().is_empty() {
@@ -272,12 +280,11 @@ impl GatewayServer {
                 toolbox.pending().join(", ")
             ));
         }
-        let announcement = toolbox.announcement(&mut self.state().conversation);
         if !announcement.is_empty() {
             out.push('\n');
-            out.push_str(&announcement);
+            out.push_str(announcement);
         }
-        out
+        Arc::from(out)
     }
 }
 
@@ -295,7 +302,7 @@ impl ServerHandler for GatewayServer {
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
-            .with_instructions(self.fixed_instructions())
+            .with_instructions(self.fixed_instructions().to_string())
     }
 
     /// Every version on a connection of its own; over HTTP only up to 2025-11-25, the versions

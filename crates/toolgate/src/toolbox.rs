@@ -147,6 +147,7 @@ impl ToolboxBuilder {
             pending: self.pending,
             failed: self.failed,
             validators: self.validators,
+            announced: std::sync::OnceLock::new(),
         })
     }
 }
@@ -168,6 +169,8 @@ pub struct Toolbox {
     pending: Vec<String>,
     failed: Vec<(String, String)>,
     validators: Arc<Validators>,
+    /// The announcement, rendered once for every conversation of this toolbox.
+    announced: std::sync::OnceLock<Arc<str>>,
 }
 
 /// One chat or MCP session: its active set, when each tool was last used, and the
@@ -185,8 +188,9 @@ pub struct Conversation {
     shown: HashMap<String, Shown>,
     /// Loaded tools whose definitions changed, not yet told to the model.
     changed: Vec<String>,
-    /// The announcement, fixed when first rendered so that it stays byte-identical.
-    announcement: Option<String>,
+    /// The announcement, fixed when first rendered so that it stays byte-identical (shared with
+    /// the toolbox that rendered it: a conversation holds no copy of its own).
+    announcement: Option<Arc<str>>,
 }
 
 /// What a conversation was shown under one name.
@@ -510,17 +514,19 @@ impl Toolbox {
     /// bounded by [`ANNOUNCEMENT_BUDGET`](request::ANNOUNCEMENT_BUDGET) bytes whatever the
     /// catalog (past it, servers with their tool counts). Fixed the first time it is asked for
     /// in a conversation, so it stays byte-identical. Empty when nothing is deferred.
-    pub fn announcement(&self, conversation: &mut Conversation) -> String {
+    pub fn announcement(&self, conversation: &mut Conversation) -> Arc<str> {
         if let Some(fixed) = &conversation.announcement {
             return fixed.clone();
         }
-        let names = request::deferred_names(&self.visible, &self.deferral);
-        let text = if names.is_empty() {
-            String::new()
-        } else {
-            request::grouped_announcement(names, request::ANNOUNCEMENT_BUDGET)
-        };
-        conversation.announcement.get_or_insert(text).clone()
+        let text = self.announced.get_or_init(|| {
+            let names = request::deferred_names(&self.visible, &self.deferral);
+            if names.is_empty() {
+                Arc::from("")
+            } else {
+                Arc::from(request::grouped_announcement(names, request::ANNOUNCEMENT_BUDGET))
+            }
+        });
+        conversation.announcement.get_or_insert_with(|| text.clone()).clone()
     }
 
     /// The first turn's working set (EthanKit's preselection): the required tools, then the
