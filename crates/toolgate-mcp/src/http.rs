@@ -27,8 +27,10 @@ const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The router: `/mcp`, `/` and `/status.json`. Cancelling `shutdown` ends every MCP session.
 ///
-/// A session ends after [`Settings::session_idle`](crate::Settings::session_idle) without a
-/// request; a request naming a session that ended gets 404 with a JSON-RPC error that says so.
+/// A session ends after [`Settings::session_idle`](crate::Settings::session_idle) without
+/// activity: a request from its client or a message to it (a notification sent on its stream
+/// counts; an open stream alone does not, so an idle client does not keep a session forever).
+/// A request naming a session that ended gets 404 with a JSON-RPC error that says so.
 /// A new session past [`Settings::max_sessions`](crate::Settings::max_sessions) gets 503.
 pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
     let settings = gateway.settings().clone();
