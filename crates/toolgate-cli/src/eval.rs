@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Map, Value, json};
-use toolgate::eval::{Report, evaluate_with_progress, load_queries};
-use toolgate::{Index, Strategy};
+use toolgate::eval::{Part, Query, Report, evaluate_with_cut, load_queries};
+use toolgate::search::{Explanation, RELEVANCE_CUT, Request};
+use toolgate::{Catalog, Index, Strategy};
 
 use crate::Outcome;
 
@@ -36,6 +37,14 @@ pub(crate) struct Args {
     /// Also draw the Recall@K curves (K = 1..10) of every strategy into an SVG file.
     #[arg(long, value_name = "FILE")]
     plot: Option<PathBuf>,
+    /// Write, per query, the gold tools with their ranks and the top 10 with their scores and
+    /// the fields that matched, as JSON lines (for the default strategy, or the one given).
+    #[arg(long, value_name = "FILE")]
+    misses: Option<PathBuf>,
+    /// The relevance cut of loading: a search with limit 5 loads the hits scoring at least this
+    /// share of the best one (`loaded@5` and `recall_loaded@5` measure it).
+    #[arg(long, value_name = "SHARE", default_value_t = RELEVANCE_CUT)]
+    load_cut: f32,
 }
 
 pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
@@ -68,7 +77,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     for &s in &strategies {
         bar.set_message(s.as_str());
         let builder = Index::builder().strategy(s);
-        reports.push(evaluate_with_progress(&catalog, &queries, builder, &ks, &mut || bar.inc(1)));
+        reports.push(evaluate_with_cut(&catalog, &queries, builder, &ks, args.load_cut, &mut || bar.inc(1)));
     }
     bar.finish_and_clear();
     if let Some(path) = &args.plot {
@@ -84,6 +93,10 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 m.recall.retain(|k, _| args.k.contains(k));
             }
         }
+    }
+    if let Some(path) = &args.misses {
+        let strategy = if strategies.len() == 1 { strategies[0] } else { Strategy::DEFAULT };
+        write_misses(path, &catalog, &queries, strategy)?;
     }
     if args.json {
         let mut strategies = Map::new();
@@ -105,17 +118,24 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         for k in &args.k {
             head.push_str(&format!("  R@{k:<4}"));
         }
-        writeln!(out, "{head}  nDCG@10  MRR     done@5  p50 µs")?;
+        writeln!(out, "{head}  nDCG@10  MRR     done@5  load@5  p50 µs   nDCG@10 tune / check")?;
         for r in &reports {
             let mut line = format!("{:<10}", r.strategy.as_str());
             for k in &args.k {
                 line.push_str(&format!("  {:.3} ", r.all.recall[k]));
             }
+            let part = |p: Part| r.by_part.get(&p).map_or("  -  ".to_owned(), |m| format!("{:.3}", m.ndcg10));
             let mark = if r.strategy == Strategy::DEFAULT { "  (default)" } else { "" };
             writeln!(
                 out,
-                "{line}  {:.3}    {:.3}   {:.3}   {:.1}{mark}",
-                r.all.ndcg10, r.all.mrr, r.all.complete5, r.query_p50_us
+                "{line}  {:.3}    {:.3}   {:.3}   {:.2}    {:<7.1}  {} / {}{mark}",
+                r.all.ndcg10,
+                r.all.mrr,
+                r.all.complete5,
+                r.all.loaded5,
+                r.query_p50_us,
+                part(Part::Tune),
+                part(Part::Check)
             )?;
         }
     }
@@ -145,9 +165,62 @@ fn report_json(r: &Report) -> Value {
         group(r.by_level.iter().map(|(k, v)| (k.as_str().to_owned(), v)).collect()),
     );
     m.insert("by_gold_size".into(), group(r.by_gold_size.iter().map(|(k, v)| (k.clone(), v)).collect()));
+    m.insert("by_part".into(), group(r.by_part.iter().map(|(k, v)| (k.as_str().to_owned(), v)).collect()));
     let round = |x: f64| (x * 10.0).round() / 10.0;
     m.insert("query_p50_us".into(), json!(round(r.query_p50_us)));
     m.insert("query_p99_us".into(), json!(round(r.query_p99_us)));
     m.insert("build_ms".into(), json!(round(r.build_ms)));
     Value::Object(m)
+}
+
+/// Writes one JSON line per query: its part, the gold items with their ranks (1-based, `null`
+/// when not in the top 100), and the top 10 with their scores and the fields each term matched.
+fn write_misses(
+    path: &std::path::Path,
+    catalog: &Catalog,
+    queries: &[Query],
+    strategy: Strategy,
+) -> anyhow::Result<()> {
+    let index = Index::builder().strategy(strategy).build(catalog);
+    let mut lines = String::new();
+    for q in queries {
+        let found = index.search(Request::new(&q.query, 100));
+        let labels: Vec<String> =
+            found.hits.iter().map(|h| q.gold_level.label(catalog.tool(h.tool))).collect();
+        let gold: Vec<Value> = q
+            .gold
+            .iter()
+            .map(|g| json!({"gold": g, "rank": labels.iter().position(|l| l == g).map(|r| r + 1)}))
+            .collect();
+        let top: Vec<Value> = found
+            .hits
+            .iter()
+            .take(10)
+            .map(|h| {
+                let e: Explanation = index.explain(&q.query, h.tool);
+                let fields: Vec<Value> = e
+                    .terms
+                    .iter()
+                    .map(|t| json!({"term": t.term, "fields": t.fields.iter().map(|(f, _)| *f).collect::<Vec<_>>()}))
+                    .collect();
+                json!({
+                    "name": catalog.tool(h.tool).qualified_name(),
+                    "score": crate::output::score_json(h.score),
+                    "via": e.via,
+                    "matched": fields,
+                })
+            })
+            .collect();
+        let line = json!({
+            "id": q.id,
+            "part": Part::of(&q.id).as_str(),
+            "query": q.query,
+            "strategy": strategy.as_str(),
+            "gold": gold,
+            "top": top,
+        });
+        lines.push_str(&line.to_string());
+        lines.push('\n');
+    }
+    std::fs::write(path, lines).with_context(|| format!("{}: cannot write", path.display()))
 }

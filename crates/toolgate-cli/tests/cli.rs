@@ -441,3 +441,43 @@ fn completions_are_printed_for_each_shell() {
     let o = toolgate_exit(&["completions", "tcsh"], 2);
     assert!(stderr(&o).contains("tcsh"), "{}", stderr(&o));
 }
+
+#[test]
+fn eval_misses_writes_each_query_with_its_gold_ranks_and_top_ten() {
+    let path = std::env::temp_dir().join(format!("toolgate-misses-{}.jsonl", std::process::id()));
+    let path_arg = path.display().to_string();
+    toolgate_exit(
+        &[
+            "eval",
+            "--catalog",
+            SMALL_CATALOG,
+            "--queries",
+            SMALL_QUERIES,
+            "--strategy",
+            "bm25",
+            "--misses",
+            &path_arg,
+        ],
+        0,
+    );
+    let text = std::fs::read_to_string(&path).unwrap();
+    let lines: Vec<Value> = text.lines().map(|l| serde_json::from_str(l).unwrap()).collect();
+    let queries = std::fs::read_to_string(crate_dir().join(SMALL_QUERIES)).unwrap().lines().count();
+    assert_eq!(lines.len(), queries);
+    for l in &lines {
+        assert_eq!(l["strategy"], "bm25");
+        assert!(matches!(l["part"].as_str(), Some("tune" | "check")), "{l}");
+        assert!(l["top"].as_array().unwrap().len() <= 10);
+        for g in l["gold"].as_array().unwrap() {
+            // A gold tool found is named with its rank among the top, and the top lists it.
+            if let Some(rank) = g["rank"].as_u64().filter(|&r| r <= 10) {
+                assert!(l["top"][rank as usize - 1]["name"].as_str().is_some(), "{l}");
+            }
+        }
+    }
+    assert!(
+        lines.iter().any(|l| l["top"][0]["matched"].as_array().is_some_and(|m| !m.is_empty())),
+        "fields are named"
+    );
+    let _ = std::fs::remove_file(&path);
+}

@@ -45,6 +45,33 @@ impl GoldLevel {
     }
 }
 
+/// Which part of a query set a query belongs to: `tune` (rules, weights and vocabulary may be
+/// fitted on it) or `check` (they are judged on it, and the CI gate runs on it).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Part {
+    /// Tuning queries.
+    Tune,
+    /// Checking queries: never looked at while tuning.
+    Check,
+}
+
+impl Part {
+    /// The part of the query with this id: the first byte of SHA-256(id), even for `tune`, odd
+    /// for `check`. Deterministic, independent of the file's order, about half each.
+    pub fn of(id: &str) -> Part {
+        use sha2::{Digest, Sha256};
+        if Sha256::digest(id.as_bytes())[0] % 2 == 0 { Part::Tune } else { Part::Check }
+    }
+
+    /// `tune` or `check`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Part::Tune => "tune",
+            Part::Check => "check",
+        }
+    }
+}
+
 /// One query with its gold items.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Query {
@@ -153,6 +180,23 @@ pub struct Metrics {
     pub mrr: f64,
     /// Share of queries with every gold item in the top 5.
     pub complete5: f64,
+    /// Mean number of tools a `tool_search` with limit 5 loads (after the relevance cut).
+    pub loaded5: f64,
+    /// Recall over the tools a `tool_search` with limit 5 loads.
+    pub recall_loaded5: f64,
+}
+
+/// The metrics of one query, when a search with limit 5 loads the first `loaded` of `ranked`.
+pub fn score_query_loading(ranked: &[String], gold: &[String], ks: &[usize], loaded: usize) -> Metrics {
+    let mut m = score_query(ranked, gold, ks);
+    let g: HashSet<&str> = gold.iter().map(String::as_str).collect();
+    let mut seen = HashSet::new();
+    let list: Vec<&String> = ranked.iter().filter(|l| seen.insert(l.as_str())).take(5).collect();
+    let loaded = loaded.min(list.len());
+    m.loaded5 = loaded as f64;
+    m.recall_loaded5 =
+        list[..loaded].iter().filter(|l| g.contains(l.as_str())).count() as f64 / g.len() as f64;
+    m
 }
 
 /// The metrics of one query.
@@ -177,6 +221,8 @@ pub fn score_query(ranked: &[String], gold: &[String], ks: &[usize]) -> Metrics 
         ndcg10: dcg / idcg,
         mrr,
         complete5: if hits_in(5) == g.len() { 1.0 } else { 0.0 },
+        loaded5: 0.0,
+        recall_loaded5: 0.0,
     }
 }
 
@@ -189,6 +235,8 @@ impl Metrics {
         self.ndcg10 += other.ndcg10;
         self.mrr += other.mrr;
         self.complete5 += other.complete5;
+        self.loaded5 += other.loaded5;
+        self.recall_loaded5 += other.recall_loaded5;
     }
 
     fn averaged(mut self) -> Metrics {
@@ -199,6 +247,8 @@ impl Metrics {
         self.ndcg10 /= n;
         self.mrr /= n;
         self.complete5 /= n;
+        self.loaded5 /= n;
+        self.recall_loaded5 /= n;
         self
     }
 
@@ -212,6 +262,8 @@ impl Metrics {
         m.insert("ndcg@10".into(), r(self.ndcg10));
         m.insert("mrr".into(), r(self.mrr));
         m.insert("complete@5".into(), r(self.complete5));
+        m.insert("loaded@5".into(), r(self.loaded5));
+        m.insert("recall_loaded@5".into(), r(self.recall_loaded5));
         m.insert("n".into(), Value::from(self.n));
         m
     }
@@ -230,6 +282,8 @@ pub struct Report {
     pub by_level: BTreeMap<GoldLevel, Metrics>,
     /// Per number of gold items: `1` and `2+`.
     pub by_gold_size: BTreeMap<String, Metrics>,
+    /// Per part of the set ([`Part`]).
+    pub by_part: BTreeMap<Part, Metrics>,
     /// Median latency of one search with a limit of 10, in microseconds.
     pub query_p50_us: f64,
     /// 99th-percentile latency of the same, in microseconds.
@@ -256,6 +310,19 @@ pub fn evaluate_with_progress(
     ks: &[usize],
     progress: &mut dyn FnMut(),
 ) -> Report {
+    evaluate_with_cut(catalog, queries, builder, ks, crate::search::RELEVANCE_CUT, progress)
+}
+
+/// Like [`evaluate_with_progress`], with the relevance cut of loading set to `cut` (see
+/// [`crate::search::relevant`]), for measuring it.
+pub fn evaluate_with_cut(
+    catalog: &Catalog,
+    queries: &[Query],
+    builder: IndexBuilder,
+    ks: &[usize],
+    cut: f32,
+    progress: &mut dyn FnMut(),
+) -> Report {
     let start = Instant::now();
     let index = builder.build(catalog);
     let strategy = index.strategy();
@@ -264,16 +331,19 @@ pub fn evaluate_with_progress(
     let mut by_lang: BTreeMap<String, Metrics> = BTreeMap::new();
     let mut by_level: BTreeMap<GoldLevel, Metrics> = BTreeMap::new();
     let mut by_gold_size: BTreeMap<String, Metrics> = BTreeMap::new();
+    let mut by_part: BTreeMap<Part, Metrics> = BTreeMap::new();
     for q in queries {
         let found = index.search(Request::new(&q.query, usize::MAX));
         let labels: Vec<String> =
             found.hits.iter().map(|h| q.gold_level.label(catalog.tool(h.tool))).collect();
-        let m = score_query(&labels, &q.gold, ks);
+        let top5: Vec<crate::search::Hit> = found.hits.iter().take(5).copied().collect();
+        let m = score_query_loading(&labels, &q.gold, ks, crate::search::relevant(&top5, cut));
         all.add(&m);
         by_lang.entry(q.lang.clone()).or_default().add(&m);
         by_level.entry(q.gold_level).or_default().add(&m);
         let size = if q.gold.len() == 1 { "1" } else { "2+" };
         by_gold_size.entry(size.to_owned()).or_default().add(&m);
+        by_part.entry(Part::of(&q.id)).or_default().add(&m);
         progress();
     }
     let mut times: Vec<f64> = queries
@@ -293,6 +363,7 @@ pub fn evaluate_with_progress(
         by_lang: averaged(by_lang),
         by_level: averaged(by_level),
         by_gold_size: averaged(by_gold_size),
+        by_part: averaged(by_part),
         query_p50_us: pct(0.5),
         query_p99_us: pct(0.99),
         build_ms,

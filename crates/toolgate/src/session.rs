@@ -35,6 +35,8 @@ pub struct SearchResult {
     pub matches: Vec<Hit>,
     /// The subset of `matches` that was active (or core) before this call.
     pub already_loaded: Vec<ToolId>,
+    /// The subset of `matches` below the relevance cut: found, named, not loaded.
+    pub also_found: Vec<ToolId>,
     /// Query terms that matched no tool.
     pub unmatched_terms: Vec<String>,
     /// Servers still connecting, whose tools could not be searched yet.
@@ -42,9 +44,12 @@ pub struct SearchResult {
 }
 
 impl SearchResult {
-    /// The tools this call loaded (in `matches` but not `already_loaded`).
+    /// The tools this call loaded (in `matches` but neither `already_loaded` nor `also_found`).
     pub fn loaded(&self) -> impl Iterator<Item = ToolId> + '_ {
-        self.matches.iter().map(|h| h.tool).filter(|t| !self.already_loaded.contains(t))
+        self.matches
+            .iter()
+            .map(|h| h.tool)
+            .filter(|t| !self.already_loaded.contains(t) && !self.also_found.contains(t))
     }
 
     /// The result as the model reads it.
@@ -66,6 +71,14 @@ impl SearchResult {
             let names: Vec<&str> =
                 self.already_loaded.iter().map(|id| catalog.tool(*id).qualified_name()).collect();
             out.push_str(&format!("{ALREADY_LOADED}{}\n", names.join(", ")));
+        }
+        if !self.also_found.is_empty() {
+            let names: Vec<&str> =
+                self.also_found.iter().map(|id| catalog.tool(*id).qualified_name()).collect();
+            out.push_str(&format!(
+                "Also found, less relevant, not loaded (load one with select:NAME): {}\n",
+                names.join(", ")
+            ));
         }
         if self.matches.is_empty() {
             out.push_str(&format!(
@@ -126,30 +139,37 @@ impl Session {
         }
     }
 
-    /// Runs one `tool_search` call: searches `index`, activates the deferred hits, and reports
-    /// hits that were active or core already. `pending_servers` are named in the result.
+    /// Runs one `tool_search` call: searches `index`, activates the deferred hits that clear
+    /// the relevance `cut` ([`crate::search::relevant`]), and reports hits that were active or
+    /// core already and those below the cut. `pending_servers` are named in the result.
     pub(crate) fn tool_search(
         &mut self,
         index: &Index,
         deferral: &Deferral,
         req: Request<'_>,
         pending_servers: &[String],
+        cut: f32,
     ) -> SearchResult {
         let Found { hits, unmatched_terms, .. } = index.search(req);
         let catalog = index.catalog();
+        let relevant = crate::search::relevant(&hits, cut);
         let mut already_loaded = Vec::new();
-        for h in &hits {
+        let mut also_found = Vec::new();
+        for (rank, h) in hits.iter().enumerate() {
             let name = catalog.tool(h.tool).qualified_name();
             if !deferral.is_deferred(h.tool) || self.is_active(name) {
                 already_loaded.push(h.tool);
-            } else {
+            } else if rank < relevant {
                 self.activate([name]);
+            } else {
+                also_found.push(h.tool);
             }
         }
         SearchResult {
             query: req.query.to_owned(),
             matches: hits,
             already_loaded,
+            also_found,
             unmatched_terms,
             pending_servers: pending_servers.to_vec(),
         }

@@ -306,6 +306,7 @@ impl<'a> SearchOutcome<'a> {
             "matches": names(&mut self.matches()),
             "loaded": names(&mut self.loaded()),
             "already_loaded": names(&mut self.result.already_loaded.iter().map(|&id| catalog.tool(id))),
+            "also_found": names(&mut self.result.also_found.iter().map(|&id| catalog.tool(id))),
             "unmatched_terms": self.result.unmatched_terms,
             "pending_servers": self.result.pending_servers,
             "unloaded": self.unloaded.iter().map(|e| e.tool.as_str()).collect::<Vec<_>>(),
@@ -580,7 +581,13 @@ impl Toolbox {
             .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
         let (screened, hidden) = self.screen(query);
         let request = Request { query: &screened, limit, servers: servers.as_deref() };
-        let mut result = conversation.active.tool_search(&self.index, &self.deferral, request, &self.pending);
+        let mut result = conversation.active.tool_search(
+            &self.index,
+            &self.deferral,
+            request,
+            &self.pending,
+            crate::search::RELEVANCE_CUT,
+        );
         result.query = query.to_owned();
         result.unmatched_terms.extend(hidden);
         for hit in &result.matches {

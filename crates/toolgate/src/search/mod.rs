@@ -20,6 +20,7 @@ mod codex;
 mod expand;
 mod intent;
 mod keyword;
+mod relevance;
 pub mod text;
 mod turns;
 mod vocab;
@@ -36,6 +37,7 @@ pub use bm25f::{Bm25Params, Field};
 use codex::CodexIndex;
 pub use expand::{Expansion, Via};
 use keyword::KeywordIndex;
+pub use relevance::{RELEVANCE_CUT, relevant};
 
 use crate::catalog::{Catalog, ToolId, strip_mcp_prefix};
 use crate::naming;
