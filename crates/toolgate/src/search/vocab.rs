@@ -422,6 +422,97 @@ mod tests {
         assert!(v.topics["bitcoin"].contains(&"finance".to_owned()));
     }
 
+    /// Names of products, services, companies, exchanges, leagues and organisations, in the
+    /// analyzer's normal form: none may stand anywhere in the vocabulary, on either side. The
+    /// vocabulary holds the ordinary words of a language; a name would fit one catalog.
+    const NAMES: &[&str] = &[
+        "wikipedia",
+        "google",
+        "github",
+        "gitlab",
+        "slack",
+        "notion",
+        "jira",
+        "figma",
+        "youtube",
+        "twitter",
+        "facebook",
+        "instagram",
+        "tiktok",
+        "reddit",
+        "spotify",
+        "netflix",
+        "amazon",
+        "alibaba",
+        "taobao",
+        "wechat",
+        "weibo",
+        "baidu",
+        "bilibili",
+        "zhihu",
+        "douyin",
+        "openai",
+        "chatgpt",
+        "claude",
+        "gemini",
+        "microsoft",
+        "powerpoint",
+        "apple",
+        "android",
+        "iphone",
+        "tesla",
+        "nasdaq",
+        "nyse",
+        "ftse",
+        "nikkei",
+        "dax",
+        "opec",
+        "usdt",
+        "usdc",
+        "solana",
+        "cardano",
+        "ripple",
+        "xrp",
+        "litecoin",
+        "dogecoin",
+        "binance",
+        "coinbase",
+        "nba",
+        "nfl",
+        "mlb",
+        "nhl",
+        "fifa",
+        "uefa",
+        "nascar",
+        "wimbledon",
+        "superbowl",
+        "bundesliga",
+        "laliga",
+        "ncaa",
+        "12306",
+        "amap",
+        "gaode",
+        "playwright",
+        "puppeteer",
+    ];
+
+    #[test]
+    fn the_vocabulary_names_no_product_or_service() {
+        let v = parse(ZH_EN, SYNONYMS, KINDS, TOPICS).unwrap_or_else(|e| panic!("{e}"));
+        let mut words: Vec<&str> = Vec::new();
+        for alternatives in v.zh.values() {
+            words.extend(alternatives.iter().flatten().map(String::as_str));
+        }
+        for map in [&v.synonyms, &v.kinds, &v.topics] {
+            for (word, others) in map {
+                words.push(word);
+                words.extend(others.iter().map(String::as_str));
+            }
+        }
+        let named: Vec<&&str> = words.iter().filter(|w| NAMES.contains(w)).collect();
+        assert!(named.is_empty(), "product or service names in the vocabulary: {named:?}");
+    }
+
     #[test]
     fn vocab_errors_name_the_line() {
         // The four files' texts (zh_en, synonyms, kinds, topics), and the error they give.
