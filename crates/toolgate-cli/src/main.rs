@@ -2,6 +2,7 @@
 //! (0 ok, 1 no result, 2 error).
 
 mod eval;
+mod model;
 mod output;
 mod plot;
 mod search;

@@ -50,6 +50,11 @@ impl ToolId {
 pub struct DefinitionHash([u8; 32]);
 
 impl DefinitionHash {
+    /// A hash from its raw digest (as [`DefinitionHash::as_bytes`] gave it, say from a cache).
+    pub fn from_bytes(bytes: [u8; 32]) -> DefinitionHash {
+        DefinitionHash(bytes)
+    }
+
     /// The raw digest.
     pub fn as_bytes(&self) -> &[u8; 32] {
         &self.0

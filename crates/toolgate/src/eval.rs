@@ -272,8 +272,10 @@ impl Metrics {
 /// How one strategy did on a query set.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Report {
-    /// The strategy.
+    /// The strategy (for a ranker that is not one, the lexical strategy it builds on).
     pub strategy: Strategy,
+    /// The name the report goes by: the strategy's, or the ranker's (`bert`, `bert-only` …).
+    pub label: &'static str,
     /// Over all queries.
     pub all: Metrics,
     /// Per query language.
@@ -327,16 +329,55 @@ pub fn evaluate_with_cut(
     let index = builder.build(catalog);
     let strategy = index.strategy();
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
+    let mut rank = |q: &str| index.search(Request::new(q, usize::MAX)).hits;
+    let mut time = |q: &str| {
+        std::hint::black_box(index.search(Request::new(q, 10)));
+    };
+    let ranker = Ranker { label: strategy.as_str(), strategy, build_ms, rank: &mut rank, time: &mut time };
+    evaluate_ranker(catalog, queries, ks, cut, ranker, progress)
+}
+
+/// A ranking to evaluate: what it is called, how to rank one query (every tool it finds, best
+/// first) and what to time (one search as a user would run it).
+pub struct Ranker<'r> {
+    /// The name of its report.
+    pub label: &'static str,
+    /// The strategy it is or builds on.
+    pub strategy: Strategy,
+    /// What building it took, in milliseconds.
+    pub build_ms: f64,
+    /// Ranks one query.
+    pub rank: &'r mut dyn FnMut(&str) -> Vec<crate::search::Hit>,
+    /// Runs one query for the latency figures.
+    pub time: &'r mut dyn FnMut(&str),
+}
+
+impl std::fmt::Debug for Ranker<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Ranker").field("label", &self.label).finish()
+    }
+}
+
+/// Runs every query through `ranker` and averages the metrics, as [`evaluate_with_cut`] does
+/// for an index (for rankers outside the strategies, such as a full embedding model's).
+pub fn evaluate_ranker(
+    catalog: &Catalog,
+    queries: &[Query],
+    ks: &[usize],
+    cut: f32,
+    ranker: Ranker<'_>,
+    progress: &mut dyn FnMut(),
+) -> Report {
+    let Ranker { label, strategy, build_ms, rank, time } = ranker;
     let mut all = Metrics::default();
     let mut by_lang: BTreeMap<String, Metrics> = BTreeMap::new();
     let mut by_level: BTreeMap<GoldLevel, Metrics> = BTreeMap::new();
     let mut by_gold_size: BTreeMap<String, Metrics> = BTreeMap::new();
     let mut by_part: BTreeMap<Part, Metrics> = BTreeMap::new();
     for q in queries {
-        let found = index.search(Request::new(&q.query, usize::MAX));
-        let labels: Vec<String> =
-            found.hits.iter().map(|h| q.gold_level.label(catalog.tool(h.tool))).collect();
-        let top5: Vec<crate::search::Hit> = found.hits.iter().take(5).copied().collect();
+        let hits = rank(&q.query);
+        let labels: Vec<String> = hits.iter().map(|h| q.gold_level.label(catalog.tool(h.tool))).collect();
+        let top5: Vec<crate::search::Hit> = hits.iter().take(5).copied().collect();
         let m = score_query_loading(&labels, &q.gold, ks, crate::search::relevant(&top5, cut));
         all.add(&m);
         by_lang.entry(q.lang.clone()).or_default().add(&m);
@@ -350,8 +391,7 @@ pub fn evaluate_with_cut(
         .iter()
         .map(|q| {
             let t = Instant::now();
-            let found = index.search(Request::new(&q.query, 10));
-            std::hint::black_box(found);
+            time(&q.query);
             t.elapsed().as_secs_f64() * 1e6
         })
         .collect();
@@ -359,6 +399,7 @@ pub fn evaluate_with_cut(
     let pct = |p: f64| times.get(((times.len() as f64 - 1.0) * p).round() as usize).copied().unwrap_or(0.0);
     Report {
         strategy,
+        label,
         all: all.averaged(),
         by_lang: averaged(by_lang),
         by_level: averaged(by_level),

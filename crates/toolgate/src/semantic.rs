@@ -31,6 +31,8 @@
 //! # Ok(()) }
 //! ```
 
+#[cfg(feature = "bert")]
+pub mod bert;
 mod index;
 mod kernel;
 mod wordpiece;
@@ -111,12 +113,15 @@ pub enum ModelErrorKind {
     },
     /// The vocabulary block is not valid: the problem.
     BadVocabulary(String),
+    /// A sentence-transformers model directory that cannot be used: the problem.
+    BadModel(String),
 }
 
 impl fmt::Display for ModelErrorKind {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ModelErrorKind::Io(e) => write!(f, "cannot read: {e}"),
+            ModelErrorKind::BadModel(problem) => f.write_str(problem),
             ModelErrorKind::NotAModel => f.write_str(
                 "not a static model file (no TGSTATIC header); generate one with scripts/distill_static_model.py",
             ),

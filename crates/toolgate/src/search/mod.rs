@@ -480,7 +480,9 @@ impl Index {
                     lexical = fused
                         .into_iter()
                         .enumerate()
-                        .map(|(rank, tool)| Hit { tool, score: 1.0 / (1.0 + rank as f32) })
+                        // Rank scores that fall slowly: the fused order has no scale of its own, so
+                        // the relevance cut of loading (relative to the best) leaves it whole.
+                        .map(|(rank, tool)| Hit { tool, score: 1.0 / (1.0 + rank as f32 / 100.0) })
                         .collect();
                 }
                 (lexical, unmatched)

@@ -1,5 +1,6 @@
 //! How many of a search's hits a `tool_search` loads: those that clear a cut relative to the
-//! best hit, so that a request for the time in Tokyo does not load three music tools.
+//! best hit, so that a request for the time in Tokyo does not load three music tools. Fused
+//! rankings (`semantic`) score by rank, falling slowly, so the cut leaves them whole.
 
 use super::Hit;
 
