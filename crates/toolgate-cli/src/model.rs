@@ -18,6 +18,62 @@ pub(crate) const MIX: f32 = 0.5;
 /// How many of each side's best are fused.
 const DEPTH: usize = 100;
 
+/// `bert`: the default `lexical` ranking fused with a full model, for `search --model` and the
+/// `bert` row of `eval --model`.
+pub(crate) struct Fused {
+    encoder: BertEncoder,
+    dense: BertIndex,
+    lexical: Index,
+    mix: f32,
+    /// What loading the model and encoding the catalog took, in milliseconds.
+    build_ms: f64,
+}
+
+impl Fused {
+    /// The model of `dir` over `catalog` (tool vectors cached in `DIR/.toolgate-vectors.bin`).
+    pub(crate) fn new(dir: &Path, catalog: &Catalog, mix: f32) -> anyhow::Result<Fused> {
+        let encoder = BertEncoder::from_dir(dir).with_context(|| format!("--model {}", dir.display()))?;
+        let start = Instant::now();
+        let dense = BertIndex::build(catalog, &encoder, Some(&dir.join(".toolgate-vectors.bin")))?;
+        let build_ms = start.elapsed().as_secs_f64() * 1e3;
+        let lexical = Index::builder().strategy(Strategy::Lexical).build(catalog);
+        Ok(Fused { encoder, dense, lexical, mix, build_ms })
+    }
+
+    /// The lexical index the fusion builds on (for `--explain`).
+    pub(crate) fn lexical(&self) -> &Index {
+        &self.lexical
+    }
+
+    /// The model's ranking alone: every tool with its cosine, best first.
+    fn model(&self, q: &str) -> Vec<(toolgate::ToolId, f32)> {
+        let v = self.encoder.embed(q).unwrap_or_else(|_| vec![0.0; self.encoder.dim()]);
+        self.dense.rank(&v)
+    }
+
+    /// The fused ranking of `q`, best first; an exact name or a `select:` list is left to the
+    /// lexical side, whose promise it is.
+    pub(crate) fn rank(&self, q: &str) -> Vec<Hit> {
+        let found = self.lexical.search(Request::new(q, DEPTH)).hits;
+        if found.first().is_some_and(|h| !h.score.is_finite()) {
+            return found;
+        }
+        let words: Vec<(toolgate::ToolId, f32)> = found.iter().map(|h| (h.tool, h.score)).collect();
+        let model: Vec<(toolgate::ToolId, f32)> = self.model(q).into_iter().take(DEPTH).collect();
+        // The model reads English only: it weighs as much as the query is not Chinese.
+        rank_hits(fuse(&words, &model, self.mix * readable_share(q)))
+    }
+}
+
+/// Rank scores that fall slowly, as `semantic`'s: no relevance cut on a fused order.
+fn rank_hits(ranked: Vec<toolgate::ToolId>) -> Vec<Hit> {
+    ranked
+        .into_iter()
+        .enumerate()
+        .map(|(r, tool)| Hit { tool, score: 1.0 / (1.0 + r as f32 / 100.0) })
+        .collect()
+}
+
 /// The reports of `bert-only`, `bm25+bert` and `bert` on `queries`.
 pub(crate) fn reports(
     dir: &Path,
@@ -27,23 +83,10 @@ pub(crate) fn reports(
     cut: f32,
     mix: f32,
 ) -> anyhow::Result<Vec<Report>> {
-    let encoder = BertEncoder::from_dir(dir).with_context(|| format!("--model {}", dir.display()))?;
-    let start = Instant::now();
-    let cache = dir.join(".toolgate-vectors.bin");
-    let dense = BertIndex::build(catalog, &encoder, Some(&cache))?;
-    let build_ms = start.elapsed().as_secs_f64() * 1e3;
-    let lexical = Index::builder().strategy(Strategy::Lexical).build(catalog);
+    let bert = Fused::new(dir, catalog, mix)?;
+    let build_ms = bert.build_ms;
     let bm25 = Index::builder().strategy(Strategy::Bm25).build(catalog);
-    let embed = |q: &str| encoder.embed(q).unwrap_or_else(|_| vec![0.0; encoder.dim()]);
-    let only = |q: &str| -> Vec<(toolgate::ToolId, f32)> { dense.rank(&embed(q)) };
-    let hits = |ranked: Vec<toolgate::ToolId>| -> Vec<Hit> {
-        // Rank scores that fall slowly, as `semantic`'s: no relevance cut on a fused order.
-        ranked
-            .into_iter()
-            .enumerate()
-            .map(|(r, tool)| Hit { tool, score: 1.0 / (1.0 + r as f32 / 100.0) })
-            .collect()
-    };
+    let only = |q: &str| bert.model(q);
     let mut out = Vec::new();
 
     let mut rank = |q: &str| only(q).into_iter().map(|(tool, score)| Hit { tool, score }).collect();
@@ -65,7 +108,7 @@ pub(crate) fn reports(
         let model: Vec<toolgate::ToolId> = only(q).into_iter().take(DEPTH).map(|(t, _)| t).collect();
         reciprocal_rank_fusion(&words, &model, 60.0)
     };
-    let mut rank = |q: &str| hits(rrf(q));
+    let mut rank = |q: &str| rank_hits(rrf(q));
     let mut time = |q: &str| {
         std::hint::black_box(rrf(q));
     };
@@ -73,20 +116,9 @@ pub(crate) fn reports(
         Ranker { label: "bm25+bert", strategy: Strategy::Bm25, build_ms, rank: &mut rank, time: &mut time };
     out.push(evaluate_ranker(catalog, queries, ks, cut, ranker, &mut || {}));
 
-    let fused = |q: &str| -> Vec<Hit> {
-        let found = lexical.search(Request::new(q, DEPTH)).hits;
-        // An exact name or a `select:` list is the lexical side's promise; the model leaves it be.
-        if found.first().is_some_and(|h| !h.score.is_finite()) {
-            return found;
-        }
-        let words: Vec<(toolgate::ToolId, f32)> = found.iter().map(|h| (h.tool, h.score)).collect();
-        let model: Vec<(toolgate::ToolId, f32)> = only(q).into_iter().take(DEPTH).collect();
-        // The model reads English only: it weighs as much as the query is not Chinese.
-        hits(fuse(&words, &model, mix * readable_share(q)))
-    };
-    let mut rank = |q: &str| fused(q);
+    let mut rank = |q: &str| bert.rank(q);
     let mut time = |q: &str| {
-        std::hint::black_box(fused(q));
+        std::hint::black_box(bert.rank(q));
     };
     let ranker =
         Ranker { label: "bert", strategy: Strategy::Lexical, build_ms, rank: &mut rank, time: &mut time };

@@ -32,6 +32,11 @@ pub(crate) struct Args {
     /// How many tools at most.
     #[arg(long, value_name = "N", default_value_t = 5)]
     limit: usize,
+    /// A sentence-transformers model directory (`config.json`, `tokenizer.json`,
+    /// `model.safetensors`): rank with `bert`, the default ranking fused with the model, in
+    /// place of `--strategy`.
+    #[arg(long, value_name = "DIR", conflicts_with = "strategy")]
+    model: Option<PathBuf>,
     /// Print the stable JSON object instead of text.
     #[arg(long)]
     json: bool,
@@ -51,9 +56,24 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         }
         None => crate::load_catalog(args.catalog.as_ref())?,
     };
-    let index = Index::builder().strategy(args.strategy).build(&catalog);
     let query = args.query.join(" ");
-    let found = index.search(Request::new(&query, args.limit));
+    let bert = match &args.model {
+        Some(dir) => Some(crate::model::Fused::new(dir, &catalog, crate::model::MIX)?),
+        None => None,
+    };
+    let owned;
+    let (index, found, strategy) = match &bert {
+        Some(bert) => {
+            let mut found = bert.lexical().search(Request::new(&query, args.limit));
+            found.hits = bert.rank(&query).into_iter().take(args.limit).collect();
+            (bert.lexical(), found, "bert")
+        }
+        None => {
+            owned = Index::builder().strategy(args.strategy).build(&catalog);
+            let found = owned.search(Request::new(&query, args.limit));
+            (&owned, found, args.strategy.as_str())
+        }
+    };
     let explanations: Vec<Explanation> = if args.explain {
         found.hits.iter().map(|h| index.explain(&query, h.tool)).collect()
     } else {
@@ -81,7 +101,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             .collect();
         let v = json!({
             "query": query,
-            "strategy": args.strategy.as_str(),
+            "strategy": strategy,
             "matches": matches,
             "already_loaded": [],
             "unmatched_terms": found.unmatched_terms,

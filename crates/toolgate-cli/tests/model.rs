@@ -37,3 +37,22 @@ fn eval_with_a_model_reports_it_alone_fused_with_bm25_and_fused_with_the_default
     assert!(ndcg("bert-only") > 0.2, "the model alone ranks nothing: {}", ndcg("bert-only"));
     assert!(ndcg("bert") > ndcg("bert-only") && ndcg("bert") > ndcg("bm25+bert"), "{s}");
 }
+
+#[test]
+fn search_with_a_model_ranks_with_the_fusion_and_keeps_exact_names_first() {
+    let run = |args: &[&str]| -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["search", "--json", "--model"])
+            .arg(model())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let shot = run(&["--limit", "3", "take a screenshot of a web page"]);
+    assert_eq!(shot["strategy"], "bert");
+    assert!(shot["matches"][0]["name"].as_str().unwrap().ends_with("_screenshot"), "{shot}");
+    let named = run(&["select:git__git_log"]);
+    assert_eq!(named["matches"][0]["name"], "git__git_log", "{named}");
+}
