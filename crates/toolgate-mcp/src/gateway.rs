@@ -435,7 +435,7 @@ impl Gateway {
         let built = self.subject_policy(profile).and_then(|policy| self.toolbox(&snapshot, policy, exposure));
         let toolbox = built.unwrap_or_else(|e| {
             tracing::error!(subject = profile.unwrap_or("main"), "{e}; this subject sees no tools");
-            self.toolbox(&Snapshot::default(), Policy::permissive(), exposure)
+            self.toolbox(&Snapshot::empty(snapshot.defers), Policy::permissive(), exposure)
                 .expect("an empty catalog fits any budget")
         });
         let view = Arc::new(View { snapshot, toolbox, instructions: std::sync::OnceLock::new() });
@@ -452,7 +452,8 @@ impl Gateway {
     }
 
     /// A toolbox of `policy`'s subject over `snapshot`, with the gateway's settings; deferral is
-    /// decided once per snapshot for every subject ([`Gateway::defers`]).
+    /// decided once per snapshot for every subject ([`Snapshot::defers`], set by
+    /// [`Gateway::defers`] in `rebuild`).
     fn toolbox(
         &self,
         snapshot: &Snapshot,
@@ -460,7 +461,7 @@ impl Gateway {
         exposure: Exposure,
     ) -> Result<Toolbox, PolicyError> {
         let settings = &self.inner.settings;
-        let mode = if self.defers(snapshot) { DeferMode::On } else { DeferMode::Off };
+        let mode = if snapshot.defers { DeferMode::On } else { DeferMode::Off };
         Toolbox::builder(&snapshot.catalog, policy)
             .defer(DeferConfig { mode, ..settings.defer })
             .exposure(exposure)
@@ -584,11 +585,13 @@ impl Gateway {
     pub(crate) fn rebuild(&self, changed: Option<&str>) -> Result<(), PolicyError> {
         let _order = self.inner.rebuild_lock.lock().unwrap_or_else(|e| e.into_inner());
         let (snapshot, toolbox) = loop {
-            let snapshot = {
+            let mut snapshot = {
                 let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
                 let listings: Vec<Listing<'_>> = pool.values().map(Upstream::listing).collect();
                 Snapshot::build(&listings, &self.inner.root)
             };
+            // Once per snapshot, for every subject's toolbox (it counts tokens in `auto`).
+            snapshot.defers = self.defers(&snapshot);
             match self.toolbox(&snapshot, self.inner.root.clone(), self.strictest_exposure()) {
                 Ok(toolbox) => break (snapshot, toolbox),
                 Err(e) => {

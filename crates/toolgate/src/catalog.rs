@@ -292,18 +292,20 @@ impl Catalog {
     /// `mcp__` prefix (`mcp__server__tool`), in any letter case. A spelling that differs only by
     /// case from several tools names none of them.
     pub fn resolve(&self, name: &str) -> Option<ToolId> {
-        if let Some(id) = self.get(name) {
-            return Some(id);
-        }
-        let trimmed = name.trim();
-        let bare = strip_mcp_prefix(trimmed);
-        if let Some(id) = self.get(bare) {
-            return Some(id);
+        self.identify(name).flatten()
+    }
+
+    /// What [`Catalog::resolve`] finds, telling apart a name that matches no tool (`None`) from
+    /// one that matches several only in other letter cases (`Some(None)`: ambiguous).
+    pub(crate) fn identify(&self, name: &str) -> Option<Option<ToolId>> {
+        let bare = strip_mcp_prefix(name.trim());
+        if let Some(id) = self.get(name).or_else(|| self.get(bare)) {
+            return Some(Some(id));
         }
         let lower = bare.to_lowercase();
         let mut found = self.ids().filter(|&id| self.tool(id).qualified.to_lowercase() == lower);
         let first = found.next()?;
-        found.next().is_none().then_some(first)
+        Some(found.next().is_none().then_some(first))
     }
 
     /// The distinct server ids, sorted.

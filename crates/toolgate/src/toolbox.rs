@@ -565,8 +565,10 @@ impl Toolbox {
         arguments: &Value,
     ) -> Result<SearchOutcome<'a>, BadSearch> {
         self.resume(conversation);
-        let search_tool = request::tool_search_tool();
-        match self.validators.check(&search_tool, arguments) {
+        // Built once: a search's arguments are checked against it on every call.
+        static SEARCH_TOOL: std::sync::OnceLock<Tool> = std::sync::OnceLock::new();
+        let search_tool = SEARCH_TOOL.get_or_init(request::tool_search_tool);
+        match self.validators.check(search_tool, arguments) {
             Ok(()) => {}
             Err(Problem::Arguments(p) | Problem::Schema(p)) => return Err(BadSearch(p)),
         }
@@ -607,27 +609,11 @@ impl Toolbox {
         Ok(SearchOutcome { toolbox: self, result, unloaded, changed })
     }
 
-    /// The tool of the whole catalog a name the model wrote means: the qualified name exactly
-    /// (also after `mcp__`), else the one tool whose name matches in another letter case.
-    /// `Some(None)` when several tools match only in other cases: the name is ambiguous and
-    /// means none of them.
-    fn identify(&self, name: &str) -> Option<Option<ToolId>> {
-        let bare = crate::catalog::strip_mcp_prefix(name.trim());
-        if let Some(id) = self.catalog.get(name).or_else(|| self.catalog.get(bare)) {
-            return Some(Some(id));
-        }
-        let lower = bare.to_lowercase();
-        let mut found =
-            self.catalog.ids().filter(|&id| self.catalog.tool(id).qualified_name().to_lowercase() == lower);
-        let first = found.next()?;
-        Some(found.next().is_none().then_some(first))
-    }
-
     /// The visible tool a name the model wrote means, or why there is none. Hidden tools are
     /// named only to the audit log (the rule in [`Denial::Forbidden`]), never to the model.
     fn resolve(&self, name: &str) -> Result<ToolId, Denial> {
         let unknown = || Denial::Unknown { name: name.to_owned() };
-        let id = self.identify(name).flatten().ok_or_else(unknown)?;
+        let id = self.catalog.identify(name).flatten().ok_or_else(unknown)?;
         let tool = self.catalog.tool(id);
         if let Some(visible) = self.visible.get(tool.qualified_name()) {
             return Ok(visible);
@@ -645,7 +631,7 @@ impl Toolbox {
     fn screen(&self, query: &str) -> (String, Vec<String>) {
         let trimmed = query.trim();
         let meaning = |name: &str| -> Option<Result<String, ()>> {
-            let id = self.identify(name)?;
+            let id = self.catalog.identify(name)?;
             let tool =
                 id.map(|id| self.catalog.tool(id)).filter(|t| self.visible.get(t.qualified_name()).is_some());
             Some(tool.map(|t| t.qualified_name().to_owned()).ok_or(()))
