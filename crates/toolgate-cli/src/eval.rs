@@ -27,8 +27,9 @@ pub(crate) struct Args {
     /// The K of Recall@K, comma-separated.
     #[arg(long, value_name = "K,...", value_delimiter = ',', default_values_t = [1, 5, 10])]
     k: Vec<usize>,
-    /// One strategy (keyword, bm25, bm25-crate, bm25f, lexical, semantic) or `all`, side by
-    /// side in one run (`bm25-crate` needs the `bm25-crate` feature).
+    /// One strategy (keyword, bm25, bm25-crate, bm25f, lexical, semantic, or bert with
+    /// `--model`) or `all`, side by side in one run (`bm25-crate` needs the `bm25-crate`
+    /// feature).
     #[arg(long, value_name = "NAME|all", default_value = "all")]
     strategy: String,
     /// Print the stable JSON object instead of a table.
@@ -52,7 +53,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "DIR", env = "TOOLGATE_MODEL")]
     model: Option<PathBuf>,
     /// With `--model`: the share of the model's cosine in `bert`'s score mix.
-    #[arg(long, value_name = "SHARE", default_value_t = crate::model::MIX)]
+    #[arg(long, value_name = "SHARE", default_value_t = toolgate::semantic::bert::MIX)]
     model_mix: f32,
 }
 
@@ -65,11 +66,18 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     if args.k.is_empty() || args.k.contains(&0) {
         bail!("--k takes positive whole numbers, such as 1,5,10");
     }
-    let strategies: Vec<Strategy> = if args.strategy == "all" {
+    let mut strategies: Vec<Strategy> = if args.strategy == "all" {
         Strategy::ALL.to_vec()
     } else {
         vec![args.strategy.parse::<Strategy>()?]
     };
+    // `bert` is one of the model's rows.
+    if strategies == [Strategy::Bert] {
+        if args.model.is_none() {
+            bail!("--strategy bert needs a model: give --model DIR (or set TOOLGATE_MODEL)");
+        }
+        strategies.clear();
+    }
     let catalog = crate::load_catalog(Some(&catalog_path))?;
     let text = std::fs::read_to_string(&queries_path)
         .with_context(|| format!("{}: cannot read", queries_path.display()))?;

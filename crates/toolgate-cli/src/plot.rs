@@ -41,7 +41,7 @@ fn draw(path: &Path, title: &str, reports: &[Report]) -> Result<(), Box<dyn std:
         let points: Vec<(usize, f64)> = KS.filter_map(|k| r.all.recall.get(&k).map(|&v| (k, v))).collect();
         chart
             .draw_series(LineSeries::new(points, colour.stroke_width(2)))?
-            .label(r.strategy.as_str())
+            .label(r.label)
             .legend(move |(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], colour.stroke_width(2)));
     }
     chart

@@ -3,9 +3,10 @@
 use std::io::Write;
 use std::path::PathBuf;
 
+use anyhow::Context;
 use serde_json::{Value, json};
 use toolgate::Strategy;
-use toolgate::search::{Explanation, Index, Request};
+use toolgate::search::{Explanation, Index, IndexBuilder, Request};
 
 use crate::Outcome;
 use crate::output::score_json;
@@ -26,9 +27,10 @@ pub(crate) struct Args {
     #[arg(long, value_name = "NAME", requires = "config")]
     profile: Option<String>,
     /// The ranker for free keywords: keyword, bm25, bm25-crate (with the `bm25-crate` feature),
-    /// bm25f, lexical or semantic.
-    #[arg(long, value_name = "NAME", default_value_t = Strategy::DEFAULT)]
-    strategy: Strategy,
+    /// bm25f, lexical or semantic
+    /// (default: the configuration's `[search] strategy` with `--config`, else `lexical`).
+    #[arg(long, value_name = "NAME")]
+    strategy: Option<Strategy>,
     /// How many tools at most.
     #[arg(long, value_name = "N", default_value_t = 5)]
     limit: usize,
@@ -57,23 +59,25 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         None => crate::load_catalog(args.catalog.as_ref())?,
     };
     let query = args.query.join(" ");
-    let bert = match &args.model {
-        Some(dir) => Some(crate::model::Fused::new(dir, &catalog, crate::model::MIX)?),
-        None => None,
-    };
-    let owned;
-    let (index, found, strategy) = match &bert {
-        Some(bert) => {
-            let mut found = bert.lexical().search(Request::new(&query, args.limit));
-            found.hits = bert.rank(&query).into_iter().take(args.limit).collect();
-            (bert.lexical(), found, "bert")
+    let builder = match (&args.model, args.strategy, &args.config) {
+        (Some(dir), _, _) => Index::builder().model(crate::model::open(dir, toolgate::semantic::bert::MIX)?),
+        (None, Some(Strategy::Bert), _) => {
+            anyhow::bail!("--strategy bert needs a model: give --model DIR in its place")
         }
-        None => {
-            owned = Index::builder().strategy(args.strategy).build(&catalog);
-            let found = owned.search(Request::new(&query, args.limit));
-            (&owned, found, args.strategy.as_str())
+        (None, Some(s), _) => Index::builder().strategy(s),
+        // As the gateway of this configuration ranks.
+        (None, None, Some(path)) => {
+            let search = toolgate::config::Config::from_path(path)?.search;
+            IndexBuilder::from_config(&search).with_context(|| format!("{}: [search]", path.display()))?
         }
+        (None, None, None) => Index::builder(),
     };
+    let index = builder.build(&catalog);
+    if let Some(problem) = index.model_cache_problem() {
+        writeln!(std::io::stderr(), "warning: the model's vectors are not cached on disk: {problem}")?;
+    }
+    let found = index.search(Request::new(&query, args.limit));
+    let strategy = index.strategy().as_str();
     let explanations: Vec<Explanation> = if args.explain {
         found.hits.iter().map(|h| index.explain(&query, h.tool)).collect()
     } else {

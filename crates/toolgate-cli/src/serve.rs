@@ -83,7 +83,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
 
 /// The gateway settings of `config`, serving `profile` if one is named.
 fn settings_for(config: &Config, profile: Option<&str>) -> anyhow::Result<Settings> {
-    let mut settings = Settings::from_config(&config.gateway);
+    let mut settings = Settings::from_config(&config.gateway).with_search(&config.search)?;
     if let Some(name) = profile {
         profile_of(config, name)?;
         settings.profile = Some(name.to_owned());

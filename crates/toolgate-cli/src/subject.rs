@@ -32,6 +32,7 @@ pub(crate) fn visible_catalog(
         .context("cannot start the async runtime")?;
     let wait = config.gateway.startup_timeout + Duration::from_secs(1);
     let result = runtime.block_on(async {
+        // The ranking is the caller's to build: the model is not loaded to list tools.
         let settings = Settings { restart_backoff: None, ..Settings::from_config(&config.gateway) };
         let gateway = Gateway::start(settings, &config)?;
         gateway.settled(wait).await;

@@ -21,75 +21,18 @@ use serde_json::{Value, json};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::{Config, Exposure, GatewayConfig, ServerMode, Transport};
+use toolgate::config::{Config, Exposure, ServerMode, Transport};
 use toolgate::defer::{DeferConfig, DeferMode};
 use toolgate::policy::PolicyError;
 use toolgate::schema::Validators;
 use toolgate::{Catalog, Conversation, Policy, Tool, Toolbox};
 
 use crate::progress::Relay;
+use crate::settings::Settings;
 use crate::snapshot::{Listing, Snapshot};
 use crate::upstream::{self, Kind, State, Upstream};
 
 pub use toolgate::toolbox::{CALL_TOOL, call_tool_tool};
-
-/// How the gateway behaves, from `[gateway]` of the configuration and the command line.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Settings {
-    /// `native` (active tools in `tools/list`) or `bridge` (`tool_search` and `call_tool`
-    /// only) for every session, or `None` to choose per client ([`Gateway::exposure_for`]).
-    pub exposure: Option<Exposure>,
-    /// When tools are deferred (`on` by default; `bridge` always defers).
-    pub defer: DeferConfig,
-    /// How long a forwarded call may take unless the server sets its own limit.
-    pub call_timeout: Duration,
-    /// How long an upstream may take to start and list its tools.
-    pub startup_timeout: Duration,
-    /// The first wait before restarting an upstream that died (doubling up to a minute);
-    /// `None` leaves a dead upstream failed.
-    pub restart_backoff: Option<Duration>,
-    /// How long after the gateway starts `initialize`, `tools/list`, `tool_search` and calls
-    /// wait for upstreams still starting before they answer with what is ready (default 5 s):
-    /// real clients ask at once.
-    pub ready_wait: Duration,
-    /// In native exposure, how long a `tool_search` that changed the tool list waits for the
-    /// client to list the tools again before it answers (default 1 s), so that the client's
-    /// next model request already carries the loaded tools. A client that let one wait run out
-    /// is not waited for again.
-    pub relist_wait: Duration,
-    /// How long an HTTP session may go without a request before it ends (default 8 hours).
-    pub session_idle: Duration,
-    /// Most HTTP sessions open at once (default 1,000); a new one past it is refused.
-    pub max_sessions: usize,
-    /// The subject served (`--profile NAME`, a `[profiles.NAME]` of the configuration): every
-    /// session sees only what it allows. A session's own profile (`/mcp/NAME` or the header
-    /// `X-Toolgate-Profile`) narrows it further; it never widens it.
-    pub profile: Option<String>,
-}
-
-impl Default for Settings {
-    fn default() -> Settings {
-        Settings::from_config(&GatewayConfig::default())
-    }
-}
-
-impl Settings {
-    /// The settings of a `[gateway]` table.
-    pub fn from_config(config: &GatewayConfig) -> Settings {
-        Settings {
-            exposure: config.exposure,
-            defer: config.defer,
-            call_timeout: config.call_timeout,
-            startup_timeout: config.startup_timeout,
-            restart_backoff: Some(Duration::from_secs(1)),
-            ready_wait: config.ready_timeout,
-            relist_wait: Duration::from_secs(1),
-            session_idle: config.session_idle,
-            max_sessions: config.max_sessions,
-            profile: None,
-        }
-    }
-}
 
 /// A configuration the gateway cannot start from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -318,7 +261,11 @@ impl Gateway {
     /// error), stdio and HTTP servers start in the background and show as pending until they
     /// have listed their tools. Must run inside a Tokio runtime.
     pub fn from_config(config: &Config) -> Result<Gateway, GatewayError> {
-        Gateway::start(Settings::from_config(&config.gateway), config)
+        let settings = Settings::from_config(&config.gateway).with_search(&config.search).map_err(|e| {
+            let key = if config.search.model.is_some() { "search.model" } else { "search.strategy" };
+            GatewayError { key: key.to_owned(), message: e.to_string() }
+        })?;
+        Gateway::start(settings, config)
     }
 
     /// Like [`Gateway::from_config`], with `settings` in place of those of `[gateway]`.
@@ -468,6 +415,7 @@ impl Gateway {
             .pending(snapshot.pending.clone())
             .failed(snapshot.failed.clone())
             .validators(self.inner.validators.clone())
+            .index(settings.index.clone())
             .build()
     }
 
@@ -729,6 +677,7 @@ impl Gateway {
         let deferred = toolbox.visible().tools().iter().filter(|t| toolbox.is_deferred(t)).count();
         json!({
             "exposure": self.inner.settings.exposure.map_or("auto", exposure_name),
+            "strategy": toolbox.strategy().as_str(),
             "tools": toolbox.visible().len(),
             "deferred": deferred,
             "deferral": toolbox.defers(),

@@ -27,11 +27,13 @@ mod passthrough;
 mod pool;
 mod progress;
 pub mod server;
+mod settings;
 mod snapshot;
 mod upstream;
 
-pub use gateway::{Gateway, GatewayError, Settings};
+pub use gateway::{Gateway, GatewayError};
 pub use server::{GatewayServer, serve_stdio};
+pub use settings::Settings;
 
 use serde_json::{Map, Value, json};
 use toolgate::Tool;

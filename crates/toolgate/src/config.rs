@@ -79,6 +79,8 @@ pub struct Config {
     pub gateway: GatewayConfig,
     /// Definitions per request (`[budget]`).
     pub budget: BudgetConfig,
+    /// How `tool_search` ranks (`[search]`).
+    pub search: SearchConfig,
     /// Rules for every subject (`[policy]`).
     pub policy: PolicyConfig,
     /// Upstream servers by name (`[servers.NAME]`, or the entries of `mcpServers`).
@@ -183,6 +185,15 @@ impl Default for GatewayConfig {
             max_sessions: 1000,
         }
     }
+}
+
+/// The `[search]` table: how `tool_search` ranks.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SearchConfig {
+    /// The ranker (`strategy`, default `lexical`; `bert` when a model is given).
+    pub strategy: crate::search::Strategy,
+    /// A sentence-transformers model directory for `bert` (`model`, relative to the file).
+    pub model: Option<PathBuf>,
 }
 
 /// The `[budget]` table: tool definitions per request, every tool counted (EthanKit's

@@ -50,7 +50,7 @@ use crate::gate::{Decision, Denial};
 use crate::policy::{Action, AuditEvent, Policy, PolicyError, Required, Verdict};
 use crate::request::{self, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 use crate::schema::{Problem, Validators};
-use crate::search::{Index, Request, Strategy};
+use crate::search::{Index, IndexBuilder, Request, Strategy};
 use crate::session::{SearchResult, Session};
 
 /// The name of the bridge meta-tool that runs a loaded tool.
@@ -66,7 +66,7 @@ pub struct ToolboxBuilder {
     policy: Policy,
     defer: DeferConfig,
     exposure: Exposure,
-    strategy: Strategy,
+    index: IndexBuilder,
     pending: Vec<String>,
     failed: Vec<(String, String)>,
     validators: Arc<Validators>,
@@ -90,7 +90,14 @@ impl ToolboxBuilder {
 
     /// The ranker for free keywords (default [`Strategy::DEFAULT`]).
     pub fn strategy(mut self, strategy: Strategy) -> ToolboxBuilder {
-        self.strategy = strategy;
+        self.index = self.index.strategy(strategy);
+        self
+    }
+
+    /// How the visible tools are indexed: a strategy and, for `bert`, its model (the index
+    /// builder is kept for the toolboxes of sub-agents).
+    pub fn index(mut self, index: IndexBuilder) -> ToolboxBuilder {
+        self.index = index;
         self
     }
 
@@ -131,7 +138,7 @@ impl ToolboxBuilder {
         }
         let required = self.policy.required(&visible, &deferral, meta.len())?;
         let budget = ActiveBudget::from_policy(&self.policy, &visible, &required);
-        let index = Index::builder().strategy(self.strategy).build(&visible);
+        let index = self.index.clone().build(&visible);
         Ok(Toolbox {
             stamp: STAMPS.fetch_add(1, Ordering::Relaxed),
             catalog: self.catalog,
@@ -140,6 +147,7 @@ impl ToolboxBuilder {
             hidden: filtered.audit,
             deferral,
             index,
+            index_builder: self.index,
             required,
             budget,
             meta,
@@ -162,6 +170,8 @@ pub struct Toolbox {
     hidden: Vec<AuditEvent>,
     deferral: Deferral,
     index: Index,
+    /// How `index` was built, for sub-agents' toolboxes.
+    index_builder: IndexBuilder,
     required: Required,
     budget: ActiveBudget,
     meta: Vec<Tool>,
@@ -347,7 +357,7 @@ impl Toolbox {
             policy,
             defer: DeferConfig::default(),
             exposure: Exposure::Native,
-            strategy: Strategy::DEFAULT,
+            index: Index::builder(),
             pending: Vec::new(),
             failed: Vec::new(),
             validators: Arc::default(),
@@ -382,6 +392,11 @@ impl Toolbox {
     /// Whether a visible tool is deferred.
     pub fn is_deferred(&self, tool: &Tool) -> bool {
         self.visible.get(tool.qualified_name()).is_some_and(|id| self.deferral.is_deferred(id))
+    }
+
+    /// The ranker of `tool_search` (`lexical` if a `bert` model could not index the tools).
+    pub fn strategy(&self) -> Strategy {
+        self.index.strategy()
     }
 
     /// The exposure the toolbox renders for.
@@ -722,7 +737,7 @@ impl Toolbox {
                 ..DeferConfig::default()
             })
             .exposure(self.exposure)
-            .strategy(self.index.strategy())
+            .index(self.index_builder.clone())
             .pending(self.pending.clone())
             .failed(self.failed.clone())
             .validators(self.validators.clone())

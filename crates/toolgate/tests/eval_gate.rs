@@ -44,8 +44,8 @@ fn default_strategy_keeps_its_quality_on_livemcp_zh() {
 
 #[test]
 fn default_strategy_meets_the_target_on_acebench_zh() {
-    // Chinese requests for Chinese-described tools: bigrams, and the general words of a
-    // request's words (`欧元` → `货币`).
+    // Chinese requests for Chinese-described tools: bigrams, the vocabulary, and the latest
+    // request of a conversation.
     gate("acebench-zh", 0.965, 0.925);
 }
 
@@ -57,6 +57,6 @@ fn default_strategy_meets_the_target_on_livemcpbench() {
 
 #[test]
 fn default_strategy_meets_the_target_on_metatool() {
-    // Requests that name a specific thing where the tool names its field: kinds and topics.
+    // Paraphrased requests: synonyms, and the kinds and fields of words no tool has.
     gate("metatool", 0.70, 0.62);
 }

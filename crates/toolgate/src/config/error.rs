@@ -152,6 +152,11 @@ pub enum ConfigErrorKind {
         /// What is wrong with it.
         problem: PatternProblem,
     },
+    /// A `[search]` table whose strategy and model do not go together.
+    SearchModel {
+        /// What is wrong, and what to do.
+        problem: &'static str,
+    },
     /// A JSON file with neither `mcpServers` nor `servers` at the top.
     NoServers {
         /// The top-level keys it has.
@@ -230,6 +235,7 @@ impl fmt::Display for ConfigErrorKind {
             ConfigErrorKind::NoTransport { server, expected } => {
                 write!(f, "server `{server}` has no transport; set {expected}")
             }
+            ConfigErrorKind::SearchModel { problem } => f.write_str(problem),
             ConfigErrorKind::MisplacedKey { name, needs } => {
                 write!(f, "`{name}` only applies to a server with `{needs}`; remove it or fix the transport")
             }

@@ -102,6 +102,10 @@ fn design_example_parses_to_the_expected_values() {
                 dynamic: 112,
                 hard: 128,
             },
+            search: SearchConfig {
+                strategy: Lexical,
+                model: None,
+            },
             policy: PolicyConfig {
                 deny: [
                     "*__drop_*",
@@ -286,9 +290,9 @@ fn unknown_keys_are_named_with_the_known_ones() {
     );
     check_error(
         "[server.github]\ncommand = \"npx\"\n",
-        expect![[
-            "toolgate.toml: server: unknown key `server`; did you mean `servers`? known keys here: gateway, budget, policy, servers, profiles"
-        ]],
+        expect![
+            "toolgate.toml: server: unknown key `server`; did you mean `servers`? known keys here: gateway, budget, search, policy, servers, profiles"
+        ],
     );
     check_error(
         "[profiles.reviewer]\ndisallowedTools = []\n",
@@ -594,4 +598,39 @@ fn from_path_picks_the_format_and_names_the_file() {
     assert!(matches!(err.kind, ConfigErrorKind::Io(_)));
     assert!(err.to_string().starts_with(&format!("{}: cannot read the file: ", missing.display())), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_search_table_names_every_strategy_a_name_can_give() {
+    let names: Vec<&str> = crate::search::Strategy::NAMED.iter().map(|s| s.as_str()).collect();
+    assert_eq!(toml_file::strategy_names(), names.as_slice());
+    assert_eq!(toml("").unwrap().search, SearchConfig::default());
+    let c = toml("[search]\nstrategy = \"bm25f\"\n").unwrap();
+    assert_eq!(c.search.strategy, crate::search::Strategy::Bm25f);
+    // The names listed depend on the features built.
+    let err = toml("[search]\nstrategy = \"vector\"\n").unwrap_err().to_string();
+    assert!(
+        err.starts_with(r#"toolgate.toml: search.strategy: invalid value "vector"; expected "keyword""#),
+        "{err}"
+    );
+    check_error(
+        "[search]\nstrategy = \"lexical\"\nmodel = \"minilm\"\n",
+        expect![[
+            r#"toolgate.toml: search.strategy: `model` is only read by strategy "bert"; remove it or set strategy = "bert""#
+        ]],
+    );
+}
+
+#[cfg(feature = "bert")]
+#[test]
+fn a_model_directory_means_bert_and_bert_needs_one() {
+    let c = toml("[search]\nmodel = \"models/minilm\"\n").unwrap();
+    assert_eq!(c.search.strategy, crate::search::Strategy::Bert);
+    assert_eq!(c.search.model.as_deref(), Some(Path::new("/etc/toolgate/models/minilm")));
+    check_error(
+        "[search]\nstrategy = \"bert\"\n",
+        expect![[
+            r#"toolgate.toml: search.strategy: strategy "bert" needs `model`, a sentence-transformers model directory"#
+        ]],
+    );
 }

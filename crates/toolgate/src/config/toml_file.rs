@@ -8,9 +8,11 @@ use toml::{Table, Value};
 use super::error::{line_column, suggest};
 use super::{
     BudgetConfig, Config, ConfigError, ConfigErrorKind, Exposure, GatewayConfig, MAX_ACTIVE_CAP,
-    PolicyConfig, ProfileConfig, ServerConfig, ServerMode, SideEffects, Source, Transport, child_key,
+    PolicyConfig, ProfileConfig, SearchConfig, ServerConfig, ServerMode, SideEffects, Source, Transport,
+    child_key,
 };
 use crate::defer::DeferMode;
+use crate::search::Strategy;
 
 /// Every key `toolgate.toml` accepts, as dotted paths with `NAME` for a server's or profile's
 /// name, in the order of the tables.
@@ -19,6 +21,7 @@ pub(super) fn known_keys() -> Vec<String> {
     for (table, names) in [
         ("gateway", GATEWAY_KEYS),
         ("budget", BUDGET_KEYS),
+        ("search", SEARCH_KEYS),
         ("policy", POLICY_KEYS),
         ("servers.NAME", SERVER_KEYS),
         ("profiles.NAME", PROFILE_KEYS),
@@ -28,7 +31,7 @@ pub(super) fn known_keys() -> Vec<String> {
     keys
 }
 
-const TOP_KEYS: &[&str] = &["gateway", "budget", "policy", "servers", "profiles"];
+const TOP_KEYS: &[&str] = &["gateway", "budget", "search", "policy", "servers", "profiles"];
 const GATEWAY_KEYS: &[&str] = &[
     "exposure",
     "mode",
@@ -41,6 +44,7 @@ const GATEWAY_KEYS: &[&str] = &[
     "max_sessions",
 ];
 const BUDGET_KEYS: &[&str] = &["first_turn", "dynamic", "hard"];
+const SEARCH_KEYS: &[&str] = &["strategy", "model"];
 const POLICY_KEYS: &[&str] = &["deny"];
 const SERVER_KEYS: &[&str] = &[
     "command",
@@ -82,6 +86,9 @@ pub(super) fn parse(src: &Source<'_>, text: &str) -> Result<Config, ConfigError>
     }
     if let Some(t) = top.table("budget", "a table ([budget])")? {
         config.budget = budget(&Fields::new(src, t, "budget".into(), BUDGET_KEYS)?)?;
+    }
+    if let Some(t) = top.table("search", "a table ([search])")? {
+        config.search = search(&Fields::new(src, t, "search".into(), SEARCH_KEYS)?)?;
     }
     if let Some(t) = top.table("policy", "a table ([policy])")? {
         let policy = Fields::new(src, t, "policy".into(), POLICY_KEYS)?;
@@ -164,6 +171,57 @@ fn gateway(f: &Fields<'_, '_>) -> Result<GatewayConfig, ConfigError> {
         g.startup_timeout = d;
     }
     Ok(g)
+}
+
+/// The names `[search] strategy` takes.
+const STRATEGY_NAMES: &[&str] = &[
+    "keyword",
+    "bm25",
+    #[cfg(feature = "bm25-crate")]
+    "bm25-crate",
+    "bm25f",
+    "lexical",
+    #[cfg(feature = "semantic")]
+    "semantic",
+    #[cfg(feature = "bert")]
+    "bert",
+];
+
+/// The names `[search] strategy` takes (a test holds them to `Strategy::NAMED`).
+#[cfg(test)]
+pub(super) fn strategy_names() -> &'static [&'static str] {
+    STRATEGY_NAMES
+}
+
+fn search(f: &Fields<'_, '_>) -> Result<SearchConfig, ConfigError> {
+    let model = f.string("model", "a model directory path")?.map(|p| f.src.path(p));
+    let named = f.choice("strategy", STRATEGY_NAMES)?;
+    let fail = |problem| {
+        Err(f.src.error(
+            &f.key(if named.is_some() { "strategy" } else { "model" }),
+            ConfigErrorKind::SearchModel { problem },
+        ))
+    };
+    let strategy = match (named, &model) {
+        (Some(name), _) => name.parse::<Strategy>().expect("one of the names of Strategy::NAMED"),
+        (None, Some(_)) if cfg!(feature = "bert") => {
+            "bert".parse().expect("a strategy with the bert feature")
+        }
+        (None, Some(_)) => {
+            return fail(
+                "`model` needs the `bert` strategy, and this toolgate was built without the `bert` feature",
+            );
+        }
+        (None, None) => Strategy::DEFAULT,
+    };
+    let is_bert = strategy.as_str() == "bert";
+    match (is_bert, &model) {
+        (true, None) => fail("strategy \"bert\" needs `model`, a sentence-transformers model directory"),
+        (false, Some(_)) => {
+            fail("`model` is only read by strategy \"bert\"; remove it or set strategy = \"bert\"")
+        }
+        _ => Ok(SearchConfig { strategy, model }),
+    }
 }
 
 fn budget(f: &Fields<'_, '_>) -> Result<BudgetConfig, ConfigError> {

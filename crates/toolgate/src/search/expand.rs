@@ -71,11 +71,20 @@ pub struct Expansion {
     /// `cryptocurrencies`), in place of [`kind`](Expansion::kind) and
     /// [`topic`](Expansion::topic): they are all the word can say, and they drown no direct match.
     pub unsaid: f32,
+    /// Weight of the ranking of a conversation's latest request, added to the whole one's
+    /// (0 turns it off; see `turns`).
+    pub latest: f32,
+    /// Whether the needs a task's shape says (a file to write, a date to resolve) get room
+    /// near the top of the ranking (see `intent`).
+    pub needs: bool,
 }
 
-/// The default [`Expansion::kind`]: on the development sets 0.3 to 0.7 lift metatool R@5 by
-/// 0.010 to 0.023 and cost acebench-en 0.003 to 0.006; 1.0 costs acebench-en 0.014.
-const KIND_WEIGHT: f32 = 0.5;
+/// The default [`Expansion::kind`]: off. A word's kinds (`villa` → `house`) were kept while
+/// they lifted metatool; after the fitted entries went, leaving one set out (`examples/
+/// ablation.rs`, `docs/ranking.md`) found them helping only livemcpbench's `tune` part (0.008)
+/// and costing three `check` parts 0.001 each. The kinds of a word no tool has still count
+/// ([`Expansion::unsaid`]).
+const KIND_WEIGHT: f32 = 0.0;
 
 /// A kind in more than this share of the tools is not looked for: on the development
 /// sets no kind is that common (0.05 would start to cost), but in a large catalog of one domain
@@ -120,6 +129,8 @@ impl Default for Expansion {
             topic: TOPIC_WEIGHT,
             number: NUMBER_WEIGHT,
             unsaid: UNSAID_WEIGHT,
+            latest: super::turns::LATEST_WEIGHT,
+            needs: true,
         }
     }
 }

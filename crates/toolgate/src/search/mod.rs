@@ -18,124 +18,34 @@ mod bm25f;
 #[cfg(feature = "bm25-crate")]
 mod codex;
 mod expand;
+mod explain;
 mod intent;
 mod keyword;
 mod relevance;
+mod strategy;
 pub mod text;
 mod turns;
 mod vocab;
 
-use std::collections::HashSet;
-
 use rustc_hash::FxHashMap;
-use std::fmt;
-use std::str::FromStr;
+#[cfg(feature = "bert")]
+use std::sync::Arc;
 
 use bm25f::{Alternative, Bm25Index};
 pub use bm25f::{Bm25Params, Field};
 #[cfg(feature = "bm25-crate")]
 use codex::CodexIndex;
 pub use expand::{Expansion, Via};
+pub use explain::{Explanation, TermExplanation};
 use keyword::KeywordIndex;
 pub use relevance::{RELEVANCE_CUT, relevant};
+pub use strategy::{Strategy, UnknownStrategy};
 
 use crate::catalog::{Catalog, ToolId, strip_mcp_prefix};
 use crate::naming;
 
-/// A ranker for free keywords.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub enum Strategy {
-    /// Claude Code's keyword scorer (weights 12/10, 6/5, 3, 4, 2), the baseline.
-    Keyword,
-    /// Plain Okapi BM25 over all fields as one text: what most people would write.
-    Bm25,
-    /// The `bm25` crate configured as Codex configures it (needs the `bm25-crate` feature).
-    #[cfg(feature = "bm25-crate")]
-    Bm25Crate,
-    /// Field-weighted BM25 with identifier splitting, Chinese bigrams, stop words and plural
-    /// folding.
-    Bm25f,
-    /// BM25F with query understanding: light stemming, Chinese stop words, the bilingual
-    /// vocabulary and English synonyms as weighted expansions. The default.
-    Lexical,
-    /// `lexical` fused with the static embedding model of `models/minilm-static/` (needs the
-    /// `semantic` feature): a score mix weighted by how much of the query the model can read.
-    #[cfg(feature = "semantic")]
-    Semantic,
-}
-
-impl Strategy {
-    /// Every strategy, in the order `eval --strategy all` reports them.
-    #[cfg(all(not(feature = "bm25-crate"), not(feature = "semantic")))]
-    pub const ALL: &[Strategy] = &[Strategy::Keyword, Strategy::Bm25, Strategy::Bm25f, Strategy::Lexical];
-
-    /// Every strategy, in the order `eval --strategy all` reports them.
-    #[cfg(all(feature = "bm25-crate", not(feature = "semantic")))]
-    pub const ALL: &[Strategy] =
-        &[Strategy::Keyword, Strategy::Bm25, Strategy::Bm25Crate, Strategy::Bm25f, Strategy::Lexical];
-
-    /// Every strategy, in the order `eval --strategy all` reports them.
-    #[cfg(all(not(feature = "bm25-crate"), feature = "semantic"))]
-    pub const ALL: &[Strategy] =
-        &[Strategy::Keyword, Strategy::Bm25, Strategy::Bm25f, Strategy::Lexical, Strategy::Semantic];
-
-    /// Every strategy, in the order `eval --strategy all` reports them.
-    #[cfg(all(feature = "bm25-crate", feature = "semantic"))]
-    pub const ALL: &[Strategy] = &[
-        Strategy::Keyword,
-        Strategy::Bm25,
-        Strategy::Bm25Crate,
-        Strategy::Bm25f,
-        Strategy::Lexical,
-        Strategy::Semantic,
-    ];
-
-    /// The strategy used when none is named (the best on the bench sets; see `docs/ranking.md`).
-    pub const DEFAULT: Strategy = Strategy::Lexical;
-
-    /// The name used on the command line and in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Strategy::Keyword => "keyword",
-            Strategy::Bm25 => "bm25",
-            #[cfg(feature = "bm25-crate")]
-            Strategy::Bm25Crate => "bm25-crate",
-            Strategy::Bm25f => "bm25f",
-            Strategy::Lexical => "lexical",
-            #[cfg(feature = "semantic")]
-            Strategy::Semantic => "semantic",
-        }
-    }
-}
-
-impl fmt::Display for Strategy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
-/// A strategy name that is not known.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct UnknownStrategy(pub String);
-
-impl fmt::Display for UnknownStrategy {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let names: Vec<&str> = Strategy::ALL.iter().map(|s| s.as_str()).collect();
-        write!(f, "unknown strategy `{}` (expected one of: {})", self.0, names.join(", "))
-    }
-}
-
-impl std::error::Error for UnknownStrategy {}
-
-impl FromStr for Strategy {
-    type Err = UnknownStrategy;
-    fn from_str(s: &str) -> Result<Strategy, UnknownStrategy> {
-        Strategy::ALL.iter().copied().find(|x| x.as_str() == s).ok_or_else(|| UnknownStrategy(s.to_owned()))
-    }
-}
-
-/// How many lexical and dense candidates the `semantic` strategy fuses.
-#[cfg(feature = "semantic")]
+/// How many lexical and dense candidates the `semantic` and `bert` strategies fuse.
+#[cfg(any(feature = "semantic", feature = "bert"))]
 const FUSION_DEPTH: usize = 100;
 
 /// One ranked tool.
@@ -198,6 +108,8 @@ enum Engine {
     Codex(CodexIndex),
     #[cfg(feature = "semantic")]
     Semantic(Bm25Index, Expansion, Box<crate::semantic::DenseIndex>),
+    #[cfg(feature = "bert")]
+    Bert(Bm25Index, Expansion, Box<crate::semantic::bert::BertIndex>, Arc<crate::semantic::bert::BertModel>),
 }
 
 impl Engine {
@@ -208,6 +120,8 @@ impl Engine {
             Engine::Lexical(b, e) => Some((b, *e)),
             #[cfg(feature = "semantic")]
             Engine::Semantic(b, e, _) => Some((b, *e)),
+            #[cfg(feature = "bert")]
+            Engine::Bert(b, e, _, _) => Some((b, *e)),
             _ => None,
         }
     }
@@ -232,6 +146,8 @@ pub struct IndexBuilder {
     strategy: Strategy,
     params: Option<Bm25Params>,
     expansion: Expansion,
+    #[cfg(feature = "bert")]
+    model: Option<Arc<crate::semantic::bert::BertModel>>,
 }
 
 impl IndexBuilder {
@@ -239,6 +155,34 @@ impl IndexBuilder {
     pub fn strategy(mut self, strategy: Strategy) -> IndexBuilder {
         self.strategy = strategy;
         self
+    }
+
+    /// Ranks with `bert`: the default ranking fused with `model`. Catalogs built over one
+    /// model share its vectors, so a definition is encoded once.
+    #[cfg(feature = "bert")]
+    pub fn model(mut self, model: Arc<crate::semantic::bert::BertModel>) -> IndexBuilder {
+        self.strategy = Strategy::Bert;
+        self.model = Some(model);
+        self
+    }
+
+    /// The builder a `[search]` table describes; with a model directory (strategy `bert`),
+    /// the model is loaded now.
+    pub fn from_config(
+        search: &crate::config::SearchConfig,
+    ) -> Result<IndexBuilder, crate::semantic::ModelError> {
+        let builder = Index::builder().strategy(search.strategy);
+        #[cfg(feature = "bert")]
+        if let Some(dir) = &search.model {
+            let model = crate::semantic::bert::BertModel::open(dir)?;
+            return Ok(builder.model(Arc::new(model)));
+        }
+        Ok(builder)
+    }
+
+    /// The strategy an index built now ranks with.
+    pub fn strategy_of(&self) -> Strategy {
+        self.strategy
     }
 
     /// Overrides the BM25 parameters of the `bm25` and `bm25f` strategies (for tuning).
@@ -255,6 +199,8 @@ impl IndexBuilder {
 
     /// Indexes every tool of `catalog` (a cheap clone of it is kept).
     pub fn build(self, catalog: &Catalog) -> Index {
+        #[cfg_attr(not(feature = "bert"), allow(unused_mut))]
+        let mut strategy = self.strategy;
         let engine = match self.strategy {
             Strategy::Keyword => Engine::Keyword(KeywordIndex::build(catalog)),
             Strategy::Bm25 => {
@@ -278,6 +224,20 @@ impl IndexBuilder {
                     crate::semantic::StaticModel::embedded(),
                 )),
             ),
+            #[cfg(feature = "bert")]
+            Strategy::Bert => {
+                let lexical = Bm25Index::build(catalog, self.params.unwrap_or_else(Bm25Params::lexical));
+                // Without a model, or if the model fails on this catalog, the words alone rank.
+                match self.model.as_ref().map(|m| (m.index(catalog), m)) {
+                    Some((Ok(dense), model)) => {
+                        Engine::Bert(lexical, self.expansion, Box::new(dense), model.clone())
+                    }
+                    _ => {
+                        strategy = Strategy::Lexical;
+                        Engine::Lexical(lexical, self.expansion)
+                    }
+                }
+            }
         };
         let mut order: Vec<u32> = (0..catalog.len() as u32).collect();
         order.sort_by(|&a, &b| {
@@ -308,38 +268,20 @@ impl IndexBuilder {
         for (k, id) in qualified {
             names.insert(k, vec![id]);
         }
-        Index { catalog: catalog.clone(), strategy: self.strategy, engine, name_rank, names }
+        Index { catalog: catalog.clone(), strategy, engine, name_rank, names }
     }
-}
-
-/// One term's part in a hit's score, for `--explain`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct TermExplanation {
-    /// The term as the ranker saw it.
-    pub term: String,
-    /// Each field's contribution (`name`, `server`, `description`, `hint`, `schema`, and for the
-    /// keyword scorer `full-name`), expansion weights applied.
-    pub fields: Vec<(&'static str, f32)>,
-    /// For a term the query did not contain: the query text it was expanded from and how
-    /// (`仓库` by the vocabulary, `fetch` by a synonym).
-    pub expansion: Option<(String, Via)>,
-}
-
-/// Why a tool ranked where it did.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Explanation {
-    /// The tool.
-    pub tool: ToolId,
-    /// How it was found: `select`, `exact name`, `prefix` or the strategy's name.
-    pub via: String,
-    /// The term contributions (empty for `select`, exact-name and prefix hits).
-    pub terms: Vec<TermExplanation>,
 }
 
 impl Index {
     /// A builder with the default strategy.
     pub fn builder() -> IndexBuilder {
-        IndexBuilder { strategy: Strategy::DEFAULT, params: None, expansion: Expansion::default() }
+        IndexBuilder {
+            strategy: Strategy::DEFAULT,
+            params: None,
+            expansion: Expansion::default(),
+            #[cfg(feature = "bert")]
+            model: None,
+        }
     }
 
     /// The catalog this index covers.
@@ -350,6 +292,16 @@ impl Index {
     /// The ranker of free keywords.
     pub fn strategy(&self) -> Strategy {
         self.strategy
+    }
+
+    /// With `bert`: why the model's vectors could not be written to its cache file, if they
+    /// could not (they are then kept in memory only).
+    pub fn model_cache_problem(&self) -> Option<String> {
+        match &self.engine {
+            #[cfg(feature = "bert")]
+            Engine::Bert(_, _, _, model) => model.cache_problem(),
+            _ => None,
+        }
     }
 
     /// Runs one query in the query language.
@@ -487,6 +439,25 @@ impl Index {
                 }
                 (lexical, unmatched)
             }
+            #[cfg(feature = "bert")]
+            Engine::Bert(b, e, dense, model) => {
+                let (mut lexical, unmatched) = self.rank_lexical_latest(b, *e, query, words, &required);
+                let mix = model.mix_for(query);
+                if required.is_empty() && mix > 0.0 {
+                    self.top(&mut lexical, FUSION_DEPTH);
+                    // A model that fails on this request leaves the words to rank it.
+                    if let Ok(v) = model.encoder().embed(query) {
+                        let pairs: Vec<(ToolId, f32)> = lexical.iter().map(|h| (h.tool, h.score)).collect();
+                        let near = dense.top(&v, FUSION_DEPTH);
+                        lexical = crate::semantic::bert::fuse(&pairs, &near, mix)
+                            .into_iter()
+                            .enumerate()
+                            .map(|(rank, tool)| Hit { tool, score: 1.0 / (1.0 + rank as f32 / 100.0) })
+                            .collect();
+                    }
+                }
+                (lexical, unmatched)
+            }
         };
         scored.retain(|h| allowed(h.tool) && !named.contains(&h.tool));
         let mut hits: Vec<Hit> = named
@@ -497,7 +468,7 @@ impl Index {
         let room = limit.saturating_sub(hits.len());
         self.top(&mut scored, room);
         hits.extend(scored);
-        if required.is_empty() {
+        if required.is_empty() && self.engine.lexical().is_some_and(|(_, e)| e.needs) {
             self.make_room_for_needs(&reading, &mut hits, allowed);
         }
         hits.truncate(limit);
@@ -590,156 +561,6 @@ impl Index {
         let mut hits = Vec::new();
         b.score_groups(&group, |doc| has_required(b, &required_ids, doc), &mut hits);
         (hits, unmatched)
-    }
-
-    /// Why `tool` ranks for `query` (free keywords; other forms say how they matched).
-    pub fn explain(&self, query: &str, tool: ToolId) -> Explanation {
-        let found = self.search(Request::new(query, usize::MAX));
-        let mut via = match found.form {
-            QueryForm::Select => "select",
-            QueryForm::Exact => "exact name",
-            QueryForm::Prefix => "prefix",
-            QueryForm::Keywords => {
-                if found.hits.iter().any(|h| h.tool == tool && h.score.is_infinite()) {
-                    "exact name"
-                } else {
-                    self.strategy.as_str()
-                }
-            }
-        }
-        .to_owned();
-        let mut terms = Vec::new();
-        if found.form == QueryForm::Keywords {
-            let words: Vec<&str> = query.split_whitespace().map(|w| required_word(w).unwrap_or(w)).collect();
-            match &self.engine {
-                Engine::Keyword(k) => {
-                    let mut so_far = 0u32;
-                    for w in words {
-                        let t = w.to_lowercase();
-                        let h = k.term_hit(tool.index(), &t);
-                        let mut fields = Vec::new();
-                        if h.part > 0 {
-                            fields.push(("name", h.part as f32));
-                        }
-                        so_far += h.part;
-                        if h.full && so_far == 0 {
-                            fields.push(("full-name", 3.0));
-                            so_far += 3;
-                        }
-                        if h.hint {
-                            fields.push(("hint", 4.0));
-                            so_far += 4;
-                        }
-                        if h.description {
-                            fields.push(("description", 2.0));
-                            so_far += 2;
-                        }
-                        if !fields.is_empty() {
-                            terms.push(TermExplanation { term: t, fields, expansion: None });
-                        }
-                    }
-                }
-                Engine::Bm25(b) => {
-                    let mut seen = HashSet::new();
-                    let mut buf = Vec::new();
-                    for w in words {
-                        buf.clear();
-                        b.analyzer().tokens(w, &mut buf);
-                        for t in &buf {
-                            let Some(id) = b.term(t) else { continue };
-                            if !seen.insert(id) {
-                                continue;
-                            }
-                            let fields: Vec<(&'static str, f32)> = b
-                                .explain(self.catalog.tool(tool), id, t)
-                                .into_iter()
-                                .map(|(f, s)| (f.as_str(), s))
-                                .collect();
-                            if !fields.is_empty() {
-                                terms.push(TermExplanation { term: t.clone(), fields, expansion: None });
-                            }
-                        }
-                    }
-                }
-                Engine::Lexical(b, weights) => {
-                    let reading = intent::read(&words);
-                    terms = self.explain_lexical(b, *weights, &reading.words, tool);
-                    self.explain_latest(b, *weights, query, tool, &mut via);
-                    self.explain_need(b, &reading, tool, &mut via, &mut terms);
-                }
-                #[cfg(feature = "semantic")]
-                Engine::Semantic(b, weights, dense) => {
-                    let reading = intent::read(&words);
-                    terms = self.explain_lexical(b, *weights, &reading.words, tool);
-                    // Where each side of the fusion ranked the tool.
-                    let (mut lexical, _) = self.rank_lexical_latest(b, *weights, query, &reading.words, &[]);
-                    self.top(&mut lexical, FUSION_DEPTH);
-                    let text = reading.words.join(" ");
-                    let dense_hits = dense.search_request(&text, FUSION_DEPTH);
-                    let rank = |r: Option<usize>| r.map_or("-".to_owned(), |r| format!("#{}", r + 1));
-                    let lexical_rank = rank(lexical.iter().position(|h| h.tool == tool));
-                    let dense_rank = rank(dense_hits.iter().position(|h| h.0 == tool));
-                    via.push_str(&format!(" (lexical {lexical_rank}, dense {dense_rank})"));
-                    self.explain_latest(b, *weights, query, tool, &mut via);
-                    self.explain_need(b, &reading, tool, &mut via, &mut terms);
-                    // The cosine to the whole request, or the one its clauses lifted.
-                    let cosine = dense.similarity(&text, tool);
-                    let field = match dense_hits.iter().find(|h| h.0 == tool) {
-                        Some(&(_, lifted)) if lifted > cosine + 1e-4 => ("lifted cosine", lifted),
-                        _ => ("cosine", cosine),
-                    };
-                    terms.push(TermExplanation {
-                        term: "(meaning)".to_owned(),
-                        fields: vec![field],
-                        expansion: None,
-                    });
-                }
-                #[cfg(feature = "bm25-crate")]
-                Engine::Codex(_) => {}
-            }
-        }
-        Explanation { tool, via, terms }
-    }
-}
-
-impl Index {
-    /// For each query group, the alternative that counted for `tool` (the best one), term by
-    /// term and field by field.
-    fn explain_lexical(
-        &self,
-        b: &Bm25Index,
-        weights: Expansion,
-        words: &[&str],
-        tool: ToolId,
-    ) -> Vec<TermExplanation> {
-        let expanded = expand::expand_explained(b, words, weights);
-        let t = self.catalog.tool(tool);
-        let mut out = Vec::new();
-        for (alts, sources) in expanded.groups.iter().zip(&expanded.sources) {
-            let mut best: Option<(f32, Vec<TermExplanation>)> = None;
-            for (alt, source) in alts.iter().zip(sources) {
-                let mut total = 0.0;
-                let mut parts = Vec::new();
-                for (&id, text) in alt.terms.iter().zip(&source.terms) {
-                    let fields: Vec<(&'static str, f32)> = b
-                        .explain(t, id, text)
-                        .into_iter()
-                        .map(|(f, s)| (f.as_str(), s * alt.weight))
-                        .collect();
-                    if fields.is_empty() {
-                        continue;
-                    }
-                    total += fields.iter().map(|(_, s)| s).sum::<f32>();
-                    let expansion = (source.via != Via::Direct).then(|| (source.from.clone(), source.via));
-                    parts.push(TermExplanation { term: text.clone(), fields, expansion });
-                }
-                if total > 0.0 && best.as_ref().is_none_or(|(s, _)| total > *s) {
-                    best = Some((total, parts));
-                }
-            }
-            out.extend(best.map(|(_, p)| p).unwrap_or_default());
-        }
-        out
     }
 }
 

@@ -20,7 +20,7 @@ use crate::catalog::ToolId;
 
 /// The weight of the latest request's score against the whole request's (each divided by its
 /// best). Chosen on ACEBench's development tasks, the only sets with multi-line requests.
-const LATEST_WEIGHT: f32 = 0.5;
+pub(super) const LATEST_WEIGHT: f32 = 0.5;
 
 /// The latest line of `query` after its first that asks for something, if `query` has more than
 /// one line.
@@ -84,7 +84,7 @@ impl Index {
         required: &[&str],
     ) -> (Vec<Hit>, Vec<String>) {
         let (mut hits, unmatched) = self.rank_lexical(b, weights, words, required);
-        if !required.is_empty() {
+        if !required.is_empty() || weights.latest <= 0.0 {
             return (hits, unmatched);
         }
         let Some((_, latest)) = self.rank_latest(b, weights, query) else { return (hits, unmatched) };
@@ -99,7 +99,7 @@ impl Index {
             at.insert(h.tool, i);
         }
         for h in latest {
-            let part = LATEST_WEIGHT * h.score / latest_best;
+            let part = weights.latest * h.score / latest_best;
             match at.get(&h.tool) {
                 Some(&i) => hits[i].score += part,
                 None => hits.push(Hit { tool: h.tool, score: part }),

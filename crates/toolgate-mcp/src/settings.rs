@@ -1,0 +1,79 @@
+//! settings: how the gateway behaves, from `[gateway]` and `[search]` of the configuration and
+//! the command line.
+
+use std::time::Duration;
+
+use toolgate::Index;
+use toolgate::config::{Exposure, GatewayConfig, SearchConfig};
+use toolgate::defer::DeferConfig;
+use toolgate::search::IndexBuilder;
+use toolgate::semantic::ModelError;
+
+/// How the gateway behaves, from `[gateway]` of the configuration and the command line.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    /// `native` (active tools in `tools/list`) or `bridge` (`tool_search` and `call_tool`
+    /// only) for every session, or `None` to choose per client ([`crate::Gateway::exposure_for`]).
+    pub exposure: Option<Exposure>,
+    /// When tools are deferred (`on` by default; `bridge` always defers).
+    pub defer: DeferConfig,
+    /// How long a forwarded call may take unless the server sets its own limit.
+    pub call_timeout: Duration,
+    /// How long an upstream may take to start and list its tools.
+    pub startup_timeout: Duration,
+    /// The first wait before restarting an upstream that died (doubling up to a minute);
+    /// `None` leaves a dead upstream failed.
+    pub restart_backoff: Option<Duration>,
+    /// How long after the gateway starts `initialize`, `tools/list`, `tool_search` and calls
+    /// wait for upstreams still starting before they answer with what is ready (default 5 s):
+    /// real clients ask at once.
+    pub ready_wait: Duration,
+    /// In native exposure, how long a `tool_search` that changed the tool list waits for the
+    /// client to list the tools again before it answers (default 1 s), so that the client's
+    /// next model request already carries the loaded tools. A client that let one wait run out
+    /// is not waited for again.
+    pub relist_wait: Duration,
+    /// How long an HTTP session may go without a request before it ends (default 8 hours).
+    pub session_idle: Duration,
+    /// Most HTTP sessions open at once (default 1,000); a new one past it is refused.
+    pub max_sessions: usize,
+    /// How every toolbox indexes its tools (`[search]`: a strategy, and for `bert` the
+    /// model, loaded once and shared).
+    pub index: IndexBuilder,
+    /// The subject served (`--profile NAME`, a `[profiles.NAME]` of the configuration): every
+    /// session sees only what it allows. A session's own profile (`/mcp/NAME` or the header
+    /// `X-Toolgate-Profile`) narrows it further; it never widens it.
+    pub profile: Option<String>,
+}
+
+impl Default for Settings {
+    fn default() -> Settings {
+        Settings::from_config(&GatewayConfig::default())
+    }
+}
+
+impl Settings {
+    /// The settings of a `[gateway]` table.
+    pub fn from_config(config: &GatewayConfig) -> Settings {
+        Settings {
+            exposure: config.exposure,
+            defer: config.defer,
+            call_timeout: config.call_timeout,
+            startup_timeout: config.startup_timeout,
+            restart_backoff: Some(Duration::from_secs(1)),
+            ready_wait: config.ready_timeout,
+            relist_wait: Duration::from_secs(1),
+            session_idle: config.session_idle,
+            max_sessions: config.max_sessions,
+            index: Index::builder(),
+            profile: None,
+        }
+    }
+
+    /// These settings ranking as `search` says (loading its model, if it names one; a
+    /// folder that holds no model is an error naming it).
+    pub fn with_search(mut self, search: &SearchConfig) -> Result<Settings, ModelError> {
+        self.index = IndexBuilder::from_config(search)?;
+        Ok(self)
+    }
+}

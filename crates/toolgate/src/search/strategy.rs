@@ -1,0 +1,110 @@
+//! strategy: which ranker orders free keywords, by the name the command line and configuration use.
+
+use std::fmt;
+use std::str::FromStr;
+
+/// A ranker for free keywords.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Strategy {
+    /// Claude Code's keyword scorer (weights 12/10, 6/5, 3, 4, 2), the baseline.
+    Keyword,
+    /// Plain Okapi BM25 over all fields as one text: what most people would write.
+    Bm25,
+    /// The `bm25` crate configured as Codex configures it (needs the `bm25-crate` feature).
+    #[cfg(feature = "bm25-crate")]
+    Bm25Crate,
+    /// Field-weighted BM25 with identifier splitting, Chinese bigrams, stop words and plural
+    /// folding.
+    Bm25f,
+    /// BM25F with query understanding: light stemming, Chinese stop words, the bilingual
+    /// vocabulary and English synonyms as weighted expansions. The default.
+    Lexical,
+    /// `lexical` fused with the static embedding model of `models/minilm-static/` (needs the
+    /// `semantic` feature): a score mix weighted by how much of the query the model can read.
+    #[cfg(feature = "semantic")]
+    Semantic,
+    /// `lexical` fused with a full sentence-transformers model read from a directory (needs the
+    /// `bert` feature and [`IndexBuilder::model`]; without a model an index ranks as `lexical`).
+    #[cfg(feature = "bert")]
+    Bert,
+}
+
+impl Strategy {
+    /// Every strategy that needs nothing but the catalog, in the order `eval --strategy all`
+    /// reports them (`bert` needs a model, so it is not among them).
+    pub const ALL: &[Strategy] = &[
+        Strategy::Keyword,
+        Strategy::Bm25,
+        #[cfg(feature = "bm25-crate")]
+        Strategy::Bm25Crate,
+        Strategy::Bm25f,
+        Strategy::Lexical,
+        #[cfg(feature = "semantic")]
+        Strategy::Semantic,
+    ];
+
+    /// Every strategy a name can give: [`Strategy::ALL`], and `bert` with its feature.
+    pub const NAMED: &[Strategy] = &[
+        Strategy::Keyword,
+        Strategy::Bm25,
+        #[cfg(feature = "bm25-crate")]
+        Strategy::Bm25Crate,
+        Strategy::Bm25f,
+        Strategy::Lexical,
+        #[cfg(feature = "semantic")]
+        Strategy::Semantic,
+        #[cfg(feature = "bert")]
+        Strategy::Bert,
+    ];
+
+    /// The strategy used when none is named (the best on the bench sets; see `docs/ranking.md`).
+    pub const DEFAULT: Strategy = Strategy::Lexical;
+
+    /// The name used on the command line and in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Strategy::Keyword => "keyword",
+            Strategy::Bm25 => "bm25",
+            #[cfg(feature = "bm25-crate")]
+            Strategy::Bm25Crate => "bm25-crate",
+            Strategy::Bm25f => "bm25f",
+            Strategy::Lexical => "lexical",
+            #[cfg(feature = "semantic")]
+            Strategy::Semantic => "semantic",
+            #[cfg(feature = "bert")]
+            Strategy::Bert => "bert",
+        }
+    }
+}
+
+impl Default for Strategy {
+    fn default() -> Strategy {
+        Strategy::DEFAULT
+    }
+}
+
+impl fmt::Display for Strategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A strategy name that is not known.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct UnknownStrategy(pub String);
+
+impl fmt::Display for UnknownStrategy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let names: Vec<&str> = Strategy::NAMED.iter().map(|s| s.as_str()).collect();
+        write!(f, "unknown strategy `{}` (expected one of: {})", self.0, names.join(", "))
+    }
+}
+
+impl std::error::Error for UnknownStrategy {}
+
+impl FromStr for Strategy {
+    type Err = UnknownStrategy;
+    fn from_str(s: &str) -> Result<Strategy, UnknownStrategy> {
+        Strategy::NAMED.iter().copied().find(|x| x.as_str() == s).ok_or_else(|| UnknownStrategy(s.to_owned()))
+    }
+}
