@@ -29,7 +29,7 @@ use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, criterion_
 use toolgate::search::Request;
 use toolgate::{Catalog, Index, Strategy};
 
-use synth::Material;
+use synth::{Material, QUERIES};
 
 /// The catalog sizes benchmarked.
 const SIZES: [usize; 3] = [1_000, 10_000, 100_000];
@@ -47,30 +47,6 @@ const STRATEGIES: &[Strategy] = &[
 
 /// How many hits each query asks for.
 const LIMIT: usize = 10;
-
-/// The rotating queries; every one matches some tool of every catalog under every strategy.
-const QUERIES: [&str; 20] = [
-    "take a screenshot of a web page",
-    "send a slack message",
-    "list open pull requests",
-    "read file contents",
-    "查询火车余票 12306",
-    "天气预报 weather forecast",
-    "search npm package vulnerabilities",
-    "git commit log",
-    "current stock price",
-    "convert time between timezones",
-    "search arxiv papers about transformers",
-    "fetch a url and convert it to markdown",
-    "推荐菜谱 recipe",
-    "create a mermaid flowchart",
-    "crypto price of bitcoin",
-    "youtube video transcript",
-    "b站 bilibili 热门视频排行",
-    "run a docker container",
-    "write data to an excel spreadsheet",
-    "wikipedia article summary",
-];
 
 /// The synthetic catalog of `n` tools (one of [`SIZES`]), generated on first use.
 fn catalog(n: usize) -> &'static Catalog {

@@ -23,6 +23,30 @@ use toolgate::catalog::{Origin, ToolSpec};
 use toolgate::search::text::is_cjk;
 use toolgate::{Catalog, Tool};
 
+/// The rotating queries; every one matches some tool of every catalog under every strategy.
+pub const QUERIES: [&str; 20] = [
+    "take a screenshot of a web page",
+    "send a slack message",
+    "list open pull requests",
+    "read file contents",
+    "查询火车余票 12306",
+    "天气预报 weather forecast",
+    "search npm package vulnerabilities",
+    "git commit log",
+    "current stock price",
+    "convert time between timezones",
+    "search arxiv papers about transformers",
+    "fetch a url and convert it to markdown",
+    "推荐菜谱 recipe",
+    "create a mermaid flowchart",
+    "crypto price of bitcoin",
+    "youtube video transcript",
+    "b站 bilibili 热门视频排行",
+    "run a docker container",
+    "write data to an excel spreadsheet",
+    "wikipedia article summary",
+];
+
 /// The seed of every generated catalog.
 const SEED: u64 = 0x746f_6f6c_6761_7465;
 

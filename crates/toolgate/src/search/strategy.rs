@@ -29,21 +29,15 @@ pub enum Strategy {
     Bert,
 }
 
+/// How many of [`Strategy::NAMED`], at its end, need a model.
+const NEED_A_MODEL: usize = if cfg!(feature = "bert") { 1 } else { 0 };
+
 impl Strategy {
     /// Every strategy that needs nothing but the catalog, in the order `eval --strategy all`
     /// reports them (`bert` needs a model, so it is not among them).
-    pub const ALL: &[Strategy] = &[
-        Strategy::Keyword,
-        Strategy::Bm25,
-        #[cfg(feature = "bm25-crate")]
-        Strategy::Bm25Crate,
-        Strategy::Bm25f,
-        Strategy::Lexical,
-        #[cfg(feature = "semantic")]
-        Strategy::Semantic,
-    ];
+    pub const ALL: &[Strategy] = Strategy::NAMED.split_at(Strategy::NAMED.len() - NEED_A_MODEL).0;
 
-    /// Every strategy a name can give: [`Strategy::ALL`], and `bert` with its feature.
+    /// Every strategy a name can give: [`Strategy::ALL`], then `bert` with its feature.
     pub const NAMED: &[Strategy] = &[
         Strategy::Keyword,
         Strategy::Bm25,
