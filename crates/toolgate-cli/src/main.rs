@@ -5,6 +5,7 @@ mod eval;
 mod model;
 mod output;
 mod plot;
+mod render;
 mod search;
 mod serve;
 mod subject;
@@ -35,6 +36,10 @@ enum Command {
     Tokens(tokens::Args),
     /// Run the MCP gateway: streamable HTTP on 127.0.0.1:8765 by default, or stdio.
     Serve(serve::Args),
+    /// The next request's tools and announcement for a provider (Anthropic, OpenAI
+    /// Responses, Chat Completions, Gemini, bridge), or with --stability how a scripted
+    /// session changes the request prefix.
+    Render(render::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) to stdout.
     Completions {
         /// The shell.
@@ -57,6 +62,7 @@ fn main() -> ExitCode {
         Command::Search(a) => with_stdout(|out| search::run(a, out)),
         Command::Eval(a) => with_stdout(|out| eval::run(a, out)),
         Command::Tokens(a) => with_stdout(|out| tokens::run(a, out)),
+        Command::Render(a) => with_stdout(|out| render::run(a, out)),
         // The gateway owns stdout (the MCP channel with --stdio), so it must not be locked here.
         Command::Serve(a) => serve::run(a),
         Command::Completions { shell } => with_stdout(|out| {

@@ -14,18 +14,8 @@ use crate::output::score_json;
 /// Arguments of `toolgate search`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// A JSONL catalog or a JSON map of server → tools/list result (default: the embedded
-    /// catalog of 527 real MCP tools).
-    #[arg(long, value_name = "FILE", conflicts_with = "config")]
-    catalog: Option<PathBuf>,
-    /// A gateway configuration (`toolgate.toml` or an `mcpServers` JSON file): its servers are
-    /// started as `toolgate serve` would, and the search covers what its policy lets the subject
-    /// see.
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
-    /// With `--config`: search as this subject (`[profiles.NAME]`) sees the tools.
-    #[arg(long, value_name = "NAME", requires = "config")]
-    profile: Option<String>,
+    #[command(flatten)]
+    source: crate::subject::Source,
     /// The ranker for free keywords: keyword, bm25, bm25-crate (with the `bm25-crate` feature),
     /// bm25f, lexical or semantic
     /// (default: the configuration's `[search] strategy` with `--config`, else `lexical`).
@@ -52,14 +42,9 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let catalog = match &args.config {
-        Some(config) => {
-            crate::subject::visible_catalog(config, args.profile.as_deref(), &mut std::io::stderr())?
-        }
-        None => crate::load_catalog(args.catalog.as_ref())?,
-    };
+    let catalog = args.source.catalog()?;
     let query = args.query.join(" ");
-    let builder = match (&args.model, args.strategy, &args.config) {
+    let builder = match (&args.model, args.strategy, &args.source.config) {
         (Some(dir), _, _) => Index::builder().model(crate::model::open(dir, toolgate::semantic::bert::MIX)?),
         (None, Some(Strategy::Bert), _) => {
             anyhow::bail!("--strategy bert needs a model: give --model DIR in its place")

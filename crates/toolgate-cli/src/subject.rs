@@ -5,13 +5,40 @@
 //! find: nothing a deny rule, a server policy or the profile hides.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::Context;
 use toolgate::Catalog;
 use toolgate::config::Config;
 use toolgate_mcp::{Gateway, Settings};
+
+/// Where a command's tools come from: a catalog file, the embedded catalog, or what one subject
+/// of a gateway configuration sees.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Source {
+    /// A JSONL catalog or a JSON map of server → tools/list result (default: the embedded
+    /// catalog of 527 real MCP tools).
+    #[arg(long, value_name = "FILE", conflicts_with = "config")]
+    pub(crate) catalog: Option<PathBuf>,
+    /// A gateway configuration (`toolgate.toml` or an `mcpServers` JSON file): its servers are
+    /// started as `toolgate serve` would, and only what its policy lets the subject see counts.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) config: Option<PathBuf>,
+    /// With `--config`: the subject `[profiles.NAME]` instead of the gateway's own.
+    #[arg(long, value_name = "NAME", requires = "config")]
+    pub(crate) profile: Option<String>,
+}
+
+impl Source {
+    /// The catalog the arguments name (servers that are not searched are reported on stderr).
+    pub(crate) fn catalog(&self) -> anyhow::Result<Catalog> {
+        match &self.config {
+            Some(path) => visible_catalog(path, self.profile.as_deref(), &mut std::io::stderr()),
+            None => crate::load_catalog(self.catalog.as_ref()),
+        }
+    }
+}
 
 /// The catalog the subject of `profile` (the gateway's own subject with `None`) sees under the
 /// configuration at `path`. Servers that failed or did not finish starting are reported on

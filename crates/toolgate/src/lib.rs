@@ -51,6 +51,7 @@ pub mod gate;
 pub mod naming;
 pub mod policy;
 pub mod preselect;
+pub mod render;
 pub mod request;
 pub mod schema;
 pub mod search;

@@ -231,6 +231,20 @@ fn collect_discovered(v: &Value, out: &mut Vec<String>) {
                 }
                 return;
             }
+            // OpenAI Responses: the definitions a client-executed search returned, by namespace.
+            if map.get("type").and_then(Value::as_str) == Some("tool_search_output") {
+                for t in map.get("tools").and_then(Value::as_array).into_iter().flatten() {
+                    let functions = t.get("tools").and_then(Value::as_array);
+                    match (t["name"].as_str(), functions) {
+                        (Some(ns), Some(functions)) => out.extend(
+                            functions.iter().filter_map(|f| f["name"].as_str()).map(|f| format!("{ns}__{f}")),
+                        ),
+                        (Some(name), None) => out.push(name.to_owned()),
+                        _ => {}
+                    }
+                }
+                return;
+            }
             for child in map.values() {
                 collect_discovered(child, out);
             }

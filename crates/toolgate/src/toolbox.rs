@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use serde_json::{Value, json};
 
-use crate::budget::{ActiveBudget, OverHardLimit, Recency, Unload};
+use crate::budget::{ActiveBudget, OverHardLimit, Recency};
 use crate::catalog::{Catalog, DefinitionHash, Tool, ToolId};
 use crate::config::Exposure;
 use crate::defer::{DeferConfig, DeferMode, Deferral};
@@ -51,7 +51,9 @@ use crate::policy::{Action, AuditEvent, Policy, PolicyError, Required, Verdict};
 use crate::request::{self, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 use crate::schema::{Problem, Validators};
 use crate::search::{Index, IndexBuilder, Request, Strategy};
-use crate::session::{SearchResult, Session};
+use crate::session::Session;
+
+pub use outcome::SearchOutcome;
 
 /// The name of the bridge meta-tool that runs a loaded tool.
 pub const CALL_TOOL: &str = "call_tool";
@@ -233,110 +235,6 @@ impl Conversation {
     }
 }
 
-/// What one `tool_search` call did.
-#[derive(Debug)]
-pub struct SearchOutcome<'a> {
-    toolbox: &'a Toolbox,
-    /// The search result: matches, what was already loaded, unmatched terms, pending servers.
-    pub result: SearchResult,
-    /// Tools unloaded to stay within the budgets, least recently used first.
-    pub unloaded: Vec<Unload>,
-    /// Loaded tools whose definitions changed since they were shown; they were unloaded and
-    /// must be loaded again.
-    pub changed: Vec<String>,
-}
-
-impl<'a> SearchOutcome<'a> {
-    /// The tools this call loaded, best first.
-    pub fn loaded(&self) -> impl Iterator<Item = &'a Tool> + '_ {
-        self.result.loaded().map(|id| self.toolbox.visible.tool(id))
-    }
-
-    /// Every tool the query found, best first.
-    pub fn matches(&self) -> impl Iterator<Item = &'a Tool> + '_ {
-        self.result.matches.iter().map(|h| self.toolbox.visible.tool(h.tool))
-    }
-
-    /// The result as the model reads it: what was loaded and how to call it, what was unloaded
-    /// or changed, and in bridge exposure the input schemas.
-    pub fn text(&self) -> String {
-        let catalog = &self.toolbox.visible;
-        let mut text = String::new();
-        if !self.changed.is_empty() {
-            text.push_str(&format!(
-                "Definitions changed since you loaded them, so these tools were unloaded; load them \
-                 again before calling them: {}\n",
-                self.changed.join(", ")
-            ));
-        }
-        text.push_str(&self.result.render(catalog));
-        if !self.toolbox.failed.is_empty() {
-            let failed: Vec<String> =
-                self.toolbox.failed.iter().map(|(s, why)| format!("{s} ({})", one_line(why))).collect();
-            text.push_str(&format!(
-                "\nServers that failed (their tools cannot be searched or called): {}",
-                failed.join("; ")
-            ));
-        }
-        let notice = crate::budget::notice(&self.unloaded);
-        if !notice.is_empty() {
-            text.push('\n');
-            text.push_str(&notice);
-        }
-        if self.toolbox.exposure == Exposure::Bridge && !self.result.matches.is_empty() {
-            text.push_str(&format!(
-                "\n\nInput schemas; run a tool with {CALL_TOOL} {{\"name\": NAME, \"arguments\": {{...}}}}:\n"
-            ));
-            for tool in self.matches() {
-                text.push_str(&format!("- {}: {}\n", tool.qualified_name(), tool.input_schema()));
-            }
-            text.truncate(text.trim_end().len());
-        }
-        text
-    }
-
-    /// The result as a JSON object: the names of each part, the servers still starting or
-    /// failed, and `message`, the text the model reads ([`SearchOutcome::text`]), so that a
-    /// client that shows the model this object instead of the text loses nothing; in bridge
-    /// exposure `schemas` too, each match's input schema by name.
-    pub fn to_json(&self) -> Value {
-        let names = |tools: &mut dyn Iterator<Item = &'a Tool>| -> Vec<String> {
-            tools.map(|t| t.qualified_name().to_owned()).collect()
-        };
-        let catalog = &self.toolbox.visible;
-        let failed: Vec<Value> = self
-            .toolbox
-            .failed
-            .iter()
-            .map(|(s, why)| json!({"server": s, "reason": one_line(why)}))
-            .collect();
-        let mut out = json!({
-            "message": self.text(),
-            "query": self.result.query,
-            "matches": names(&mut self.matches()),
-            "loaded": names(&mut self.loaded()),
-            "already_loaded": names(&mut self.result.already_loaded.iter().map(|&id| catalog.tool(id))),
-            "also_found": names(&mut self.result.also_found.iter().map(|&id| catalog.tool(id))),
-            "unmatched_terms": self.result.unmatched_terms,
-            "pending_servers": self.result.pending_servers,
-            "unloaded": self.unloaded.iter().map(|e| e.tool.as_str()).collect::<Vec<_>>(),
-            "changed": self.changed,
-            "failed_servers": failed,
-        });
-        if self.toolbox.exposure == Exposure::Bridge {
-            let schemas: serde_json::Map<String, Value> =
-                self.matches().map(|t| (t.qualified_name().to_owned(), t.input_schema().clone())).collect();
-            out["schemas"] = Value::Object(schemas);
-        }
-        out
-    }
-
-    /// The audit events of this call: one per unloaded tool.
-    pub fn audit(&self) -> Vec<AuditEvent> {
-        self.unloaded.iter().map(|e| e.audit(&self.toolbox.policy)).collect()
-    }
-}
-
 /// Arguments of `tool_search` that do not match its schema.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct BadSearch(pub String);
@@ -426,8 +324,9 @@ impl Toolbox {
         conversation
     }
 
-    /// A conversation rebuilt from a transcript (Anthropic Messages shape: `tool_reference`
-    /// blocks, toolgate's own `tool_search` results, compaction boundary records), with the
+    /// A conversation rebuilt from a transcript (Anthropic `tool_reference` blocks, client- or
+    /// server-side; OpenAI `tool_search_output` items; toolgate's own `tool_search` results;
+    /// compaction boundary records), with the
     /// required tools active. The tools it names become active again, but not shown: the next
     /// tool list shows them before they may run.
     pub fn conversation_from_transcript(&self, messages: &[Value]) -> Conversation {
@@ -624,6 +523,36 @@ impl Toolbox {
         Ok(SearchOutcome { toolbox: self, result, unloaded, changed })
     }
 
+    /// Takes in tools a provider's own search found (Anthropic's server-side tool search):
+    /// each visible one counts as shown, and the deferred ones become active (within the
+    /// budgets). Names of tools this subject may not see are ignored: the provider only
+    /// searched what it was sent. Returns the names that became active.
+    pub fn discovered(&self, conversation: &mut Conversation, names: &[&str]) -> Vec<String> {
+        self.resume(conversation);
+        let mut fresh = Vec::new();
+        for &name in names {
+            let Some(id) = self.visible.get(name) else { continue };
+            let tool = self.visible.tool(id);
+            conversation.shown.insert(tool.qualified_name().to_owned(), Shown::of(tool));
+            if self.deferral.is_deferred(id)
+                && !conversation.active.is_active(name)
+                && !fresh.iter().any(|f| f == name)
+            {
+                fresh.push(name.to_owned());
+            }
+        }
+        conversation.active.activate(fresh.iter().map(String::as_str));
+        self.budget.enforce(
+            &self.visible,
+            &self.deferral,
+            &mut conversation.active,
+            &mut conversation.recency,
+            &fresh,
+        );
+        fresh.retain(|n| conversation.active.is_active(n));
+        fresh
+    }
+
     /// The visible tool a name the model wrote means, or why there is none. Hidden tools are
     /// named only to the audit log (the rule in [`Denial::Forbidden`]), never to the model.
     fn resolve(&self, name: &str) -> Result<ToolId, Denial> {
@@ -758,15 +687,6 @@ impl Toolbox {
     }
 }
 
-/// `text` on one line, at most 200 characters.
-fn one_line(text: &str) -> String {
-    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match line.char_indices().nth(200) {
-        Some((cut, _)) => format!("{}…", &line[..cut]),
-        None => line,
-    }
-}
-
 /// The bridge meta-tool `call_tool {name, arguments}`.
 pub fn call_tool_tool() -> Tool {
     Tool::meta(
@@ -788,5 +708,6 @@ pub fn call_tool_tool() -> Tool {
     )
 }
 
+mod outcome;
 #[cfg(test)]
 mod tests;

@@ -1,0 +1,84 @@
+//! `toolgate render`: a provider's request for the next turn, from a catalog and a transcript,
+//! and the cache-stability report of a scripted session in every mode.
+
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+fn render(args: &[&str]) -> (i32, Value, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_toolgate")).arg("render").args(args).output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    let v = serde_json::from_str(&stdout).unwrap_or(Value::Null);
+    (out.status.code().unwrap_or(-1), v, String::from_utf8_lossy(&out.stderr).into_owned())
+}
+
+#[test]
+fn anthropic_mode_sends_every_definition_deferred_and_the_announcement() {
+    let (code, v, err) = render(&["--provider", "anthropic", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["tools"], 528, "the embedded catalog's 527 tools and tool_search");
+    assert_eq!(v["deferred"], 527);
+    let tools = v["request"]["tools"].as_array().unwrap();
+    assert_eq!(tools[0]["name"], "tool_search");
+    assert!(v["request"]["system"].as_str().unwrap().starts_with("<available-deferred-tools>"));
+}
+
+#[test]
+fn a_transcript_loads_what_it_discovered_and_chat_mode_lists_it() {
+    let dir = std::env::temp_dir().join(format!("toolgate-render-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let transcript = dir.join("transcript.jsonl");
+    let lines = [
+        json!({"role": "user", "content": "take a screenshot"}),
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": [
+            {"type": "tool_reference", "tool_name": "playwright__playwright_screenshot"}]}]}),
+    ];
+    let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+    std::fs::write(&transcript, text).unwrap();
+    let (code, v, err) =
+        render(&["--provider", "chat", "--json", "--transcript", transcript.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    assert_eq!(v["loaded"], json!(["playwright__playwright_screenshot"]));
+    let names: Vec<&str> = v["request"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["function"]["name"].as_str())
+        .collect();
+    assert_eq!(names, ["tool_search", "playwright__playwright_screenshot"]);
+    assert_eq!(v["request"]["messages"][0]["role"], "system");
+
+    std::fs::write(&transcript, "{\"role\": \"user\"}\nnot json\n").unwrap();
+    let (code, _, err) = render(&["--provider", "chat", "--transcript", transcript.to_str().unwrap()]);
+    assert_eq!(code, 2);
+    assert!(err.contains("transcript.jsonl:2: not a JSON message"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn the_stability_report_meets_each_mode_s_promise() {
+    let (code, v, err) = render(&["--provider", "all", "--stability", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let modes = v.as_object().unwrap();
+    assert_eq!(modes.len(), 7);
+    for (mode, r) in modes {
+        let s = &r["summary"];
+        assert_eq!(s["turns"], 20, "{mode}");
+        assert!(s["loading_turns"].as_u64().unwrap() >= 4, "{mode}: {s}");
+        assert_eq!(s["changed_on_other_turns"], 0, "{mode}: a turn that loaded nothing changed the prefix");
+        if mode == "chat" || mode == "gemini" {
+            // Client-side injection: one append-only change per loading turn.
+            assert_eq!(s["changed_on_loading_turns"], s["loading_turns"], "{mode}: {s}");
+            assert_eq!(s["append_only_changes"], s["loading_turns"], "{mode}: {s}");
+        } else {
+            assert_eq!(s["changed_on_loading_turns"], 0, "{mode}: {s}");
+        }
+    }
+}
+
+#[test]
+fn an_unknown_mode_is_an_error_listing_the_modes() {
+    let (code, _, err) = render(&["--provider", "claude"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("--provider claude: unknown mode") && err.contains("openai-responses"), "{err}");
+}
