@@ -9,7 +9,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use toolgate::config::Config;
 use toolgate::defer::{DeferConfig, DeferMode};
-use toolgate::render::{self, Provider, Turn, stability};
+use toolgate::render::{self, Api, Models, Provider, Shape, Turn, stability};
 use toolgate::{Policy, Toolbox};
 
 use crate::Outcome;
@@ -21,9 +21,18 @@ const TURNS: usize = 20;
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
     /// The provider mode: anthropic, anthropic-server, anthropic-server-regex,
-    /// openai-responses, chat, gemini or bridge (with `--stability`, also `all`).
-    #[arg(long, value_name = "MODE")]
-    provider: String,
+    /// openai-responses, chat, gemini, vertex, anthropic-inject, openai-responses-inject or
+    /// bridge (with `--stability`, also `all`).
+    #[arg(long, value_name = "MODE", required_unless_present = "api", conflicts_with = "api")]
+    provider: Option<String>,
+    /// Instead of `--provider`: the API (anthropic, openai-responses, chat, gemini) and, with
+    /// `--target-model`, the model, whose mode the model table gives (built in, and the
+    /// `[models]` of `--config`): native search where the model has it, injection otherwise.
+    #[arg(long, value_name = "API")]
+    api: Option<String>,
+    /// With `--api`: the model the request is for, like `claude-sonnet-4-5` or `gpt-5.4`.
+    #[arg(long, value_name = "NAME", requires = "api")]
+    target_model: Option<String>,
     #[command(flatten)]
     source: crate::subject::Source,
     /// A transcript (a JSON array of messages or items, or one per line) whose discovered tools
@@ -39,6 +48,26 @@ pub(crate) struct Args {
     /// changed and whether the change only appended.
     #[arg(long)]
     stability: bool,
+}
+
+/// The mode the arguments name: `--provider`, or the model table's for `--api` and
+/// `--target-model`.
+fn chosen(args: &Args) -> anyhow::Result<Provider> {
+    if let Some(name) = &args.provider {
+        return mode(name);
+    }
+    let name = args.api.as_deref().unwrap_or_default();
+    let api = Api::from_name(name).with_context(|| {
+        let names: Vec<&str> = Api::NAMES.iter().map(|(n, _)| *n).collect();
+        format!("--api {name}: unknown API (expected one of: {})", names.join(", "))
+    })?;
+    let models = match &args.source.config {
+        Some(path) => {
+            Models::from_config(&Config::from_path(path)?).with_context(|| path.display().to_string())?
+        }
+        None => Models::builtin(),
+    };
+    Ok(models.provider(api, args.target_model.as_deref().unwrap_or_default(), true))
 }
 
 fn mode(name: &str) -> anyhow::Result<Provider> {
@@ -83,13 +112,11 @@ fn fragment(provider: Provider, turn: &Turn) -> Value {
     if turn.system.is_empty() {
         return v;
     }
-    match provider {
-        Provider::Anthropic | Provider::AnthropicServer(_) => v["system"] = json!(turn.system),
-        Provider::OpenAiResponses => v["instructions"] = json!(turn.system),
-        Provider::Chat(d) if d.gemini => v["systemInstruction"] = json!({"parts": [{"text": turn.system}]}),
-        Provider::Chat(_) | Provider::Bridge => {
-            v["messages"] = json!([{"role": "system", "content": turn.system}])
-        }
+    match provider.shape() {
+        Shape::Anthropic => v["system"] = json!(turn.system),
+        Shape::Responses => v["instructions"] = json!(turn.system),
+        Shape::Gemini => v["systemInstruction"] = json!({"parts": [{"text": turn.system}]}),
+        Shape::Chat => v["messages"] = json!([{"role": "system", "content": turn.system}]),
     }
     v
 }
@@ -98,7 +125,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     if args.stability {
         return report(&args, out);
     }
-    let provider = mode(&args.provider)?;
+    let provider = chosen(&args)?;
     let toolbox = toolbox(&args, provider)?;
     let mut conversation = match &args.transcript {
         Some(path) => toolbox.conversation_from_transcript(&transcript(path)?),
@@ -126,10 +153,10 @@ fn report(args: &Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     if args.transcript.is_some() {
         bail!("--stability plays its own session; it takes no --transcript");
     }
-    let modes: Vec<Provider> = if args.provider == "all" {
+    let modes: Vec<Provider> = if args.provider.as_deref() == Some("all") {
         Provider::NAMES.iter().map(|(_, p)| *p).collect()
     } else {
-        vec![mode(&args.provider)?]
+        vec![chosen(args)?]
     };
     let mut all = Vec::new();
     for provider in modes {

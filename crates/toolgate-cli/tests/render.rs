@@ -60,13 +60,14 @@ fn the_stability_report_meets_each_mode_s_promise() {
     let (code, v, err) = render(&["--provider", "all", "--stability", "--json"]);
     assert_eq!(code, 0, "{err}");
     let modes = v.as_object().unwrap();
-    assert_eq!(modes.len(), 7);
+    assert_eq!(modes.len(), 10);
     for (mode, r) in modes {
         let s = &r["summary"];
         assert_eq!(s["turns"], 20, "{mode}");
         assert!(s["loading_turns"].as_u64().unwrap() >= 4, "{mode}: {s}");
         assert_eq!(s["changed_on_other_turns"], 0, "{mode}: a turn that loaded nothing changed the prefix");
-        if mode == "chat" || mode == "gemini" {
+        let injection = ["chat", "gemini", "vertex", "anthropic-inject", "openai-responses-inject"];
+        if injection.contains(&mode.as_str()) {
             // Client-side injection: one append-only change per loading turn.
             assert_eq!(s["changed_on_loading_turns"], s["loading_turns"], "{mode}: {s}");
             assert_eq!(s["append_only_changes"], s["loading_turns"], "{mode}: {s}");
@@ -81,4 +82,50 @@ fn an_unknown_mode_is_an_error_listing_the_modes() {
     let (code, _, err) = render(&["--provider", "claude"]);
     assert_eq!(code, 2);
     assert!(err.contains("--provider claude: unknown mode") && err.contains("openai-responses"), "{err}");
+}
+
+#[test]
+fn the_model_table_picks_native_search_or_injection_and_the_configuration_extends_it() {
+    let mode = |args: &[&str]| {
+        let (code, v, err) = render(&[args, &["--json"]].concat());
+        assert_eq!(code, 0, "{err}");
+        (v["provider"].as_str().unwrap().to_owned(), v["deferred"].as_u64().unwrap())
+    };
+    assert_eq!(
+        mode(&["--api", "anthropic", "--target-model", "claude-sonnet-4-5"]),
+        ("anthropic".into(), 527)
+    );
+    assert_eq!(
+        mode(&["--api", "anthropic", "--target-model", "claude-3-5-sonnet"]),
+        ("anthropic-inject".into(), 0)
+    );
+    assert_eq!(mode(&["--api", "openai-responses", "--target-model", "gpt-5.5"]).0, "openai-responses");
+    assert_eq!(mode(&["--api", "openai-responses", "--target-model", "gpt-4o"]).0, "openai-responses-inject");
+    assert_eq!(mode(&["--api", "chat", "--target-model", "gpt-5.5"]).0, "chat");
+
+    let dir = std::env::temp_dir().join(format!("toolgate-render-models-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let catalog =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/livemcpbench/catalog.jsonl");
+    let config = dir.join("toolgate.toml");
+    std::fs::write(
+        &config,
+        format!("[models]\n\"claude-3-5*\" = \"bridge\"\n[servers.demo]\ncatalog = {catalog:?}\n"),
+    )
+    .unwrap();
+    let c = config.to_str().unwrap();
+    assert_eq!(
+        mode(&["--config", c, "--api", "anthropic", "--target-model", "claude-3-5-sonnet"]).0,
+        "bridge"
+    );
+    std::fs::write(
+        &config,
+        format!("[models]\n\"claude-3-5*\" = \"fast\"\n[servers.demo]\ncatalog = {catalog:?}\n"),
+    )
+    .unwrap();
+    let (code, _, err) =
+        render(&["--config", c, "--api", "anthropic", "--target-model", "claude-3-5-sonnet"]);
+    assert_eq!(code, 2);
+    assert!(err.contains("unknown mode `fast`"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
 }

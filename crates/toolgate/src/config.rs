@@ -81,6 +81,9 @@ pub struct Config {
     pub budget: BudgetConfig,
     /// How `tool_search` ranks (`[search]`).
     pub search: SearchConfig,
+    /// Which model takes which provider mode (`[models]`: a glob over model names → a mode of
+    /// `toolgate render`), over the built-in table of `render::Models`.
+    pub models: BTreeMap<String, String>,
     /// Rules for every subject (`[policy]`).
     pub policy: PolicyConfig,
     /// Upstream servers by name (`[servers.NAME]`, or the entries of `mcpServers`).

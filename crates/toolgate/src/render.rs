@@ -22,6 +22,7 @@
 mod anthropic;
 mod chat;
 mod history;
+mod models;
 mod openai;
 pub mod stability;
 
@@ -34,8 +35,9 @@ use crate::catalog::Tool;
 use crate::config::Exposure;
 use crate::toolbox::{BadSearch, Conversation, Toolbox};
 
-pub use chat::{Dialect, NameRule};
+pub use chat::{Dialect, NameRule, Shape};
 pub use history::strip_for;
+pub use models::{Api, Models, UnknownMode};
 
 /// Which search tool Anthropic runs on its side.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +58,8 @@ pub enum Provider {
     AnthropicServer(ServerSearch),
     /// OpenAI Responses with a client-executed `tool_search` (gpt-5.4 and later).
     OpenAiResponses,
-    /// Chat Completions or any function-calling API: client-side injection.
+    /// Client-side injection, for Chat Completions or any function-calling API (the dialect
+    /// says whose shape, name rule and cap).
     Chat(Dialect),
     /// `tool_search` and `call_tool` only, in Chat Completions' shape, for any provider.
     Bridge,
@@ -64,13 +67,16 @@ pub enum Provider {
 
 impl Provider {
     /// Every provider mode by its command-line name, in the order `toolgate render` lists them.
-    pub const NAMES: [(&'static str, Provider); 7] = [
+    pub const NAMES: [(&'static str, Provider); 10] = [
         ("anthropic", Provider::Anthropic),
         ("anthropic-server", Provider::AnthropicServer(ServerSearch::Bm25)),
         ("anthropic-server-regex", Provider::AnthropicServer(ServerSearch::Regex)),
         ("openai-responses", Provider::OpenAiResponses),
         ("chat", Provider::Chat(Dialect::OPENAI)),
         ("gemini", Provider::Chat(Dialect::GEMINI)),
+        ("vertex", Provider::Chat(Dialect::VERTEX)),
+        ("anthropic-inject", Provider::Chat(Dialect::ANTHROPIC)),
+        ("openai-responses-inject", Provider::Chat(Dialect::RESPONSES)),
         ("bridge", Provider::Bridge),
     ];
 
@@ -88,6 +94,16 @@ impl Provider {
     /// native for every other.
     pub fn exposure(self) -> Exposure {
         if self == Provider::Bridge { Exposure::Bridge } else { Exposure::Native }
+    }
+
+    /// The wire shape of its definitions and calls.
+    pub fn shape(self) -> Shape {
+        match self {
+            Provider::Anthropic | Provider::AnthropicServer(_) => Shape::Anthropic,
+            Provider::OpenAiResponses => Shape::Responses,
+            Provider::Chat(d) => d.shape,
+            Provider::Bridge => Shape::Chat,
+        }
     }
 
     /// Whether deferred definitions are sent with the provider's own deferral flag (their
@@ -228,8 +244,12 @@ pub fn calls(provider: Provider, reply: &Value) -> Vec<Call> {
     match provider {
         Provider::Anthropic | Provider::AnthropicServer(_) => anthropic::calls(reply),
         Provider::OpenAiResponses => openai::calls(reply),
-        Provider::Chat(dialect) if dialect == Dialect::GEMINI => chat::gemini_calls(reply),
-        Provider::Chat(_) => chat::calls(reply, false),
+        Provider::Chat(d) => match d.shape {
+            Shape::Chat => chat::calls(reply, false),
+            Shape::Gemini => chat::gemini_calls(reply),
+            Shape::Anthropic => anthropic::calls(reply),
+            Shape::Responses => openai::calls(reply),
+        },
         Provider::Bridge => chat::calls(reply, true),
     }
 }
@@ -256,25 +276,28 @@ pub fn answer_search(
             let loaded: Vec<&Tool> = found.loaded().collect();
             openai::search_output(id, &loaded)
         }
+        (Provider::Chat(d), Ok(found)) if d.shape == Shape::Anthropic => {
+            anthropic::search_result(id, &found.text(), &[])
+        }
         (Provider::Chat(_) | Provider::Bridge, Ok(found)) => tool_output(provider, id, &found.text(), false),
     }
 }
 
 /// What a tool call's result (or its refusal) looks like going back to the provider.
 pub fn tool_output(provider: Provider, id: &str, text: &str, is_error: bool) -> Value {
-    match provider {
-        Provider::Anthropic | Provider::AnthropicServer(_) => {
+    match provider.shape() {
+        Shape::Anthropic => {
             let mut block = json!({"type": "tool_result", "tool_use_id": id, "content": text});
             if is_error {
                 block["is_error"] = json!(true);
             }
             block
         }
-        Provider::OpenAiResponses => json!({"type": "function_call_output", "call_id": id, "output": text}),
-        Provider::Chat(dialect) if dialect == Dialect::GEMINI => {
+        Shape::Responses => json!({"type": "function_call_output", "call_id": id, "output": text}),
+        Shape::Gemini => {
             json!({"functionResponse": {"name": id, "response": {"content": text, "error": is_error}}})
         }
-        Provider::Chat(_) | Provider::Bridge => json!({"role": "tool", "tool_call_id": id, "content": text}),
+        Shape::Chat => json!({"role": "tool", "tool_call_id": id, "content": text}),
     }
 }
 

@@ -106,6 +106,7 @@ fn design_example_parses_to_the_expected_values() {
                 strategy: Lexical,
                 model: None,
             },
+            models: {},
             policy: PolicyConfig {
                 deny: [
                     "*__drop_*",
@@ -291,7 +292,7 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[server.github]\ncommand = \"npx\"\n",
         expect![
-            "toolgate.toml: server: unknown key `server`; did you mean `servers`? known keys here: gateway, budget, search, policy, servers, profiles"
+            "toolgate.toml: server: unknown key `server`; did you mean `servers`? known keys here: gateway, budget, search, models, policy, servers, profiles"
         ],
     );
     check_error(
@@ -631,6 +632,18 @@ fn a_model_directory_means_bert_and_bert_needs_one() {
         "[search]\nstrategy = \"bert\"\n",
         expect![[
             r#"toolgate.toml: search.strategy: strategy "bert" needs `model`, a sentence-transformers model directory"#
+        ]],
+    );
+}
+
+#[test]
+fn the_models_table_maps_patterns_to_mode_names() {
+    let c = toml("[models]\n\"my-claude-*\" = \"anthropic\"\n").unwrap();
+    assert_eq!(c.models.get("my-claude-*").map(String::as_str), Some("anthropic"));
+    check_error(
+        "[models]\n\"gpt-*\" = 3\n",
+        expect![[
+            r#"toolgate.toml: models."gpt-*": expected a provider mode, like "anthropic" or "chat", found an integer (3)"#
         ]],
     );
 }

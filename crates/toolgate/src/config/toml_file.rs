@@ -22,6 +22,7 @@ pub(super) fn known_keys() -> Vec<String> {
         ("gateway", GATEWAY_KEYS),
         ("budget", BUDGET_KEYS),
         ("search", SEARCH_KEYS),
+        ("models", &["PATTERN"]),
         ("policy", POLICY_KEYS),
         ("servers.NAME", SERVER_KEYS),
         ("profiles.NAME", PROFILE_KEYS),
@@ -31,7 +32,7 @@ pub(super) fn known_keys() -> Vec<String> {
     keys
 }
 
-const TOP_KEYS: &[&str] = &["gateway", "budget", "search", "policy", "servers", "profiles"];
+const TOP_KEYS: &[&str] = &["gateway", "budget", "search", "models", "policy", "servers", "profiles"];
 const GATEWAY_KEYS: &[&str] = &[
     "exposure",
     "mode",
@@ -89,6 +90,20 @@ pub(super) fn parse(src: &Source<'_>, text: &str) -> Result<Config, ConfigError>
     }
     if let Some(t) = top.table("search", "a table ([search])")? {
         config.search = search(&Fields::new(src, t, "search".into(), SEARCH_KEYS)?)?;
+    }
+    if let Some(t) = top.table("models", "a table of model patterns ([models])")? {
+        for (pattern, mode) in t {
+            let key = child_key("models", pattern);
+            src.pattern(&key, pattern)?;
+            let mode = mode.as_str().ok_or_else(|| {
+                let kind = ConfigErrorKind::WrongType {
+                    expected: "a provider mode, like \"anthropic\" or \"chat\"",
+                    found: describe(mode),
+                };
+                src.error(&key, kind)
+            })?;
+            config.models.insert(pattern.clone(), mode.to_owned());
+        }
     }
     if let Some(t) = top.table("policy", "a table ([policy])")? {
         let policy = Fields::new(src, t, "policy".into(), POLICY_KEYS)?;

@@ -1,5 +1,6 @@
-//! chat: Chat Completions and other function-calling APIs (Gemini's function declarations):
-//! client-side injection under each API's name rule and tool cap.
+//! chat: client-side injection, for Chat Completions and any function-calling API (Gemini's
+//! function declarations, and the Anthropic and Responses shapes for models without tool
+//! search), under each API's name rule and tool cap.
 
 use serde_json::{Value, json};
 
@@ -46,6 +47,20 @@ impl PartialEq for NameRule {
 
 impl Eq for NameRule {}
 
+/// The wire shape of a tool definition and of a tool call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    /// Chat Completions: `{"type": "function", "function": {name, description, parameters}}`.
+    Chat,
+    /// Gemini: one `{"functionDeclarations": [{name, description, parametersJsonSchema}]}`.
+    Gemini,
+    /// Anthropic Messages: `{name, description, input_schema}`, `tool_use` blocks.
+    Anthropic,
+    /// OpenAI Responses: `{"type": "function", name, description, parameters}`,
+    /// `function_call` items.
+    Responses,
+}
+
 /// A function-calling API's shape, name rule and cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dialect {
@@ -55,9 +70,8 @@ pub struct Dialect {
     pub names: NameRule,
     /// Most tools in one request.
     pub max_tools: usize,
-    /// Whether the tools go in Gemini's `functionDeclarations` rather than Chat Completions'
-    /// `{"type": "function", "function": …}`.
-    pub gemini: bool,
+    /// How definitions and calls are written.
+    pub shape: Shape,
 }
 
 impl Dialect {
@@ -72,7 +86,7 @@ impl Dialect {
             words: "letters, digits, `_` and `-`, at most 64 characters",
         },
         max_tools: 128,
-        gemini: false,
+        shape: Shape::Chat,
     };
 
     /// The Gemini API's function declarations: a letter or `_` first, then letters, digits,
@@ -87,11 +101,25 @@ impl Dialect {
             words: "a letter or `_` first, then letters, digits, `_`, `.`, `:` or `-`, at most 64 characters",
         },
         max_tools: 512,
-        gemini: true,
+        shape: Shape::Gemini,
     };
 
     /// Gemini on Vertex AI: Gemini's names, 128 declarations.
     pub const VERTEX: Dialect = Dialect { name: "vertex", max_tools: 128, ..Dialect::GEMINI };
+
+    /// Anthropic Messages for a model without tool search (or an endpoint that cannot take
+    /// `tool_reference` blocks): the active definitions, no deferral flags.
+    pub const ANTHROPIC: Dialect = Dialect {
+        name: "anthropic-inject",
+        names: super::anthropic::NAMES,
+        max_tools: 10_000,
+        shape: Shape::Anthropic,
+    };
+
+    /// OpenAI Responses for a model without `tool_search`: plain functions (whether Responses
+    /// caps tools at 128 is unconfirmed; 128 is assumed, as for Chat Completions).
+    pub const RESPONSES: Dialect =
+        Dialect { name: "openai-responses-inject", shape: Shape::Responses, ..Dialect::OPENAI };
 }
 
 /// The `tools` array of a client-side turn: every listed definition, in the toolbox's stable
@@ -107,21 +135,23 @@ pub(super) fn tools(
     let mut functions = Vec::with_capacity(listed.len());
     for tool in listed {
         dialect.names.check(tool.qualified_name(), provider)?;
-        functions.push(if dialect.gemini {
-            json!({
-                "name": tool.qualified_name(),
-                "description": tool.description(),
-                "parametersJsonSchema": tool.input_schema(),
-            })
-        } else {
-            json!({"type": "function", "function": {
-                "name": tool.qualified_name(),
-                "description": tool.description(),
-                "parameters": tool.input_schema(),
-            }})
+        let (name, description, schema) = (tool.qualified_name(), tool.description(), tool.input_schema());
+        functions.push(match dialect.shape {
+            Shape::Chat => json!({"type": "function", "function": {
+                "name": name, "description": description, "parameters": schema}}),
+            Shape::Gemini => {
+                json!({"name": name, "description": description, "parametersJsonSchema": schema})
+            }
+            Shape::Anthropic => json!({"name": name, "description": description, "input_schema": schema}),
+            Shape::Responses => json!({"type": "function", "name": name, "description": description,
+                "parameters": schema, "strict": false}),
         });
     }
-    Ok(if dialect.gemini { vec![json!({"functionDeclarations": functions})] } else { functions })
+    Ok(if dialect.shape == Shape::Gemini {
+        vec![json!({"functionDeclarations": functions})]
+    } else {
+        functions
+    })
 }
 
 /// Arguments that may come as a JSON string (Chat Completions) or an object.

@@ -123,6 +123,12 @@ pub(super) fn calls(reply: &Value) -> Vec<Call> {
             let id = item["call_id"].as_str().or_else(|| item["id"].as_str()).unwrap_or_default().to_owned();
             match item["type"].as_str()? {
                 "tool_search_call" => Some(Call::Search { id, arguments: arguments(item.get("arguments")) }),
+                // A model without native search calls toolgate's `tool_search` as a function.
+                "function_call"
+                    if item["name"] == TOOL_SEARCH && item.get("namespace").is_none_or(Value::is_null) =>
+                {
+                    Some(Call::Search { id, arguments: arguments(item.get("arguments")) })
+                }
                 "function_call" => {
                     let name = item["name"].as_str().unwrap_or_default();
                     let name = match item["namespace"].as_str() {

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Call, Provider, RenderError, Turn, answer_search, calls, render, tool_output};
+use super::{Call, Provider, RenderError, Shape, Turn, answer_search, calls, render, tool_output};
 use crate::request::TOOL_SEARCH;
 use crate::toolbox::{CALL_TOOL, Conversation, Toolbox};
 
@@ -81,25 +81,32 @@ pub fn model_reply(provider: Provider, id: &str, name: &str, input: Value) -> Va
         json!({"tool_calls": [{"id": id, "type": "function",
             "function": {"name": name, "arguments": input.to_string()}}]})
     };
-    match provider {
-        Provider::Anthropic | Provider::AnthropicServer(_) => {
+    if provider == Provider::Bridge && name != TOOL_SEARCH {
+        return chat_call(CALL_TOOL, json!({"name": name, "arguments": input}));
+    }
+    match provider.shape() {
+        Shape::Anthropic => {
             json!({"content": [{"type": "tool_use", "id": id, "name": name, "input": input}]})
         }
-        Provider::OpenAiResponses if name == TOOL_SEARCH => {
+        Shape::Responses if name == TOOL_SEARCH && provider == Provider::OpenAiResponses => {
             json!({"output": [{"type": "tool_search_call", "call_id": id, "execution": "client", "arguments": input}]})
         }
-        Provider::OpenAiResponses => {
-            let (ns, f) = name.split_once("__").unwrap_or(("", name));
-            json!({"output": [{"type": "function_call", "call_id": id, "namespace": ns, "name": f,
-                               "arguments": input.to_string()}]})
+        Shape::Responses => {
+            let (ns, f) = match name.split_once("__") {
+                Some((ns, f)) if provider == Provider::OpenAiResponses => (ns, f),
+                _ => ("", name),
+            };
+            let mut item =
+                json!({"type": "function_call", "call_id": id, "name": f, "arguments": input.to_string()});
+            if !ns.is_empty() {
+                item["namespace"] = json!(ns);
+            }
+            json!({"output": [item]})
         }
-        Provider::Chat(d) if d.gemini => {
+        Shape::Gemini => {
             json!({"candidates": [{"content": {"parts": [{"functionCall": {"name": name, "args": input}}]}}]})
         }
-        Provider::Bridge if name != TOOL_SEARCH => {
-            chat_call(CALL_TOOL, json!({"name": name, "arguments": input}))
-        }
-        Provider::Chat(_) | Provider::Bridge => chat_call(name, input),
+        Shape::Chat => chat_call(name, input),
     }
 }
 

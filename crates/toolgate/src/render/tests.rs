@@ -263,3 +263,43 @@ fn a_scripted_session_keeps_each_mode_s_prefix_as_promised() {
         }
     }
 }
+
+#[test]
+fn models_with_tool_search_get_the_native_mode_and_every_other_model_injection() {
+    let models = Models::builtin();
+    assert_eq!(models.provider(Api::Anthropic, "claude-sonnet-4-5-20250929", true), Provider::Anthropic);
+    assert_eq!(models.provider(Api::Anthropic, "claude-opus-4-8", true), Provider::Anthropic);
+    // Older models, unknown ones and a proxy that cannot take the blocks: injection, never
+    // deferred tools without a way to load them.
+    assert_eq!(
+        models.provider(Api::Anthropic, "claude-3-5-sonnet-20241022", true),
+        Provider::Chat(Dialect::ANTHROPIC)
+    );
+    assert_eq!(models.provider(Api::Anthropic, "claude-opus-4-1", true), Provider::Chat(Dialect::ANTHROPIC));
+    assert_eq!(
+        models.provider(Api::Anthropic, "claude-sonnet-4-5", false),
+        Provider::Chat(Dialect::ANTHROPIC)
+    );
+    assert_eq!(models.provider(Api::OpenAiResponses, "gpt-5.4-mini", true), Provider::OpenAiResponses);
+    assert_eq!(models.provider(Api::OpenAiResponses, "gpt-5.6-sol", true), Provider::OpenAiResponses);
+    assert_eq!(models.provider(Api::OpenAiResponses, "gpt-4.1", true), Provider::Chat(Dialect::RESPONSES));
+    // A Responses model on Chat Completions has no tool_search there.
+    assert_eq!(models.provider(Api::ChatCompletions, "gpt-5.4", true), Provider::Chat(Dialect::OPENAI));
+    assert_eq!(models.provider(Api::Gemini, "gemini-3-pro", true), Provider::Chat(Dialect::GEMINI));
+
+    // Users extend the table; their rules win, and a mode of another API is not taken.
+    let mine = Models::with_rules([
+        ("my-claude-*", "anthropic"),
+        ("claude-sonnet-4-5*", "bridge"),
+        ("qwen*", "anthropic"),
+    ])
+    .unwrap();
+    assert_eq!(mine.provider(Api::Anthropic, "my-claude-1", true), Provider::Anthropic);
+    assert_eq!(mine.provider(Api::Anthropic, "claude-sonnet-4-5", true), Provider::Bridge);
+    assert_eq!(mine.provider(Api::ChatCompletions, "qwen3-coder", true), Provider::Chat(Dialect::OPENAI));
+    let err = Models::with_rules([("x*", "native")]).unwrap_err();
+    assert!(
+        err.to_string().contains("unknown mode `native`") && err.to_string().contains("anthropic-inject"),
+        "{err}"
+    );
+}
