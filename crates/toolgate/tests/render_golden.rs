@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 use toolgate::defer::{DeferConfig, DeferMode};
 use toolgate::render::{self, Call, Provider, stability};
-use toolgate::{Catalog, Policy, ToolSpec, Toolbox};
+use toolgate::{Catalog, Policy, Toolbox};
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -19,23 +19,9 @@ fn golden(mode: &str) -> PathBuf {
 }
 
 fn catalog() -> Catalog {
-    let city = json!({"type": "object", "properties": {"city": {"type": "string", "description": "The city"}},
-                      "required": ["city"]});
-    let repo =
-        json!({"type": "object", "properties": {"repo_path": {"type": "string"}}, "required": ["repo_path"]});
-    let tools = [
-        ("weather", "forecast", "Weather forecast for a city, day by day", &city),
-        ("weather", "alerts", "Severe weather alerts for a city", &city),
-        ("git", "git_log", "Show the commit history of a repository", &repo),
-        ("git", "git_diff", "Show changes between commits", &repo),
-    ];
-    tools
-        .into_iter()
-        .fold(Catalog::builder(), |b, (server, name, description, schema)| {
-            b.tool(ToolSpec::mcp(server, name, description).with_schema(schema.clone()))
-        })
-        .build()
-        .unwrap()
+    // Four small tools of two servers (`crates/toolgate/tests/fixtures/weather-git.jsonl`).
+    Catalog::from_text("weather-git.jsonl", include_str!("fixtures/weather-git.jsonl"))
+        .expect("a valid catalog")
 }
 
 /// One session in `provider`'s mode: each turn's tools, system prompt and the answers sent

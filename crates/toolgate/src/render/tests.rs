@@ -303,3 +303,34 @@ fn models_with_tool_search_get_the_native_mode_and_every_other_model_injection()
         "{err}"
     );
 }
+
+#[test]
+fn a_sub_agent_renders_with_tool_search_and_only_what_its_profile_sees() {
+    let config: crate::config::Config = crate::config::Config::from_toml(
+        "t.toml",
+        "[profiles.browser]\ntools = [\"playwright__*\"]\n",
+        std::path::Path::new("."),
+    )
+    .unwrap();
+    let parent = Toolbox::builder(&Catalog::embedded(), Policy::new(&config, None).unwrap())
+        .defer(DeferConfig { mode: DeferMode::On, ..DeferConfig::default() })
+        .build()
+        .unwrap();
+    let mut chat = parent.conversation();
+    let _ = answer_search(
+        &parent,
+        &mut chat,
+        Provider::Anthropic,
+        "t1",
+        &json!({"query": format!("select:git__git_log,{SHOT}")}),
+    );
+    let (child, mut sub, _) = parent.sub_agent(parent.policy().child("browser").unwrap(), &chat).unwrap();
+    assert_eq!(sub.active(), [SHOT], "the parent's activation the profile allows");
+    let turn = render(&child, &mut sub, Provider::Anthropic).unwrap();
+    let eager: Vec<&Value> = turn.tools.iter().filter(|t| t.get("defer_loading").is_none()).collect();
+    assert_eq!(eager.len(), 1);
+    assert_eq!(eager[0]["name"], "tool_search", "a deferred tool is still visible, so search stays");
+    assert!(turn.tools.iter().skip(1).all(|t| t["name"].as_str().unwrap().starts_with("playwright__")));
+    assert!(child.check(&mut sub, SHOT, &json!({"name": "page"})).is_allow());
+    assert!(!child.check(&mut sub, "git__git_log", &json!({"repo_path": "."})).is_allow());
+}

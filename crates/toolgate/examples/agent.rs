@@ -1,0 +1,190 @@
+//! A whole agent loop on the library: each turn rendered for the provider, the reply read back,
+//! searches answered by the toolbox, calls run only when the gate allows them.
+//!
+//! `cargo run -p toolgate --example agent -- --endpoint URL --api API --model NAME [TASK]`
+//!
+//! `API` is `anthropic` (POST URL/v1/messages), `openai-responses` (URL/v1/responses) or `chat`
+//! (URL/v1/chat/completions); the model table (`render::Models`) picks the mode for `NAME`:
+//! native tool search where the model has it, client-side injection otherwise. The endpoint
+//! may be any server that speaks the API on plain HTTP, such as `e2e/scripted_provider.py`,
+//! which CI runs it against (`crates/toolgate/tests/agent_loop.rs`); no key is sent. The
+//! catalog is four small tools, of which only `weather__forecast` does anything.
+
+#![allow(clippy::print_stdout)]
+
+use std::io::{Read, Write};
+use std::net::TcpStream;
+
+use serde_json::{Value, json};
+use toolgate::defer::{DeferConfig, DeferMode};
+use toolgate::gate::Decision;
+use toolgate::render::{self, Api, Call, Models, Provider, Shape};
+use toolgate::{Catalog, Policy, Toolbox};
+
+/// Turns before the loop gives up.
+const MAX_TURNS: usize = 8;
+
+fn catalog() -> Catalog {
+    // Four small tools of two servers (`crates/toolgate/tests/fixtures/weather-git.jsonl`).
+    Catalog::from_text("weather-git.jsonl", include_str!("../tests/fixtures/weather-git.jsonl"))
+        .expect("a valid catalog")
+}
+
+/// Runs a tool the gate allowed.
+fn run_tool(name: &str, arguments: &Value) -> String {
+    match name {
+        "weather__forecast" => format!("Sunny, 21 °C in {}", arguments["city"].as_str().unwrap_or("?")),
+        _ => "done".to_owned(),
+    }
+}
+
+/// POSTs `body` to `http://HOST:PORT/PATH` and returns the JSON reply, or the error the
+/// endpoint gave.
+fn post(endpoint: &str, path: &str, body: &Value) -> Result<Value, String> {
+    let host = endpoint.strip_prefix("http://").ok_or("the endpoint must be http://HOST:PORT")?;
+    let host = host.trim_end_matches('/');
+    let mut stream = TcpStream::connect(host).map_err(|e| format!("{host}: {e}"))?;
+    let data = body.to_string();
+    write!(
+        stream,
+        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
+         Connection: close\r\n\r\n{data}",
+        data.len()
+    )
+    .map_err(|e| e.to_string())?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).map_err(|e| e.to_string())?;
+    let (head, body) = response.split_once("\r\n\r\n").ok_or("a reply without a body")?;
+    let reply: Value = serde_json::from_str(body).map_err(|e| format!("not JSON ({e}): {body}"))?;
+    if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
+        return Err(format!("{}: {}", head.lines().next().unwrap_or_default(), reply["error"]["message"]));
+    }
+    Ok(reply)
+}
+
+/// The conversation so far, in the API's own shape.
+struct History {
+    items: Vec<Value>,
+}
+
+impl History {
+    fn new(task: &str) -> History {
+        History { items: vec![json!({"role": "user", "content": task})] }
+    }
+
+    /// The request body of a turn.
+    fn request(&self, shape: Shape, model: &str, turn: &render::Turn) -> (&'static str, Value) {
+        match shape {
+            Shape::Anthropic => (
+                "/v1/messages",
+                json!({"model": model, "max_tokens": 1024, "system": turn.system,
+                "messages": self.items, "tools": turn.tools}),
+            ),
+            Shape::Responses => (
+                "/v1/responses",
+                json!({"model": model, "instructions": turn.system,
+                "input": self.items, "tools": turn.tools}),
+            ),
+            Shape::Chat | Shape::Gemini => {
+                let mut messages = vec![json!({"role": "system", "content": turn.system})];
+                messages.extend(self.items.iter().cloned());
+                ("/v1/chat/completions", json!({"model": model, "messages": messages, "tools": turn.tools}))
+            }
+        }
+    }
+
+    /// Takes in the model's reply and the answers to its calls. Returns the reply's text, if
+    /// it has words and no calls.
+    fn record(&mut self, shape: Shape, reply: &Value, answers: Vec<Value>) -> Option<String> {
+        let text = match shape {
+            Shape::Anthropic => {
+                self.items.push(json!({"role": "assistant", "content": reply["content"]}));
+                if !answers.is_empty() {
+                    self.items.push(json!({"role": "user", "content": answers}));
+                }
+                reply["content"].as_array()?.iter().find_map(|b| b["text"].as_str()).map(str::to_owned)
+            }
+            Shape::Responses => {
+                let output = reply["output"].as_array().cloned().unwrap_or_default();
+                let text = output
+                    .iter()
+                    .find(|i| i["type"] == "message")
+                    .and_then(|m| m["content"][0]["text"].as_str());
+                let text = text.map(str::to_owned);
+                self.items.extend(output);
+                self.items.extend(answers);
+                text
+            }
+            Shape::Chat | Shape::Gemini => {
+                let message = reply.pointer("/choices/0/message").cloned().unwrap_or_default();
+                let text = message["content"].as_str().map(str::to_owned);
+                self.items.push(message);
+                self.items.extend(answers);
+                text
+            }
+        };
+        text.filter(|t| !t.is_empty())
+    }
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let mut args = std::env::args().skip(1);
+    let (mut endpoint, mut api, mut model, mut task) = (None, None, None, None);
+    while let Some(a) = args.next() {
+        match a.as_str() {
+            "--endpoint" => endpoint = args.next(),
+            "--api" => api = args.next(),
+            "--model" => model = args.next(),
+            _ => task = Some(a),
+        }
+    }
+    let usage =
+        "usage: agent --endpoint http://HOST:PORT --api anthropic|openai-responses|chat --model NAME [TASK]";
+    let (endpoint, model) = (endpoint.ok_or(usage)?, model.ok_or(usage)?);
+    let api = api.as_deref().and_then(Api::from_name).ok_or(usage)?;
+    let task = task.unwrap_or_else(|| "What will the weather be in Paris?".to_owned());
+
+    let provider: Provider = Models::builtin().provider(api, &model, true);
+    let shape = provider.shape();
+    let toolbox = Toolbox::builder(&catalog(), Policy::permissive())
+        .defer(DeferConfig { mode: DeferMode::On, ..DeferConfig::default() })
+        .exposure(provider.exposure())
+        .build()?;
+    let mut chat = toolbox.conversation();
+    let mut history = History::new(&task);
+    println!(
+        "model {model} on {}: mode {}",
+        Api::NAMES.iter().find(|(_, a)| *a == api).map_or("?", |(n, _)| n),
+        provider.name()
+    );
+    for n in 1..=MAX_TURNS {
+        let turn = render::render(&toolbox, &mut chat, provider)?;
+        let (path, body) = history.request(shape, &model, &turn);
+        let reply = post(&endpoint, path, &body)?;
+        let mut answers = Vec::new();
+        for call in render::calls(provider, &reply) {
+            match call {
+                Call::Search { id, arguments } => {
+                    println!("turn {n}: tool_search {arguments}");
+                    answers.push(render::answer_search(&toolbox, &mut chat, provider, &id, &arguments));
+                }
+                Call::Tool { id, name, arguments } => match toolbox.check(&mut chat, &name, &arguments) {
+                    Decision::Allow(tool) => {
+                        let result = run_tool(tool.qualified_name(), &arguments);
+                        println!("turn {n}: {name} allowed: {result}");
+                        answers.push(render::tool_output(provider, &id, &result, false));
+                    }
+                    Decision::Deny(denial) => {
+                        println!("turn {n}: {name} refused: {denial}");
+                        answers.push(render::tool_output(provider, &id, &denial.to_string(), true));
+                    }
+                },
+            }
+        }
+        if let Some(text) = history.record(shape, &reply, answers) {
+            println!("turn {n}: answer: {text}");
+            return Ok(());
+        }
+    }
+    Err(format!("no answer after {MAX_TURNS} turns").into())
+}
