@@ -5,10 +5,12 @@ Usage: python validate_requests.py FILE...
 Each FILE is a golden session of `crates/toolgate/tests/render_golden.rs`: a JSON object with
 `provider` and `turns`, each turn holding the `tools` array sent and the `answers` sent back
 (search results, tool results). Every value is validated with pydantic's TypeAdapter over the
-types of the `anthropic` and `openai` packages, every top-level object is checked for keys its
-type does not have (TypedDicts would ignore them), and the documented constraints are checked:
-at least one tool not deferred and no `cache_control` on a deferred tool (Anthropic), the name
-pattern and the 128-tool cap (OpenAI Chat Completions). Exits 1 naming every problem.
+types of the `anthropic` and `openai` packages (and Gemini's with the `google-genai` models),
+every top-level object is checked for keys its type does not have (TypedDicts would ignore
+them), and the documented constraints are checked: at least one tool not deferred and no
+`cache_control` on a deferred tool (Anthropic), the name pattern and the 128-tool cap (OpenAI
+Chat Completions), Gemini's name rule and its 512 (Vertex AI: 128) declarations. Exits 1
+naming every problem.
 """
 
 import json
@@ -21,8 +23,10 @@ from pydantic import TypeAdapter
 import anthropic.types as at
 import openai.types.chat as oc
 import openai.types.responses as orr
+from google.genai import types as gt
 
 OPENAI_NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+GEMINI_NAME = re.compile(r"^[a-zA-Z_][a-zA-Z0-9_.:-]{0,63}$")
 
 
 def keys(td) -> frozenset:
@@ -105,13 +109,40 @@ def chat_turn(turn: dict, where: str, problems: list) -> None:
         validate(oc.ChatCompletionToolMessageParam, a, f"{where} answers[{j}]", problems)
 
 
+def gemini_turn(turn: dict, where: str, problems: list, cap: int) -> None:
+    # google-genai's models forbid unknown fields themselves.
+    tools = turn["tools"]
+    declarations = 0
+    for i, t in enumerate(tools):
+        try:
+            tool = gt.Tool.model_validate(t)
+        except Exception as e:
+            problems.append(f"{where} tools[{i}]: {e}")
+            continue
+        for f in tool.function_declarations or []:
+            declarations += 1
+            if not GEMINI_NAME.match(f.name or ""):
+                problems.append(f"{where}: declaration name {f.name!r} breaks Gemini's name rule")
+    if declarations > cap:
+        problems.append(f"{where}: {declarations} declarations, over the cap of {cap}")
+    for j, a in enumerate(turn.get("answers", [])):
+        try:
+            gt.Part.model_validate(a)
+        except Exception as e:
+            problems.append(f"{where} answers[{j}]: {e}")
+
+
 CHECKS = {
     "anthropic": anthropic_turn,
     "anthropic-server": anthropic_turn,
     "anthropic-server-regex": anthropic_turn,
     "openai-responses": responses_turn,
+    "anthropic-inject": anthropic_turn,
+    "openai-responses-inject": responses_turn,
     "chat": chat_turn,
     "bridge": chat_turn,
+    "gemini": lambda t, w, p: gemini_turn(t, w, p, 512),
+    "vertex": lambda t, w, p: gemini_turn(t, w, p, 128),
 }
 
 

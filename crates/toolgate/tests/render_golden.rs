@@ -1,7 +1,7 @@
 //! Golden request bodies per provider mode for one scripted session (first request, a search,
 //! the request after it, a call, the request after that), and each body validated against the
-//! official SDKs' typed request parameters (`e2e/validate_requests.py`, the `anthropic` and
-//! `openai` packages that `e2e/setup.sh` installs).
+//! official SDKs' typed request parameters (`e2e/validate_requests.py`, the `anthropic`,
+//! `openai` and `google-genai` packages that `e2e/setup.sh` installs).
 
 use std::path::{Path, PathBuf};
 
@@ -93,7 +93,7 @@ fn the_golden_sessions_validate_against_the_official_sdk_types() {
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(out.status.success(), "{stdout}{}", String::from_utf8_lossy(&out.stderr));
-    assert!(stdout.contains("18 turns checked, 0 problems"), "{stdout}");
+    assert!(stdout.contains("30 turns checked, 0 problems"), "{stdout}");
 }
 
 #[test]

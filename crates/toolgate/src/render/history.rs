@@ -9,29 +9,54 @@ use serde_json::{Value, json};
 
 use super::Provider;
 
-/// `messages` as `provider` can take them: for the Anthropic modes, as they are; for the
-/// others, every `tool_reference` block, `server_tool_use` block and `tool_search_tool_result`
-/// block turned into a text block naming the tools.
+/// `messages` as `provider` can take them: Anthropic's search blocks (`tool_reference`,
+/// `server_tool_use`, `tool_search_tool_result`) stay only for the Anthropic modes, OpenAI's
+/// search items (`tool_search_call`, `tool_search_output`) only for `openai-responses`; every
+/// other one becomes text naming the tools.
 pub fn strip_for(provider: Provider, messages: &[Value]) -> Vec<Value> {
-    match provider {
-        Provider::Anthropic | Provider::AnthropicServer(_) => messages.to_vec(),
-        _ => messages.iter().map(strip).collect(),
-    }
+    let keep = match provider {
+        Provider::Anthropic | Provider::AnthropicServer(_) => Keep::Anthropic,
+        Provider::OpenAiResponses => Keep::OpenAi,
+        _ => Keep::Neither,
+    };
+    messages.iter().map(|m| strip(m, keep)).collect()
 }
 
-/// `v` with every search block replaced by text.
-fn strip(v: &Value) -> Value {
+/// Whose search blocks the target takes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Keep {
+    Anthropic,
+    OpenAi,
+    Neither,
+}
+
+/// The names of the tools in a `tool_search_output`'s namespaces (`NAMESPACE__NAME`).
+fn output_names(tools: Option<&Value>) -> Vec<String> {
+    let mut names = Vec::new();
+    for t in tools.and_then(Value::as_array).into_iter().flatten() {
+        let ns = t["name"].as_str().unwrap_or_default();
+        match t["tools"].as_array() {
+            Some(functions) => names
+                .extend(functions.iter().filter_map(|f| f["name"].as_str()).map(|f| format!("{ns}__{f}"))),
+            None => names.push(ns.to_owned()),
+        }
+    }
+    names
+}
+
+/// `v` with every search block the target cannot take replaced by text.
+fn strip(v: &Value, keep: Keep) -> Value {
     match v {
-        Value::Object(map) => match map.get("type").and_then(Value::as_str) {
-            Some("tool_reference") => {
+        Value::Object(map) => match (map.get("type").and_then(Value::as_str), keep) {
+            (Some("tool_reference"), Keep::OpenAi | Keep::Neither) => {
                 let name = map.get("tool_name").and_then(Value::as_str).unwrap_or_default();
                 json!({"type": "text", "text": format!("Tool loaded: {name}")})
             }
-            Some("server_tool_use") => {
+            (Some("server_tool_use"), Keep::OpenAi | Keep::Neither) => {
                 let input = map.get("input").cloned().unwrap_or(Value::Null);
                 json!({"type": "text", "text": format!("Searched for tools: {input}")})
             }
-            Some("tool_search_tool_result") => {
+            (Some("tool_search_tool_result"), Keep::OpenAi | Keep::Neither) => {
                 let names: Vec<&str> = map
                     .get("content")
                     .and_then(|c| c.get("tool_references"))
@@ -42,9 +67,17 @@ fn strip(v: &Value) -> Value {
                     .collect();
                 json!({"type": "text", "text": format!("Tools found: {}", names.join(", "))})
             }
-            _ => Value::Object(map.iter().map(|(k, v)| (k.clone(), strip(v))).collect()),
+            (Some("tool_search_call"), Keep::Anthropic | Keep::Neither) => {
+                let arguments = map.get("arguments").cloned().unwrap_or(Value::Null);
+                json!({"role": "assistant", "content": format!("Searched for tools: {arguments}")})
+            }
+            (Some("tool_search_output"), Keep::Anthropic | Keep::Neither) => {
+                let names = output_names(map.get("tools"));
+                json!({"role": "user", "content": format!("Tools loaded: {}", names.join(", "))})
+            }
+            _ => Value::Object(map.iter().map(|(k, v)| (k.clone(), strip(v, keep))).collect()),
         },
-        Value::Array(items) => Value::Array(items.iter().map(strip).collect()),
+        Value::Array(items) => Value::Array(items.iter().map(|i| strip(i, keep)).collect()),
         other => other.clone(),
     }
 }

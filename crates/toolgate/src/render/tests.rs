@@ -238,6 +238,18 @@ fn history_for_an_endpoint_without_tool_search_has_no_references_left() {
     let stripped = serde_json::to_string(&strip_for(Provider::Chat(Dialect::OPENAI), &messages)).unwrap();
     assert!(!stripped.contains("tool_reference"), "{stripped}");
     assert!(stripped.contains(&format!("Tool loaded: {SHOT}")), "{stripped}");
+    assert!(strip_for(Provider::OpenAiResponses, &messages)[0].to_string().contains("Tool loaded"));
+
+    // OpenAI's search items stay for Responses and become messages for the others.
+    let items = vec![
+        json!({"type": "tool_search_call", "call_id": "ts_1", "execution": "client", "arguments": {"query": "screenshot"}}),
+        json!({"type": "tool_search_output", "call_id": "ts_1", "execution": "client", "status": "completed",
+               "tools": [{"type": "namespace", "name": "playwright", "tools": [{"type": "function", "name": "playwright_screenshot"}]}]}),
+    ];
+    assert_eq!(strip_for(Provider::OpenAiResponses, &items), items);
+    let chat = strip_for(Provider::Chat(Dialect::OPENAI), &items);
+    assert_eq!(chat[0]["role"], "assistant");
+    assert_eq!(chat[1], json!({"role": "user", "content": format!("Tools loaded: {SHOT}")}));
 }
 
 #[test]
