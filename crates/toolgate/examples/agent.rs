@@ -1,21 +1,22 @@
-//! A whole agent loop on the library: each turn rendered for the provider, the reply read back,
-//! searches answered by the toolbox, calls run only when the gate allows them.
+//! A whole agent loop on the library: the budgets (96 / 112 / 128), first-turn preselection
+//! where the mode injects tools, each turn rendered for the provider, the reply read back,
+//! searches answered by the toolbox (which unloads the least recently used tools past the
+//! budgets), calls run only when the gate allows them.
 //!
 //! `cargo run -p toolgate --example agent -- --endpoint URL --api API --model NAME [TASK]`
 //!
 //! `API` is `anthropic` (POST URL/v1/messages), `openai-responses` (URL/v1/responses) or `chat`
 //! (URL/v1/chat/completions); the model table (`render::Models`) picks the mode for `NAME`:
 //! native tool search where the model has it, client-side injection otherwise. The endpoint
-//! may be any server that speaks the API on plain HTTP, such as `e2e/scripted_provider.py`,
-//! which CI runs it against (`crates/toolgate/tests/agent_loop.rs`); no key is sent. The
-//! catalog is four small tools, of which only `weather__forecast` does anything.
+//! may be any server that speaks the API over HTTP (reqwest, without TLS here), such as
+//! `e2e/scripted_provider.py`, which CI runs it against (`crates/toolgate/tests/agent_loop.rs`);
+//! no key is sent. The catalog is four small tools, of which only `weather__forecast` does
+//! anything.
 
 #![allow(clippy::print_stdout)]
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
-
 use serde_json::{Value, json};
+use toolgate::config::{BudgetConfig, Config, ServerConfig, Transport};
 use toolgate::defer::{DeferConfig, DeferMode};
 use toolgate::gate::Decision;
 use toolgate::render::{self, Api, Call, Models, Provider, Shape};
@@ -38,26 +39,19 @@ fn run_tool(name: &str, arguments: &Value) -> String {
     }
 }
 
-/// POSTs `body` to `http://HOST:PORT/PATH` and returns the JSON reply, or the error the
-/// endpoint gave.
-fn post(endpoint: &str, path: &str, body: &Value) -> Result<Value, String> {
-    let host = endpoint.strip_prefix("http://").ok_or("the endpoint must be http://HOST:PORT")?;
-    let host = host.trim_end_matches('/');
-    let mut stream = TcpStream::connect(host).map_err(|e| format!("{host}: {e}"))?;
-    let data = body.to_string();
-    write!(
-        stream,
-        "POST {path} HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\nContent-Length: {}\r\n\
-         Connection: close\r\n\r\n{data}",
-        data.len()
-    )
-    .map_err(|e| e.to_string())?;
-    let mut response = String::new();
-    stream.read_to_string(&mut response).map_err(|e| e.to_string())?;
-    let (head, body) = response.split_once("\r\n\r\n").ok_or("a reply without a body")?;
-    let reply: Value = serde_json::from_str(body).map_err(|e| format!("not JSON ({e}): {body}"))?;
-    if !head.starts_with("HTTP/1.1 200") && !head.starts_with("HTTP/1.0 200") {
-        return Err(format!("{}: {}", head.lines().next().unwrap_or_default(), reply["error"]["message"]));
+/// POSTs `body` to `ENDPOINT/PATH` and returns the JSON reply, or the error the endpoint gave.
+fn post(
+    client: &reqwest::blocking::Client,
+    endpoint: &str,
+    path: &str,
+    body: &Value,
+) -> Result<Value, String> {
+    let url = format!("{}{path}", endpoint.trim_end_matches('/'));
+    let response = client.post(&url).json(body).send().map_err(|e| format!("{url}: {e}"))?;
+    let status = response.status();
+    let reply: Value = response.json().map_err(|e| format!("{url}: not JSON: {e}"))?;
+    if !status.is_success() {
+        return Err(format!("{url}: {status}: {}", reply["error"]["message"]));
     }
     Ok(reply)
 }
@@ -146,11 +140,28 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
 
     let provider: Provider = Models::builtin().provider(api, &model, true);
     let shape = provider.shape();
-    let toolbox = Toolbox::builder(&catalog(), Policy::permissive())
+    // EthanKit's budgets: 96 definitions on the first turn, 112 once tools load, never 128;
+    // and the git server keeps one tool loaded at a time (a search past it unloads the least
+    // recently used one).
+    let budget = BudgetConfig { first_turn: 96, dynamic: 112, hard: 128 };
+    let mut config = Config { budget, ..Config::default() };
+    let mut git = ServerConfig::new(Transport::Catalog { path: "weather-git.jsonl".into() });
+    git.max_active = 1;
+    config.servers.insert("git".to_owned(), git);
+    let policy = Policy::new(&config, None)?;
+    let toolbox = Toolbox::builder(&catalog(), policy)
         .defer(DeferConfig { mode: DeferMode::On, ..DeferConfig::default() })
         .exposure(provider.exposure())
         .build()?;
     let mut chat = toolbox.conversation();
+    if !provider.is_native_deferral() && provider != Provider::Bridge {
+        // Injected modes start with the tools the request itself asks for; native modes leave
+        // the first search to the model.
+        let first = toolbox.preselect(&mut chat, &task, "")?;
+        let names: Vec<&str> = first.iter().map(|t| t.qualified_name()).collect();
+        println!("preselected: {}", names.join(", "));
+    }
+    let client = reqwest::blocking::Client::new();
     let mut history = History::new(&task);
     println!(
         "model {model} on {}: mode {}",
@@ -160,7 +171,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for n in 1..=MAX_TURNS {
         let turn = render::render(&toolbox, &mut chat, provider)?;
         let (path, body) = history.request(shape, &model, &turn);
-        let reply = post(&endpoint, path, &body)?;
+        let reply = post(&client, &endpoint, path, &body)?;
         let mut answers = Vec::new();
         for call in render::calls(provider, &reply) {
             match call {
