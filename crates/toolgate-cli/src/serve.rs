@@ -13,6 +13,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate::Catalog;
 use toolgate::catalog::EMBEDDED_LABEL;
 use toolgate::config::{Config, ProfileConfig};
+use toolgate_mcp::access::{Access, Token};
 use toolgate_mcp::{Gateway, Settings};
 
 use crate::Outcome;
@@ -55,6 +56,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
         Some(path) => Some(Config::from_path(path)?),
         None => None,
     };
+    if let Some(config) = &config {
+        let _ = SECRETS.set(secrets_of(config));
+    }
     let settings = match &config {
         Some(config) => settings_for(config, args.profile.as_deref())?,
         None if args.profile.is_some() => {
@@ -84,11 +88,26 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
 /// The gateway settings of `config`, serving `profile` if one is named.
 fn settings_for(config: &Config, profile: Option<&str>) -> anyhow::Result<Settings> {
     let mut settings = Settings::from_config(&config.gateway).with_search(&config.search)?;
+    settings.access = access_for(config)?;
     if let Some(name) = profile {
         profile_of(config, name)?;
         settings.profile = Some(name.to_owned());
     }
     Ok(settings)
+}
+
+/// The hosts, origins and tokens of `config`, with each token's secret read now.
+fn access_for(config: &Config) -> anyhow::Result<Access> {
+    let mut tokens = Vec::new();
+    for (name, token) in &config.tokens {
+        let secret = token.secret(name).map_err(anyhow::Error::msg)?;
+        tokens.push(Token::new(name, &secret, token.profile.clone()));
+    }
+    Ok(Access {
+        hosts: config.gateway.allowed_hosts.clone(),
+        origins: config.gateway.allowed_origins.clone(),
+        tokens,
+    })
 }
 
 /// `[profiles.NAME]` of `config`, or an error for `--profile NAME` naming the known ones.
@@ -124,14 +143,21 @@ async fn serve(args: Args, config: Option<Config>, settings: Settings) -> anyhow
             Some(a) => a,
             None => DEFAULT_ADDR.parse().expect("the default address is valid"),
         };
+        if !addr.ip().is_loopback() && gateway.settings().access.tokens.is_empty() {
+            anyhow::bail!(
+                "--http {addr} listens beyond this machine, so every request must carry a bearer token: \
+                 add one to the configuration ([tokens.NAME] with env = \"VAR\" or file = \"PATH\"), or \
+                 listen on 127.0.0.1"
+            );
+        }
         let listener = tokio::net::TcpListener::bind(addr).await.with_context(|| {
             format!("cannot listen on {addr}; is another server using it? Choose another with --http ADDR")
         })?;
         let bound = listener.local_addr()?;
-        if !bound.ip().is_loopback() {
+        if !bound.ip().is_loopback() && gateway.settings().access.hosts.is_empty() {
             tracing::warn!(
-                "listening on {bound}, but the MCP endpoint only accepts requests whose Host is \
-                 localhost, 127.0.0.1 or ::1 (DNS rebinding protection); other clients are refused"
+                "listening on {bound}, but only requests whose Host is localhost, 127.0.0.1 or ::1 are \
+                 served (DNS rebinding protection); name this machine in [gateway] allowed_hosts"
             );
         }
         #[allow(clippy::print_stderr)]
@@ -184,14 +210,51 @@ fn log_filter(verbose: u8, level: Option<&str>) -> String {
     }
 }
 
-/// Logs to stderr, filtered by `RUST_LOG` if set, else by `default`.
+/// The configuration's secrets (servers' `env` and `headers` values, tokens), masked in every
+/// log line once the configuration is read.
+static SECRETS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Standard error with every line's secrets masked: the configuration's, URL query values and
+/// token-shaped words, whoever logs them (rmcp logs a failed upstream's whole URL).
+struct RedactedStderr;
+
+impl std::io::Write for RedactedStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let secrets = SECRETS.get().map(Vec::as_slice).unwrap_or_default();
+        std::io::stderr().write_all(toolgate_mcp::redact::redact(&text, secrets).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+/// Logs to stderr, secrets masked, filtered by `RUST_LOG` if set, else by `default`.
 fn init_logging(default: String) {
     use std::io::IsTerminal;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| RedactedStderr)
         .with_ansi(std::io::stderr().is_terminal())
         .try_init();
+}
+
+/// Every value of `config` that must not reach a log line.
+fn secrets_of(config: &Config) -> Vec<String> {
+    let mut out = Vec::new();
+    for server in config.servers.values() {
+        match &server.transport {
+            toolgate::config::Transport::Stdio { env, .. } => out.extend(env.values().cloned()),
+            toolgate::config::Transport::Http { headers, .. } => out.extend(headers.values().cloned()),
+            toolgate::config::Transport::Catalog { .. } => {}
+        }
+    }
+    for (name, token) in &config.tokens {
+        out.extend(token.secret(name).ok());
+    }
+    out
 }

@@ -21,6 +21,7 @@ use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::gateway::Gateway;
+use crate::server::PROFILE_HEADER;
 
 /// The header that names a streamable HTTP session.
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -37,7 +38,15 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
     let endpoint = |profile: Option<String>| {
         let gateway = gateway.clone();
         let factory = move || Ok(crate::server::GatewayServer::for_http(gateway.clone(), profile.clone()));
-        let config = StreamableHttpServerConfig::default().with_cancellation_token(shutdown.clone());
+        // The access guard checks Host and Origin on every route first; rmcp's own Host check
+        // is given the same list, so that neither refuses what the other allows.
+        let hosts = ["localhost", "127.0.0.1", "::1"]
+            .into_iter()
+            .map(str::to_owned)
+            .chain(settings.access.hosts.clone());
+        let config = StreamableHttpServerConfig::default()
+            .with_cancellation_token(shutdown.clone())
+            .with_allowed_hosts(hosts);
         let mut sessions = SessionConfig::default();
         sessions.keep_alive = Some(settings.session_idle);
         let mut manager = LocalSessionManager::default();
@@ -52,11 +61,60 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
         router = router.route_service(&format!("/mcp/{name}"), endpoint(Some(name.clone())));
     }
     let guard = axum::middleware::from_fn_with_state(gateway.clone(), sessions_guard);
+    let access = axum::middleware::from_fn_with_state(gateway.clone(), access_guard);
     router
         .route_layer(guard)
         .route("/", get(status_page))
         .route("/status.json", get(status_json))
+        .layer(access)
         .with_state(gateway)
+}
+
+/// Around every route: the `Host`, the `Origin`, the bearer token, and the profile a token
+/// serves ([`Access`](crate::access::Access)). A token with a profile puts its profile on the
+/// request, and may not see the status page, which shows every subject's sessions.
+async fn access_guard(State(gateway): State<Gateway>, mut request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let authority = request.uri().authority().map(|a| a.as_str().to_owned());
+    let host = get("host").map(str::to_owned).or(authority);
+    let path = request.uri().path().to_owned();
+    let from_path = path.strip_prefix("/mcp/").map(str::to_owned);
+    let asked = from_path.clone().or_else(|| get(PROFILE_HEADER).map(str::to_owned));
+    let checked = gateway.settings().access.check(
+        host.as_deref(),
+        get("origin"),
+        get("authorization"),
+        asked.as_deref(),
+    );
+    let token = match checked {
+        Ok(token) => token.cloned(),
+        Err(refusal) => {
+            tracing::warn!(target: "toolgate::audit", path = %path, "refused: {refusal}");
+            let status = StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::FORBIDDEN);
+            let mut response = jsonrpc_error(status, &refusal.to_string());
+            if status == StatusCode::UNAUTHORIZED {
+                response
+                    .headers_mut()
+                    .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer realm=\"toolgate\""));
+            }
+            return response;
+        }
+    };
+    if let Some(serves) = token.as_ref().and_then(|t| t.profile.clone()) {
+        if !path.starts_with("/mcp") {
+            let message = format!(
+                "this token serves profile `{serves}`; the status page shows every subject and needs a token without a profile"
+            );
+            return jsonrpc_error(StatusCode::FORBIDDEN, &message);
+        }
+        if from_path.is_none()
+            && let Ok(value) = HeaderValue::from_str(&serves)
+        {
+            request.headers_mut().insert(PROFILE_HEADER, value);
+        }
+    }
+    next.run(request).await
 }
 
 /// Around the MCP endpoints: refuses a new session past the cap, and explains a 404 for a
@@ -126,12 +184,29 @@ pub async fn serve(
     }
 }
 
-async fn status_json(State(gateway): State<Gateway>) -> Json<Value> {
-    Json(gateway.status())
+async fn status_json(State(gateway): State<Gateway>) -> impl IntoResponse {
+    let mut response = Json(gateway.status()).into_response();
+    response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
 }
 
-async fn status_page(State(gateway): State<Gateway>) -> Html<String> {
-    Html(render_status(&gateway.status()))
+/// The headers of the status page: no script, no framing, no sniffing, no referrer.
+const PAGE_HEADERS: [(header::HeaderName, &str); 4] = [
+    (
+        header::CONTENT_SECURITY_POLICY,
+        "default-src 'none'; style-src 'unsafe-inline'; img-src data:; form-action 'self'; frame-ancestors 'none'",
+    ),
+    (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+    (header::X_FRAME_OPTIONS, "DENY"),
+    (header::REFERRER_POLICY, "no-referrer"),
+];
+
+async fn status_page(State(gateway): State<Gateway>) -> impl IntoResponse {
+    let mut response = Html(render_status(&gateway.status())).into_response();
+    for (name, value) in PAGE_HEADERS {
+        response.headers_mut().insert(name, HeaderValue::from_static(value));
+    }
+    response
 }
 
 /// The status page for the data of [`Gateway::status`].

@@ -20,12 +20,14 @@
 
 #![deny(missing_docs)]
 
+pub mod access;
 pub mod convert;
 pub mod gateway;
 pub mod http;
 mod passthrough;
 mod pool;
 mod progress;
+pub mod redact;
 pub mod server;
 mod settings;
 mod snapshot;

@@ -37,6 +37,9 @@ pub struct Settings {
     pub session_idle: Duration,
     /// Most HTTP sessions open at once (default 1,000); a new one past it is refused.
     pub max_sessions: usize,
+    /// Which hosts, origins and bearer tokens the HTTP endpoints accept (loopback only, and no
+    /// token, by default).
+    pub access: crate::access::Access,
     /// How every toolbox indexes its tools (`[search]`: a strategy, and for `bert` the
     /// model, loaded once and shared).
     pub index: IndexBuilder,
@@ -65,6 +68,7 @@ impl Settings {
             relist_wait: Duration::from_secs(1),
             session_idle: config.session_idle,
             max_sessions: config.max_sessions,
+            access: crate::access::Access::default(),
             index: Index::builder(),
             profile: None,
         }

@@ -41,6 +41,7 @@ use toolgate::{Tool, ToolSpec};
 
 use crate::convert::spec_from_mcp;
 use crate::progress::Relay;
+use crate::redact::redact;
 use crate::snapshot::{Listing, Standing};
 
 /// The longest wait between two restarts.
@@ -153,6 +154,21 @@ pub(crate) struct Spec {
     pub(crate) name: String,
     pub(crate) transport: Transport,
     pub(crate) call_timeout: Option<Duration>,
+}
+
+impl Spec {
+    /// The values this server's configuration holds that must never be shown: its `env` and
+    /// `headers` values (a URL's query values are masked wherever a URL is shown).
+    pub(crate) fn secrets(&self) -> Vec<String> {
+        match &self.transport {
+            Transport::Stdio { env, .. } => env.values().cloned().collect(),
+            Transport::Http { headers, .. } => headers
+                .values()
+                .flat_map(|v| [v.clone(), v.strip_prefix("Bearer ").unwrap_or_default().to_owned()])
+                .collect(),
+            Transport::Catalog { .. } => Vec::new(),
+        }
+    }
 }
 
 /// The `tools/list_changed` notices of one connection: how many came, and a wake-up for the
@@ -272,6 +288,7 @@ pub(crate) async fn run<H: Host>(gateway: H, spec: Spec) {
     loop {
         let ended = connect_and_serve(&gateway, &spec).await;
         let Ended::Failed { reason, was_ready_for } = ended else { return };
+        let reason = redact(&reason, &spec.secrets());
         tracing::warn!(upstream = %spec.name, "{reason}");
         gateway.set_state(&spec.name, State::Failed(reason), None, None);
         let Some(mut wait) = backoff else { return };
@@ -395,12 +412,14 @@ struct StderrTail {
 impl StderrTail {
     const KEEP: usize = 3;
 
-    /// Reads `stderr` line by line into the log and the tail.
-    fn follow(&self, name: String, stderr: tokio::process::ChildStderr) {
+    /// Reads `stderr` line by line into the log and the tail, `secrets` and token-shaped
+    /// words masked.
+    fn follow(&self, name: String, stderr: tokio::process::ChildStderr, secrets: Vec<String>) {
         let tail = self.clone();
         tokio::spawn(async move {
             let mut lines = tokio::io::BufReader::new(stderr).lines();
             while let Ok(Some(line)) = lines.next_line().await {
+                let line = redact(&line, &secrets);
                 tracing::info!(target: "toolgate::upstream::stderr", upstream = %name, "{line}");
                 let mut kept = tail.lines.lock().unwrap_or_else(|e| e.into_inner());
                 if kept.len() == Self::KEEP {
@@ -447,7 +466,7 @@ async fn connect<H: Host>(
                 .spawn()
                 .map_err(|e| format!("could not start `{command}`: {e}; check `command` and `args`"))?;
             if let Some(stderr) = stderr {
-                tail.follow(spec.name.clone(), stderr);
+                tail.follow(spec.name.clone(), stderr, spec.secrets());
             }
             handler.serve(transport).await.map_err(|e| match e {
                 ClientInitializeError::ConflictInitResponseId(expected, got) => format!(

@@ -90,6 +90,46 @@ pub struct Config {
     pub servers: BTreeMap<String, ServerConfig>,
     /// Subjects by name: sub-agents, teams, endpoints (`[profiles.NAME]`).
     pub profiles: BTreeMap<String, ProfileConfig>,
+    /// Bearer tokens of the HTTP endpoints by name (`[tokens.NAME]`).
+    pub tokens: BTreeMap<String, TokenConfig>,
+}
+
+/// Where a bearer token's secret is read from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TokenSource {
+    /// An environment variable of the gateway (`env = "VAR"`).
+    Env(String),
+    /// A file, its content trimmed (`file = "PATH"`, relative to the configuration).
+    File(PathBuf),
+}
+
+/// One bearer token (`[tokens.NAME]`): where its secret is and which subject it serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TokenConfig {
+    /// Where the secret is.
+    pub source: TokenSource,
+    /// The profile its sessions see (`profile`), or the gateway's own subject.
+    pub profile: Option<String>,
+}
+
+impl TokenConfig {
+    /// Reads the secret: the variable's value or the file's content, trimmed. An unset
+    /// variable, an unreadable file or an empty secret is an error naming `name`.
+    pub fn secret(&self, name: &str) -> Result<String, String> {
+        let secret = match &self.source {
+            TokenSource::Env(var) => std::env::var(var)
+                .map_err(|_| format!("tokens.{name}: the environment variable {var} is not set"))?,
+            TokenSource::File(path) => std::fs::read_to_string(path)
+                .map_err(|e| format!("tokens.{name}: cannot read {}: {e}", path.display()))?,
+        };
+        let secret = secret.trim().to_owned();
+        if secret.len() < 16 {
+            return Err(format!(
+                "tokens.{name}: the token is shorter than 16 characters; use a long random one"
+            ));
+        }
+        Ok(secret)
+    }
 }
 
 impl Config {
@@ -172,6 +212,10 @@ pub struct GatewayConfig {
     pub session_idle: Duration,
     /// Most HTTP sessions open at once (`max_sessions`, default 1000).
     pub max_sessions: usize,
+    /// Host names the HTTP endpoints answer besides the loopback ones (`allowed_hosts`).
+    pub allowed_hosts: Vec<String>,
+    /// Browser origins allowed besides the loopback ones (`allowed_origins`).
+    pub allowed_origins: Vec<String>,
 }
 
 impl Default for GatewayConfig {
@@ -186,6 +230,8 @@ impl Default for GatewayConfig {
             ready_timeout: Duration::from_secs(5),
             session_idle: Duration::from_secs(8 * 3600),
             max_sessions: 1000,
+            allowed_hosts: Vec::new(),
+            allowed_origins: Vec::new(),
         }
     }
 }

@@ -152,6 +152,13 @@ pub enum ConfigErrorKind {
         /// What is wrong with it.
         problem: PatternProblem,
     },
+    /// A token's `profile` that names no `[profiles.NAME]`.
+    UnknownProfile {
+        /// The name as written.
+        name: String,
+        /// The profiles the configuration has.
+        known: Vec<String>,
+    },
     /// A `[search]` table whose strategy and model do not go together.
     SearchModel {
         /// What is wrong, and what to do.
@@ -236,6 +243,12 @@ impl fmt::Display for ConfigErrorKind {
                 write!(f, "server `{server}` has no transport; set {expected}")
             }
             ConfigErrorKind::SearchModel { problem } => f.write_str(problem),
+            ConfigErrorKind::UnknownProfile { name, known } => write!(
+                f,
+                "no [profiles.{name}] in this configuration (profiles: {}); a token serves a profile the \
+                 configuration defines",
+                if known.is_empty() { "none".to_owned() } else { known.join(", ") }
+            ),
             ConfigErrorKind::MisplacedKey { name, needs } => {
                 write!(f, "`{name}` only applies to a server with `{needs}`; remove it or fix the transport")
             }

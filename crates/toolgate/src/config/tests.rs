@@ -96,6 +96,8 @@ fn design_example_parses_to_the_expected_values() {
                 ready_timeout: 5s,
                 session_idle: 28800s,
                 max_sessions: 1000,
+                allowed_hosts: [],
+                allowed_origins: [],
             },
             budget: BudgetConfig {
                 first_turn: 96,
@@ -228,6 +230,7 @@ fn design_example_parses_to_the_expected_values() {
                     ],
                 },
             },
+            tokens: {},
         }
     "#]]
     .assert_debug_eq(&config);
@@ -286,13 +289,13 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[gateway]\nfoo = 1\n",
         expect![
-            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, max_sessions"
+            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, max_sessions, allowed_hosts, allowed_origins"
         ],
     );
     check_error(
         "[server.github]\ncommand = \"npx\"\n",
         expect![
-            "toolgate.toml: server: unknown key `server`; did you mean `servers`? known keys here: gateway, budget, search, models, policy, servers, profiles"
+            "toolgate.toml: server: unknown key `server`; did you mean `servers`? known keys here: gateway, budget, search, models, policy, servers, profiles, tokens"
         ],
     );
     check_error(
@@ -645,5 +648,31 @@ fn the_models_table_maps_patterns_to_mode_names() {
         expect![[
             r#"toolgate.toml: models."gpt-*": expected a provider mode, like "anthropic" or "chat", found an integer (3)"#
         ]],
+    );
+}
+
+#[test]
+fn tokens_name_their_source_and_a_profile_the_file_defines() {
+    let c = toml("[profiles.reader]\n[tokens.ci]\nenv = \"CI_TOKEN\"\n[tokens.r]\nfile = \"r.token\"\nprofile = \"reader\"\n")
+        .unwrap();
+    assert_eq!(c.tokens["ci"], TokenConfig { source: TokenSource::Env("CI_TOKEN".into()), profile: None });
+    assert_eq!(c.tokens["r"].source, TokenSource::File("/etc/toolgate/r.token".into()));
+    assert_eq!(c.tokens["r"].profile.as_deref(), Some("reader"));
+    check_error(
+        "[tokens.ci]\n",
+        expect![
+            "toolgate.toml: tokens.ci: empty value; expected one of `env` (an environment variable) or `file` (a file) holding the token"
+        ],
+    );
+    check_error(
+        "[tokens.ci]\nenv = \"X\"\nprofile = \"admin\"\n",
+        expect![[
+            r#"toolgate.toml: tokens.ci.profile: no [profiles.admin] in this configuration (profiles: none); a token serves a profile the configuration defines"#
+        ]],
+    );
+    let short = TokenConfig { source: TokenSource::Env("TOOLGATE_NO_SUCH_VARIABLE".into()), profile: None };
+    assert_eq!(
+        short.secret("ci").unwrap_err(),
+        "tokens.ci: the environment variable TOOLGATE_NO_SUCH_VARIABLE is not set"
     );
 }

@@ -8,8 +8,8 @@ use toml::{Table, Value};
 use super::error::{line_column, suggest};
 use super::{
     BudgetConfig, Config, ConfigError, ConfigErrorKind, Exposure, GatewayConfig, MAX_ACTIVE_CAP,
-    PolicyConfig, ProfileConfig, SearchConfig, ServerConfig, ServerMode, SideEffects, Source, Transport,
-    child_key,
+    PolicyConfig, ProfileConfig, SearchConfig, ServerConfig, ServerMode, SideEffects, Source, TokenConfig,
+    TokenSource, Transport, child_key,
 };
 use crate::defer::DeferMode;
 use crate::search::Strategy;
@@ -26,13 +26,16 @@ pub(super) fn known_keys() -> Vec<String> {
         ("policy", POLICY_KEYS),
         ("servers.NAME", SERVER_KEYS),
         ("profiles.NAME", PROFILE_KEYS),
+        ("tokens.NAME", TOKEN_KEYS),
     ] {
         keys.extend(names.iter().map(|k| format!("{table}.{k}")));
     }
     keys
 }
 
-const TOP_KEYS: &[&str] = &["gateway", "budget", "search", "models", "policy", "servers", "profiles"];
+const TOP_KEYS: &[&str] =
+    &["gateway", "budget", "search", "models", "policy", "servers", "profiles", "tokens"];
+const TOKEN_KEYS: &[&str] = &["env", "file", "profile"];
 const GATEWAY_KEYS: &[&str] = &[
     "exposure",
     "mode",
@@ -43,6 +46,8 @@ const GATEWAY_KEYS: &[&str] = &[
     "ready_timeout_secs",
     "session_idle_secs",
     "max_sessions",
+    "allowed_hosts",
+    "allowed_origins",
 ];
 const BUDGET_KEYS: &[&str] = &["first_turn", "dynamic", "hard"];
 const SEARCH_KEYS: &[&str] = &["strategy", "model"];
@@ -133,6 +138,35 @@ pub(super) fn parse(src: &Source<'_>, text: &str) -> Result<Config, ConfigError>
             config.profiles.insert(name.clone(), profile);
         }
     }
+    if let Some(t) = top.table("tokens", "a table of tokens ([tokens.NAME])")? {
+        for (name, value) in t {
+            let key = child_key("tokens", name);
+            let t = table_value(src, &key, value, "a table ([tokens.NAME])")?;
+            let fields = Fields::new(src, t, key.clone(), TOKEN_KEYS)?;
+            let source = match (
+                fields.string("env", "a variable name")?,
+                fields.string("file", "a file path")?,
+            ) {
+                (Some(var), None) => TokenSource::Env(var.to_owned()),
+                (None, Some(path)) => TokenSource::File(src.path(path)),
+                _ => {
+                    let kind = ConfigErrorKind::Empty {
+                        expected: "one of `env` (an environment variable) or `file` (a file) holding the token",
+                    };
+                    return Err(src.error(&key, kind));
+                }
+            };
+            let profile = fields.string("profile", "a profile name")?.map(str::to_owned);
+            if let Some(p) = &profile
+                && !config.profiles.contains_key(p)
+            {
+                let known = config.profiles.keys().cloned().collect();
+                let kind = ConfigErrorKind::UnknownProfile { name: p.clone(), known };
+                return Err(src.error(&child_key(&key, "profile"), kind));
+            }
+            config.tokens.insert(name.clone(), TokenConfig { source, profile });
+        }
+    }
     Ok(config)
 }
 
@@ -184,6 +218,15 @@ fn gateway(f: &Fields<'_, '_>) -> Result<GatewayConfig, ConfigError> {
     }
     if let Some(d) = f.seconds("startup_timeout_secs")? {
         g.startup_timeout = d;
+    }
+    if let Some(hosts) = f.array("allowed_hosts", "an array of host names, like [\"gateway.internal\"]")? {
+        g.allowed_hosts = hosts.into_iter().map(|(_, h)| h.trim().to_ascii_lowercase()).collect();
+    }
+    if let Some(origins) =
+        f.array("allowed_origins", "an array of origins, like [\"https://app.example\"]")?
+    {
+        g.allowed_origins =
+            origins.into_iter().map(|(_, o)| o.trim().trim_end_matches('/').to_ascii_lowercase()).collect();
     }
     Ok(g)
 }

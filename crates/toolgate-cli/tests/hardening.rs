@@ -1,0 +1,255 @@
+//! `toolgate serve --http` attacked as a hostile client would: a cross-origin page, DNS
+//! rebinding (a foreign `Host`), no token or a wrong one on a gateway that listens beyond
+//! loopback, a token of one profile forging another; and the secrets never shown.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+const WAIT: Duration = Duration::from_secs(30);
+
+struct Server {
+    child: Child,
+    addr: String,
+    stderr: mpsc::Receiver<String>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Every line the gateway wrote to stderr so far.
+    fn log(&self) -> String {
+        self.stderr.try_iter().collect::<Vec<_>>().join("\n")
+    }
+}
+
+fn serve(args: &[&str], envs: &[(&str, &str)]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("serve")
+        .args(args)
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let pipe = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let start = Instant::now();
+    let addr = loop {
+        let line = rx.recv_timeout(WAIT).expect("toolgate prints where it listens");
+        if let Some(rest) = line.strip_prefix("toolgate: listening on http://") {
+            break rest.strip_suffix("/mcp").unwrap().replace("0.0.0.0", "127.0.0.1");
+        }
+        assert!(start.elapsed() < WAIT);
+    };
+    Server { child, addr, stderr: rx }
+}
+
+/// One HTTP/1.1 request with `headers`; returns the status, the head and the body read until
+/// the reply is complete (a JSON-RPC result or error, or the connection's end).
+fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut head =
+        format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    write!(stream, "{head}\r\n{body}").unwrap();
+    let mut data = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => data.extend_from_slice(&buf[..n]),
+        }
+        let text = String::from_utf8_lossy(&data);
+        if text.contains("\"result\"") || text.contains("\"error\"") {
+            break;
+        }
+    }
+    let text = String::from_utf8_lossy(&data).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, head.to_owned(), body.to_owned())
+}
+
+fn initialize() -> String {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "attacker", "version": "1"}}})
+    .to_string()
+}
+
+const MCP: [(&str, &str); 2] =
+    [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
+
+fn mcp_headers<'a>(extra: &[(&'a str, &'a str)]) -> Vec<(&'a str, &'a str)> {
+    MCP.iter().copied().chain(extra.iter().copied()).collect()
+}
+
+#[test]
+fn cross_origin_pages_and_foreign_hosts_are_refused_on_every_route() {
+    let server = serve(&["--http", "127.0.0.1:0"], &[]);
+    let a = &server.addr;
+    for origin in ["http://evil.example", "null", "http://localhost.evil.example"] {
+        let (status, _, body) =
+            request(a, "POST", "/mcp", &mcp_headers(&[("Origin", origin)]), &initialize());
+        assert_eq!(status, 403, "Origin {origin}: {body}");
+        assert!(body.contains(&format!("refuses Origin `{origin}`")), "{body}");
+    }
+    let (status, _, body) =
+        request(a, "POST", "/mcp", &mcp_headers(&[("Origin", "http://localhost:6274")]), &initialize());
+    assert_eq!(status, 200, "a loopback origin (the MCP Inspector's) is served: {body}");
+    assert!(body.contains("\"serverInfo\""), "{body}");
+
+    for path in ["/", "/status.json", "/mcp"] {
+        let (status, _, body) = request(a, "GET", path, &[("Host", "evil.example:8765")], "");
+        assert_eq!(status, 403, "{path} with a foreign Host: {body}");
+        assert!(body.contains("refuses Host `evil.example:8765`"), "{body}");
+    }
+    let (status, head, body) = request(a, "GET", "/", &[], "");
+    assert_eq!(status, 200);
+    let head = head.to_ascii_lowercase();
+    assert!(head.contains("content-security-policy: default-src 'none'"), "{head}");
+    assert!(
+        head.contains("x-content-type-options: nosniff") && head.contains("x-frame-options: deny"),
+        "{head}"
+    );
+    assert!(body.contains("toolgate"));
+}
+
+#[test]
+fn listening_beyond_loopback_needs_a_token() {
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_toolgate")).args(["serve", "--http", "0.0.0.0:0"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("every request must carry a bearer token") && stderr.contains("[tokens.NAME]"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn tokens_are_required_compared_and_choose_the_subject() {
+    let dir = std::env::temp_dir().join(format!("toolgate-hardening-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let catalog =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/livemcpbench/catalog.jsonl");
+    let reader_secret = "reader-0123456789abcdef";
+    std::fs::write(dir.join("reader.token"), format!("{reader_secret}\n")).unwrap();
+    let config = dir.join("toolgate.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[servers.demo]\ncatalog = {catalog:?}\n[profiles.reader]\ntools = [\"*__read_*\"]\n\
+             [servers.leaky]\ncommand = \"sh\"\nargs = [\"-c\", \"echo starting with $API_TOKEN and ghp_0123456789abcdefABCDEF >&2; exit 3\"]\n\
+             env = {{ API_TOKEN = \"sk-live-0123456789abcdef\" }}\n\
+             [servers.remote]\nurl = \"http://127.0.0.1:9/mcp?api_key=querysecret123\"\n\
+             [tokens.ci]\nenv = \"TOOLGATE_TEST_TOKEN\"\n[tokens.reader]\nfile = \"reader.token\"\nprofile = \"reader\"\n"
+        ),
+    )
+    .unwrap();
+    let ci_secret = "ci-secret-9f8e7d6c5b4a";
+    let server = serve(
+        &["--config", config.to_str().unwrap(), "--http", "0.0.0.0:0"],
+        &[("TOOLGATE_TEST_TOKEN", ci_secret)],
+    );
+    let a = &server.addr;
+    let ci = format!("Bearer {ci_secret}");
+    let reader = format!("Bearer {reader_secret}");
+
+    let (status, head, body) = request(a, "GET", "/status.json", &[], "");
+    assert_eq!(status, 401, "{body}");
+    assert!(head.to_ascii_lowercase().contains("www-authenticate: bearer"), "{head}");
+    let (status, _, _) =
+        request(a, "GET", "/status.json", &[("Authorization", "Bearer ci-secret-9f8e7d6c5b4b")], "");
+    assert_eq!(status, 401, "a token one character off");
+    let (status, _, body) = request(a, "POST", "/mcp", &mcp_headers(&[]), &initialize());
+    assert_eq!(status, 401, "{body}");
+    let (status, _, _) = request(a, "GET", "/status.json", &[("Authorization", &ci)], "");
+    assert_eq!(status, 200);
+
+    // The reader token: its profile, whatever the client says, and no status page.
+    let (status, _, body) = request(a, "GET", "/status.json", &[("Authorization", &reader)], "");
+    assert_eq!(status, 403, "{body}");
+    let forged = mcp_headers(&[("Authorization", &reader), ("X-Toolgate-Profile", "admin")]);
+    let (status, _, body) = request(a, "POST", "/mcp", &forged, &initialize());
+    assert_eq!(status, 403, "{body}");
+    assert!(body.contains("serves profile `reader`"), "{body}");
+    let (status, head, body) =
+        request(a, "POST", "/mcp", &mcp_headers(&[("Authorization", &reader)]), &initialize());
+    assert_eq!(status, 200, "{body}");
+    let session = head
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase().strip_prefix("mcp-session-id: ").map(|_| l[16..].trim().to_owned())
+        })
+        .expect("a session id");
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
+    let _ = request(
+        a,
+        "POST",
+        "/mcp",
+        &mcp_headers(&[("Authorization", &reader), ("Mcp-Session-Id", &session)]),
+        &initialized,
+    );
+    // Wait until both failing upstreams are marked failed, with their reasons.
+    let start = Instant::now();
+    let (status_body, status_json) = loop {
+        let (_, _, body) = request(a, "GET", "/status.json", &[("Authorization", &ci)], "");
+        let v: Value = serde_json::from_str(&body).unwrap();
+        let failed = v["servers"].as_array().unwrap().iter().filter(|s| s["state"] == "failed").count();
+        if failed == 2 || start.elapsed() > WAIT {
+            break (body, v);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status_body.contains("[redacted]"), "the failures are shown, masked: {status_body}");
+    let profiles: Vec<&Value> =
+        status_json["sessions"].as_array().unwrap().iter().map(|s| &s["profile"]).collect();
+    assert!(profiles.contains(&&json!("reader")), "the token chose the session's profile: {status_json}");
+
+    // The secrets appear nowhere the gateway shows or logs.
+    let (_, _, page) = request(a, "GET", "/", &[("Authorization", &ci)], "");
+    let log = server.log();
+    let secrets = [
+        ci_secret,
+        reader_secret,
+        "sk-live-0123456789abcdef",
+        "ghp_0123456789abcdefABCDEF",
+        "querysecret123",
+    ];
+    for shown in [&status_body, &page, &log] {
+        for secret in secrets {
+            assert!(!shown.contains(secret), "{secret} leaked: {shown}");
+        }
+    }
+    assert!(log.contains("refused"), "refusals are logged: {log}");
+    drop(server);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

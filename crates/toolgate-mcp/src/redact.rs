@@ -1,0 +1,114 @@
+//! redact: secrets taken out of text the gateway shows or logs: the values of a server's `env`
+//! and `headers`, the query values of a URL, and strings shaped like tokens (an upstream that
+//! echoes its API key on stderr must not put it on the status page).
+
+/// What replaces a secret.
+pub const MASK: &str = "[redacted]";
+
+/// Prefixes of well-known token formats.
+const TOKEN_PREFIXES: &[&str] = &[
+    "sk-",
+    "sk_",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "github_pat_",
+    "xoxb-",
+    "xoxp-",
+    "xoxa-",
+    "glpat-",
+    "AKIA",
+    "AIza",
+];
+
+/// Whether `word` looks like a credential: a known token prefix, or 32 characters or more of
+/// letters, digits, `-` and `_` mixing letters and digits (a key, a hash, a JWT part).
+fn token_shaped(word: &str) -> bool {
+    let w = word.trim_matches(|c: char| !(c.is_ascii_alphanumeric() || c == '-' || c == '_' || c == '.'));
+    if TOKEN_PREFIXES.iter().any(|p| w.starts_with(p) && w.len() >= p.len() + 8) {
+        return true;
+    }
+    w.len() >= 32
+        && w.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        && w.chars().any(|c| c.is_ascii_digit())
+        && w.chars().any(|c| c.is_ascii_alphabetic())
+}
+
+/// The query values of every URL in `text` masked (`?api_key=[redacted]&page=[redacted]`).
+fn mask_queries(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for (i, word) in text.split(' ').enumerate() {
+        if i > 0 {
+            out.push(' ');
+        }
+        match word.split_once('?') {
+            Some((base, query)) if base.contains("://") => {
+                out.push_str(base);
+                out.push('?');
+                let pairs: Vec<String> = query
+                    .split('&')
+                    .map(|pair| match pair.split_once('=') {
+                        Some((k, _)) => format!("{k}={MASK}"),
+                        None => pair.to_owned(),
+                    })
+                    .collect();
+                out.push_str(&pairs.join("&"));
+            }
+            _ => out.push_str(word),
+        }
+    }
+    out
+}
+
+/// `text` with `secrets` (values of at least 6 characters), URL query values and token-shaped
+/// words masked.
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    let mut out = text.to_owned();
+    for s in secrets.iter().filter(|s| s.len() >= 6) {
+        out = out.replace(s.as_str(), MASK);
+    }
+    let out = mask_queries(&out);
+    let mut masked = String::with_capacity(out.len());
+    let mut word = String::new();
+    let flush = |word: &mut String, masked: &mut String| {
+        if token_shaped(word) {
+            masked.push_str(MASK);
+        } else {
+            masked.push_str(word);
+        }
+        word.clear();
+    };
+    for c in out.chars() {
+        if c.is_whitespace() || matches!(c, '"' | '\'' | ',' | ';' | '=' | ':' | '(' | ')') {
+            flush(&mut word, &mut masked);
+            masked.push(c);
+        } else {
+            word.push(c);
+        }
+    }
+    flush(&mut word, &mut masked);
+    masked
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn secrets_queries_and_token_shaped_words_are_masked() {
+        let secrets = vec!["hunter2-long".to_owned(), "abc".to_owned()];
+        let line = "auth with hunter2-long failed at https://api.example/mcp?api_key=k123&team=a (abc)";
+        assert_eq!(
+            redact(line, &secrets),
+            "auth with [redacted] failed at https://api.example/mcp?api_key=[redacted]&team=[redacted] (abc)"
+        );
+        assert_eq!(redact("token=ghp_0123456789abcdefABCD ok", &[]), "token=[redacted] ok");
+        assert_eq!(redact("key: sk-proj-abcdefgh12345678", &[]), "key: [redacted]");
+        let jwt_part = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9";
+        assert_eq!(redact(&format!("Bearer {jwt_part}"), &[]), "Bearer [redacted]");
+        // Ordinary words, paths and short hex stay.
+        let plain = "listening on /tmp/server.sock, commit 1a2b3c4d, request_id_for_the_tool_search_call";
+        assert_eq!(redact(plain, &[]), plain);
+    }
+}
