@@ -253,3 +253,66 @@ fn tokens_are_required_compared_and_choose_the_subject() {
     drop(server);
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_deep_or_huge_message_gets_an_error_reply_on_stdio_and_http() {
+    // stdio: the deep line is answered, and the session goes on.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .args(["serve", "--stdio"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let deep = format!(
+        "{{\"jsonrpc\": \"2.0\", \"id\": 7, \"method\": \"tools/call\", \"params\": {}{}}}",
+        "[".repeat(200),
+        "]".repeat(200)
+    );
+    writeln!(stdin, "{deep}").unwrap();
+    writeln!(stdin, "{}", initialize()).unwrap();
+    let mut line = String::new();
+    stdout.read_line(&mut line).unwrap();
+    let reply: Value = serde_json::from_str(&line).unwrap();
+    assert_eq!(reply["id"], Value::Null, "{reply}");
+    assert!(reply["error"]["message"].as_str().unwrap().contains("at most 64 levels"), "{reply}");
+    line.clear();
+    stdout.read_line(&mut line).unwrap();
+    assert!(line.contains("\"serverInfo\""), "the session goes on: {line}");
+    drop(stdin);
+    let _ = child.wait();
+
+    // HTTP: 400 for the deep document, 413 for a body over 4 MiB.
+    let server = serve(&["--http", "127.0.0.1:0"], &[]);
+    let (status, _, body) = request(&server.addr, "POST", "/mcp", &mcp_headers(&[]), &deep);
+    assert_eq!(status, 400, "{body}");
+    assert!(body.contains("at most 64 levels"), "{body}");
+    let huge = format!(
+        "{{\"jsonrpc\": \"2.0\", \"id\": 1, \"method\": \"ping\", \"params\": {{\"pad\": \"{}\"}}}}",
+        "x".repeat(5 << 20)
+    );
+    let (status, _, body) = request(&server.addr, "POST", "/mcp", &mcp_headers(&[]), &huge);
+    assert_eq!(status, 413, "{body}");
+    assert!(body.contains("at most 4194304 bytes"), "{body}");
+}
+
+#[test]
+fn a_client_that_never_sends_its_body_is_cut_off() {
+    let server = serve(&["--http", "127.0.0.1:0"], &[]);
+    let mut stream = TcpStream::connect(&server.addr).unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: 100\r\n\r\n{{\"jsonrpc\"",
+        server.addr
+    )
+    .unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(20))).unwrap();
+    let start = Instant::now();
+    let mut response = String::new();
+    let _ = stream.read_to_string(&mut response);
+    assert!(response.starts_with("HTTP/1.1 408"), "{response}");
+    assert!(start.elapsed() < Duration::from_secs(15), "cut off after {:?}", start.elapsed());
+}

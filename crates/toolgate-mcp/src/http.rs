@@ -64,10 +64,45 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
     let access = axum::middleware::from_fn_with_state(gateway.clone(), access_guard);
     router
         .route_layer(guard)
+        .route_layer(axum::middleware::from_fn(limits_guard))
         .route("/", get(status_page))
         .route("/status.json", get(status_json))
         .layer(access)
         .with_state(gateway)
+}
+
+/// How long a client may take to send a request's body.
+pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Around the MCP endpoints: a POST's body is read whole within [`BODY_TIMEOUT`] and
+/// screened against the [limits](crate::limits) before rmcp parses it.
+async fn limits_guard(request: Request, next: Next) -> Response {
+    use crate::limits::{MAX_MESSAGE_BYTES, Oversized, screen};
+    if request.method() != axum::http::Method::POST {
+        return next.run(request).await;
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_MESSAGE_BYTES)).await
+    {
+        Err(_) => {
+            let message = format!("the request body did not arrive within {} s", BODY_TIMEOUT.as_secs());
+            return jsonrpc_error(StatusCode::REQUEST_TIMEOUT, &message);
+        }
+        Ok(Err(_)) => {
+            let why = Oversized::Bytes(MAX_MESSAGE_BYTES + 1);
+            return jsonrpc_error(StatusCode::PAYLOAD_TOO_LARGE, &why.to_string());
+        }
+        Ok(Ok(bytes)) => bytes,
+    };
+    if let Err(why) = screen(&bytes) {
+        tracing::warn!("refused a message from the client: {why}");
+        let status = match why {
+            Oversized::Bytes(_) => StatusCode::PAYLOAD_TOO_LARGE,
+            Oversized::Depth(_) => StatusCode::BAD_REQUEST,
+        };
+        return jsonrpc_error(status, &why.to_string());
+    }
+    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
 }
 
 /// Around every route: the `Host`, the `Origin`, the bearer token, and the profile a token

@@ -24,6 +24,7 @@ pub mod access;
 pub mod convert;
 pub mod gateway;
 pub mod http;
+pub mod limits;
 mod passthrough;
 mod pool;
 mod progress;

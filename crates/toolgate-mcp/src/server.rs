@@ -469,8 +469,76 @@ impl ServerHandler for GatewayServer {
 /// Serves one MCP session on stdin and stdout until the client closes stdin or `shutdown` is
 /// cancelled. Nothing else may write to stdout meanwhile.
 pub async fn serve_stdio(gateway: Gateway, shutdown: CancellationToken) -> std::io::Result<()> {
+    serve_stdio_on(gateway, shutdown, tokio::io::stdin(), tokio::io::stdout()).await
+}
+
+/// [`serve_stdio`] on any pair of streams. Every line from the client is screened against the
+/// [limits](crate::limits) first: one too large or too deep never reaches the parser, and the
+/// client gets an error reply naming the limit instead of silence.
+pub async fn serve_stdio_on(
+    gateway: Gateway,
+    shutdown: CancellationToken,
+    input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
+) -> std::io::Result<()> {
     use rmcp::ServiceExt;
-    let starting = gateway.server().serve(rmcp::transport::stdio());
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let (to_rmcp, rmcp_in) = tokio::io::duplex(1 << 20);
+    let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 20);
+    // One writer for stdout, so that rmcp's messages and the screen's replies never interleave.
+    let (lines, mut outgoing) = tokio::sync::mpsc::channel::<Vec<u8>>(64);
+    let writer = tokio::spawn(async move {
+        let mut output = output;
+        while let Some(line) = outgoing.recv().await {
+            if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
+                break;
+            }
+        }
+    });
+    let from_server = lines.clone();
+    tokio::spawn(async move {
+        let mut reader = tokio::io::BufReader::new(from_rmcp);
+        loop {
+            let mut line = Vec::new();
+            match reader.read_until(b'\n', &mut line).await {
+                Ok(0) | Err(_) => break,
+                Ok(_) => {
+                    if from_server.send(line).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+    });
+    tokio::spawn(async move {
+        let mut to_rmcp = to_rmcp;
+        let mut reader = tokio::io::BufReader::new(input);
+        while let Ok(Some(line)) = read_line_capped(&mut reader).await {
+            let checked = match line {
+                Ok(bytes) => crate::limits::screen(&bytes).map(|()| bytes),
+                Err(too_long) => Err(crate::limits::Oversized::Bytes(too_long)),
+            };
+            match checked {
+                Ok(mut bytes) => {
+                    bytes.push(b'\n');
+                    if to_rmcp.write_all(&bytes).await.is_err() {
+                        break;
+                    }
+                }
+                Err(why) => {
+                    tracing::warn!("refused a message from the client: {why}");
+                    let mut reply = crate::limits::error_reply(&why).to_string().into_bytes();
+                    reply.push(b'\n');
+                    if lines.send(reply).await.is_err() {
+                        break;
+                    }
+                }
+            }
+        }
+        // The client closed stdin: so does the server's side.
+        let _ = to_rmcp.shutdown().await;
+    });
+    let starting = gateway.server().serve((rmcp_in, rmcp_out));
     let running = tokio::select! {
         r = starting => r.map_err(|e| std::io::Error::other(format!("the MCP client did not initialize: {e}")))?,
         () = shutdown.cancelled() => return Ok(()),
@@ -482,5 +550,47 @@ pub async fn serve_stdio(gateway: Gateway, shutdown: CancellationToken) -> std::
         }
         () = shutdown.cancelled() => cancel.cancel(),
     }
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer).await;
     Ok(())
+}
+
+/// One line of `reader` without its newline, read at most [`MAX_MESSAGE_BYTES`] at a time: a
+/// longer line is skipped to its end and reported by its length (`Err`). `None` at the end.
+async fn read_line_capped(
+    reader: &mut (impl tokio::io::AsyncBufRead + Unpin),
+) -> std::io::Result<Option<Result<Vec<u8>, usize>>> {
+    use tokio::io::AsyncBufReadExt;
+    let cap = crate::limits::MAX_MESSAGE_BYTES;
+    let mut line = Vec::new();
+    let mut seen = 0usize;
+    loop {
+        let buf = reader.fill_buf().await?;
+        if buf.is_empty() {
+            return Ok(if seen == 0 {
+                None
+            } else if seen > cap {
+                Some(Err(seen))
+            } else {
+                Some(Ok(line))
+            });
+        }
+        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
+            Some(i) => (&buf[..i], Some(i + 1)),
+            None => (buf, None),
+        };
+        seen += chunk.len();
+        if seen <= cap {
+            line.extend_from_slice(chunk);
+        } else {
+            line.clear();
+        }
+        let used = done.unwrap_or(buf.len());
+        reader.consume(used);
+        if done.is_some() {
+            if seen == 0 {
+                continue;
+            }
+            return Ok(Some(if seen > cap { Err(seen) } else { Ok(line) }));
+        }
+    }
 }
