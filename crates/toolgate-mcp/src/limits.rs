@@ -66,6 +66,54 @@ pub fn screen(message: &[u8]) -> Result<(), Oversized> {
     Ok(())
 }
 
+/// The name of the call that stands in for a refused request on stdio (no tool can have it: it
+/// holds a NUL).
+pub const REFUSED_TOOL: &str = "\u{0}toolgate/refused";
+
+/// The id of a refused message, read from its top level without parsing the rest, and the
+/// request that stands in for it: a call of [`REFUSED_TOOL`] with the reason, which the server
+/// answers with an error of that id. `None` when the message has no readable id (a
+/// notification, or not JSON at all).
+pub fn substitute(message: &[u8], why: &Oversized) -> Option<Vec<u8>> {
+    let id = top_level_id_of(message)?;
+    let call = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": REFUSED_TOOL, "arguments": {"reason": why.to_string()}}});
+    Some(call.to_string().into_bytes())
+}
+
+/// The value of the key `id` of the top-level object, if it is a number or a string.
+fn top_level_id_of(message: &[u8]) -> Option<serde_json::Value> {
+    let (mut depth, mut i) = (0usize, 0usize);
+    let mut last_key: Option<(usize, usize)> = None;
+    while i < message.len() {
+        match message[i] {
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < message.len() && message[i] != b'"' {
+                    i += if message[i] == b'\\' { 2 } else { 1 };
+                }
+                last_key = (depth == 1).then_some((start, i + 1));
+            }
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b':' if depth == 1 => {
+                if let Some((s, e)) = last_key.take()
+                    && message.get(s..e) == Some(b"\"id\"".as_slice())
+                {
+                    let rest = &message[i + 1..];
+                    let end = rest.iter().position(|&b| b == b',' || b == b'}').unwrap_or(rest.len());
+                    let value: serde_json::Value = serde_json::from_slice(rest.get(..end)?).ok()?;
+                    return (value.is_number() || value.is_string()).then_some(value);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
 /// The JSON-RPC error reply to a message that broke a limit (its id cannot be trusted, so it
 /// is `null`, as JSON-RPC asks of a request that could not be read).
 pub fn error_reply(why: &Oversized) -> serde_json::Value {
@@ -85,6 +133,18 @@ mod tests {
         assert_eq!(screen(in_string.as_bytes()), Ok(()));
         let big = vec![b' '; MAX_MESSAGE_BYTES + 1];
         assert_eq!(screen(&big), Err(Oversized::Bytes(MAX_MESSAGE_BYTES + 1)));
+        let deep = format!(
+            "{{\"jsonrpc\": \"2.0\", \"params\": {}{}, \"id\": 7}}",
+            "[".repeat(100),
+            "]".repeat(100)
+        );
+        let call: serde_json::Value =
+            serde_json::from_slice(&substitute(deep.as_bytes(), &Oversized::Depth(65)).unwrap()).unwrap();
+        assert_eq!(call["id"], 7);
+        assert_eq!(call["params"]["name"], REFUSED_TOOL);
+        let named = br#"{"method": "x", "params": {"id": 3}, "id": "a\"b"}"#;
+        assert_eq!(top_level_id_of(named), Some(serde_json::json!("a\"b")));
+        assert_eq!(top_level_id_of(br#"{"method": "notifications/x", "params": {"id": 3}}"#), None);
         let reply = error_reply(&Oversized::Depth(65));
         assert_eq!(reply["id"], serde_json::Value::Null);
         assert!(reply["error"]["message"].as_str().unwrap().contains("at most 64 levels"));

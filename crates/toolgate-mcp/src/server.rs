@@ -34,6 +34,10 @@ use crate::upstream::error_result;
 /// The HTTP header that opens a session under a profile (`[profiles.NAME]`).
 pub const PROFILE_HEADER: &str = "x-toolgate-profile";
 
+/// How long a loading `tool_search` waits, once the client listed the tools again, so that the
+/// list's reply reaches the client before the search's.
+const RELIST_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+
 /// The error for a profile the configuration does not define.
 fn unknown_profile(gateway: &Gateway, name: &str) -> String {
     format!(
@@ -172,13 +176,19 @@ impl GatewayServer {
             tokio::pin!(listed);
             listed.as_mut().enable();
             notice.await;
-            if let Some(wait) = wait.filter(|w| !w.is_zero())
-                && tokio::time::timeout(wait, listed).await.is_err()
-            {
-                tracing::debug!(
-                    "the client did not list the tools again within {wait:?}; not waiting for it again"
-                );
-                self.state().ignores_list_changed = true;
+            if let Some(wait) = wait.filter(|w| !w.is_zero()) {
+                if tokio::time::timeout(wait, listed).await.is_err() {
+                    tracing::debug!(
+                        "the client did not list the tools again within {wait:?}; not waiting for it again"
+                    );
+                    self.state().ignores_list_changed = true;
+                } else {
+                    // The re-list was seen as it was handled, before its reply went out; rmcp
+                    // writes replies as their handlers finish, so without a moment here the
+                    // search's result can overtake the new list, and the client's next model
+                    // request lacks the loaded tools (seen with Claude Code on a busy machine).
+                    tokio::time::sleep(RELIST_GRACE).await;
+                }
             }
         }
         let mut out = CallToolResult::success(vec![ContentBlock::text(text)]);
@@ -408,6 +418,14 @@ impl ServerHandler for GatewayServer {
                 let arguments = Value::Object(request.arguments.unwrap_or_default());
                 self.tool_search(&arguments, &context).await
             }
+            // A request the stdio screen refused, in place of the client's (crate::limits).
+            crate::limits::REFUSED_TOOL => {
+                let reason = request.arguments.as_ref().and_then(|a| a.get("reason")).and_then(Value::as_str);
+                return Err(ErrorData::invalid_request(
+                    reason.unwrap_or("the message broke a limit").to_owned(),
+                    None,
+                ));
+            }
             CALL_TOOL if self.exposure() == Exposure::Bridge => self.bridge_call(request, &context).await,
             name => self.call_through_gate(name, request, &context).await,
         })
@@ -473,8 +491,11 @@ pub async fn serve_stdio(gateway: Gateway, shutdown: CancellationToken) -> std::
 }
 
 /// [`serve_stdio`] on any pair of streams. Every line from the client is screened against the
-/// [limits](crate::limits) first: one too large or too deep never reaches the parser, and the
-/// client gets an error reply naming the limit instead of silence.
+/// [limits](crate::limits) first: one too large or too deep never reaches the parser. A
+/// request's id is read from its top level, and the request is replaced by a call that the
+/// server answers with an error naming the limit, so the client is answered, not left hanging;
+/// a notification (no id) is dropped. Only the input passes through the screen; rmcp writes
+/// the output itself.
 pub async fn serve_stdio_on(
     gateway: Gateway,
     shutdown: CancellationToken,
@@ -482,63 +503,38 @@ pub async fn serve_stdio_on(
     output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
 ) -> std::io::Result<()> {
     use rmcp::ServiceExt;
-    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    use tokio::io::AsyncWriteExt;
     let (to_rmcp, rmcp_in) = tokio::io::duplex(1 << 20);
-    let (rmcp_out, from_rmcp) = tokio::io::duplex(1 << 20);
-    // One writer for stdout, so that rmcp's messages and the screen's replies never interleave.
-    let (lines, mut outgoing) = tokio::sync::mpsc::channel::<Vec<u8>>(64);
-    let writer = tokio::spawn(async move {
-        let mut output = output;
-        while let Some(line) = outgoing.recv().await {
-            if output.write_all(&line).await.is_err() || output.flush().await.is_err() {
-                break;
-            }
-        }
-    });
-    let from_server = lines.clone();
-    tokio::spawn(async move {
-        let mut reader = tokio::io::BufReader::new(from_rmcp);
-        loop {
-            let mut line = Vec::new();
-            match reader.read_until(b'\n', &mut line).await {
-                Ok(0) | Err(_) => break,
-                Ok(_) => {
-                    if from_server.send(line).await.is_err() {
-                        break;
-                    }
-                }
-            }
-        }
-    });
     tokio::spawn(async move {
         let mut to_rmcp = to_rmcp;
         let mut reader = tokio::io::BufReader::new(input);
         while let Ok(Some(line)) = read_line_capped(&mut reader).await {
-            let checked = match line {
-                Ok(bytes) => crate::limits::screen(&bytes).map(|()| bytes),
-                Err(too_long) => Err(crate::limits::Oversized::Bytes(too_long)),
-            };
-            match checked {
-                Ok(mut bytes) => {
-                    bytes.push(b'\n');
-                    if to_rmcp.write_all(&bytes).await.is_err() {
-                        break;
-                    }
+            let (bytes, verdict) = match line {
+                Ok(bytes) => {
+                    let verdict = crate::limits::screen(&bytes);
+                    (bytes, verdict)
                 }
+                Err((seen, head)) => (head, Err(crate::limits::Oversized::Bytes(seen))),
+            };
+            let mut forward = match verdict {
+                Ok(()) => bytes,
                 Err(why) => {
                     tracing::warn!("refused a message from the client: {why}");
-                    let mut reply = crate::limits::error_reply(&why).to_string().into_bytes();
-                    reply.push(b'\n');
-                    if lines.send(reply).await.is_err() {
-                        break;
+                    match crate::limits::substitute(&bytes, &why) {
+                        Some(call) => call,
+                        None => continue,
                     }
                 }
+            };
+            forward.push(b'\n');
+            if to_rmcp.write_all(&forward).await.is_err() {
+                break;
             }
         }
         // The client closed stdin: so does the server's side.
         let _ = to_rmcp.shutdown().await;
     });
-    let starting = gateway.server().serve((rmcp_in, rmcp_out));
+    let starting = gateway.server().serve((rmcp_in, output));
     let running = tokio::select! {
         r = starting => r.map_err(|e| std::io::Error::other(format!("the MCP client did not initialize: {e}")))?,
         () = shutdown.cancelled() => return Ok(()),
@@ -550,47 +546,47 @@ pub async fn serve_stdio_on(
         }
         () = shutdown.cancelled() => cancel.cancel(),
     }
-    let _ = tokio::time::timeout(std::time::Duration::from_secs(1), writer).await;
     Ok(())
 }
 
-/// One line of `reader` without its newline, read at most [`MAX_MESSAGE_BYTES`] at a time: a
-/// longer line is skipped to its end and reported by its length (`Err`). `None` at the end.
+/// One line of `reader` without its newline, kept up to [`MAX_MESSAGE_BYTES`]: a longer line
+/// is read to its end and reported by its length and its first 64 KiB (`Err`, for its id).
+/// `None` at the end of the input.
 async fn read_line_capped(
     reader: &mut (impl tokio::io::AsyncBufRead + Unpin),
-) -> std::io::Result<Option<Result<Vec<u8>, usize>>> {
+) -> std::io::Result<Option<Result<Vec<u8>, (usize, Vec<u8>)>>> {
     use tokio::io::AsyncBufReadExt;
     let cap = crate::limits::MAX_MESSAGE_BYTES;
     let mut line = Vec::new();
     let mut seen = 0usize;
+    let finish = |seen: usize, mut line: Vec<u8>| {
+        if seen > cap {
+            line.truncate(64 * 1024);
+            Err((seen, line))
+        } else {
+            Ok(line)
+        }
+    };
     loop {
         let buf = reader.fill_buf().await?;
         if buf.is_empty() {
-            return Ok(if seen == 0 {
-                None
-            } else if seen > cap {
-                Some(Err(seen))
-            } else {
-                Some(Ok(line))
-            });
+            return Ok((seen > 0).then(|| finish(seen, line)));
         }
         let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
             Some(i) => (&buf[..i], Some(i + 1)),
             None => (buf, None),
         };
         seen += chunk.len();
-        if seen <= cap {
-            line.extend_from_slice(chunk);
-        } else {
-            line.clear();
-        }
+        // Past the cap only the head is kept.
+        let room = (cap + 1).saturating_sub(line.len());
+        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
         let used = done.unwrap_or(buf.len());
         reader.consume(used);
         if done.is_some() {
             if seen == 0 {
                 continue;
             }
-            return Ok(Some(if seen > cap { Err(seen) } else { Ok(line) }));
+            return Ok(Some(finish(seen, line)));
         }
     }
 }
