@@ -327,3 +327,39 @@ fn a_client_that_never_sends_its_body_is_cut_off() {
     assert!(response.starts_with("HTTP/1.1 408"), "{response}");
     assert!(start.elapsed() < Duration::from_secs(15), "cut off after {:?}", start.elapsed());
 }
+
+#[test]
+fn clients_that_drip_their_headers_or_say_nothing_are_cut_off() {
+    let server = serve(&["--http", "127.0.0.1:0"], &[]);
+    let silent = TcpStream::connect(&server.addr).unwrap();
+    let mut dripping = TcpStream::connect(&server.addr).unwrap();
+    let start = Instant::now();
+    let header = format!("GET /status.json HTTP/1.1\r\nHost: {}\r\nX-Slow: ", server.addr);
+    dripping.write_all(header.as_bytes()).unwrap();
+    // One byte every 2 s, as a slowloris client does; the gateway closes the connection.
+    let mut closed_after = None;
+    while start.elapsed() < Duration::from_secs(25) {
+        std::thread::sleep(Duration::from_secs(2));
+        if dripping.write_all(b"a").is_err() {
+            closed_after = Some(start.elapsed());
+            break;
+        }
+        let mut probe = [0u8; 1];
+        dripping.set_nonblocking(true).unwrap();
+        let read = dripping.peek(&mut probe);
+        dripping.set_nonblocking(false).unwrap();
+        if matches!(read, Ok(0)) {
+            closed_after = Some(start.elapsed());
+            break;
+        }
+    }
+    let closed_after = closed_after.expect("the dripping client is still connected after 25 s");
+    assert!(closed_after < Duration::from_secs(16), "cut off after {closed_after:?}");
+    let mut silent = silent;
+    silent.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut buf = Vec::new();
+    assert!(silent.read_to_end(&mut buf).is_ok(), "the silent client was closed, not left waiting");
+    // The gateway still serves the others.
+    let (status, _, _) = request(&server.addr, "GET", "/status.json", &[], "");
+    assert_eq!(status, 200);
+}

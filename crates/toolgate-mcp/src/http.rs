@@ -13,7 +13,6 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use axum::serve::ListenerExt;
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use serde_json::Value;
@@ -191,32 +190,68 @@ fn jsonrpc_error(status: StatusCode, message: &str) -> Response {
     response
 }
 
+/// How long a client may take to send a request's headers (a client dripping them, or one
+/// that connects and says nothing, is cut off after it).
+pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// Serves the router on `listener` until `shutdown` is cancelled; open connections get five
-/// seconds to finish.
+/// seconds to finish. Each connection is HTTP/1.1 with [`HEADER_TIMEOUT`] on its headers.
 pub async fn serve(
     gateway: Gateway,
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
+    use hyper_util::rt::{TokioIo, TokioTimer};
     let app = router(gateway, shutdown.child_token());
-    let stop = shutdown.clone();
-    // Without TCP_NODELAY, Nagle's algorithm and delayed ACKs add about 40 ms to every request
-    // of clients that write headers and body separately (Node's fetch, the TypeScript SDK).
-    let listener = listener.tap_io(|tcp| {
+    let mut connections = tokio::task::JoinSet::new();
+    loop {
+        let (tcp, _) = tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok(connection) => connection,
+                Err(e) => {
+                    // Out of file descriptors, say: wait a moment rather than spin.
+                    tracing::warn!("could not accept a connection: {e}");
+                    tokio::time::sleep(Duration::from_millis(50)).await;
+                    continue;
+                }
+            },
+            () = shutdown.cancelled() => break,
+        };
+        // Without TCP_NODELAY, Nagle's algorithm and delayed ACKs add about 40 ms to every
+        // request of clients that write headers and body separately (Node's fetch, the
+        // TypeScript SDK).
         if let Err(e) = tcp.set_nodelay(true) {
             tracing::debug!("could not set TCP_NODELAY: {e}");
         }
-    });
-    let server = axum::serve(listener, app).with_graceful_shutdown(async move { stop.cancelled().await });
-    let server = server.into_future();
-    tokio::pin!(server);
-    tokio::select! {
-        r = &mut server => r,
-        () = async { shutdown.cancelled().await; tokio::time::sleep(Duration::from_secs(5)).await } => {
-            tracing::warn!("open HTTP connections did not close within 5 s after shutdown; dropping them");
-            Ok(())
-        }
+        let service = hyper_util::service::TowerToHyperService::new(app.clone());
+        let stop = shutdown.clone();
+        connections.spawn(async move {
+            let connection = hyper::server::conn::http1::Builder::new()
+                .timer(TokioTimer::new())
+                .header_read_timeout(HEADER_TIMEOUT)
+                .serve_connection(TokioIo::new(tcp), service);
+            tokio::pin!(connection);
+            tokio::select! {
+                served = connection.as_mut() => {
+                    if let Err(e) = served {
+                        tracing::debug!("connection ended: {e}");
+                    }
+                }
+                () = stop.cancelled() => {
+                    connection.as_mut().graceful_shutdown();
+                    let _ = connection.await;
+                }
+            }
+        });
+        while connections.try_join_next().is_some() {}
     }
+    let drained = tokio::time::timeout(Duration::from_secs(5), async {
+        while connections.join_next().await.is_some() {}
+    });
+    if drained.await.is_err() {
+        tracing::warn!("open HTTP connections did not close within 5 s after shutdown; dropping them");
+    }
+    Ok(())
 }
 
 async fn status_json(State(gateway): State<Gateway>) -> impl IntoResponse {
