@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use toolgate::eval::{Query, Ranker, Report, evaluate_ranker};
-use toolgate::search::{Hit, Request};
+use toolgate::search::{Hit, Request, rank_scored};
 use toolgate::semantic::bert::{BertIndex, BertModel, reciprocal_rank_fusion};
 use toolgate::{Catalog, Index, Strategy};
 
@@ -22,9 +22,10 @@ pub(crate) fn open(dir: &Path, mix: f32) -> anyhow::Result<Arc<BertModel>> {
     Ok(Arc::new(model.with_mix(mix)))
 }
 
-/// Warns once if the model's vectors could not be cached on disk.
-pub(crate) fn warn_cache(model: &BertModel) {
-    if let Some(problem) = model.cache_problem() {
+/// Warns if the model's vectors could not be cached on disk (`problem`, from
+/// `BertModel::cache_problem` or `Index::model_cache_problem`).
+pub(crate) fn warn_cache(problem: Option<String>) {
+    if let Some(problem) = problem {
         let _ = writeln!(std::io::stderr(), "warning: the model's vectors are not cached on disk: {problem}");
     }
 }
@@ -42,7 +43,7 @@ pub(crate) fn reports(
     let start = Instant::now();
     let dense: BertIndex = model.index(catalog).with_context(|| format!("--model {}", dir.display()))?;
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
-    warn_cache(&model);
+    warn_cache(model.cache_problem());
     let bm25 = Index::builder().strategy(Strategy::Bm25).build(catalog);
     let only = |q: &str| {
         let v = model.encoder().embed(q).unwrap_or_else(|_| vec![0.0; model.encoder().dim()]);
@@ -69,7 +70,7 @@ pub(crate) fn reports(
         let model: Vec<toolgate::ToolId> = only(q).into_iter().take(DEPTH).map(|(t, _)| t).collect();
         reciprocal_rank_fusion(&words, &model, 60.0)
     };
-    let mut rank = |q: &str| rank_hits(rrf(q));
+    let mut rank = |q: &str| rank_scored(rrf(q));
     let mut time = |q: &str| {
         std::hint::black_box(rrf(q));
     };
@@ -89,13 +90,4 @@ pub(crate) fn reports(
         Ranker { label: "bert", strategy: Strategy::Bert, build_ms, rank: &mut rank, time: &mut time };
     out.push(evaluate_ranker(catalog, queries, ks, cut, ranker, &mut || {}));
     Ok(out)
-}
-
-/// Rank scores that fall slowly, as the fused strategies': no relevance cut on a fused order.
-fn rank_hits(ranked: Vec<toolgate::ToolId>) -> Vec<Hit> {
-    ranked
-        .into_iter()
-        .enumerate()
-        .map(|(r, tool)| Hit { tool, score: 1.0 / (1.0 + r as f32 / 100.0) })
-        .collect()
 }

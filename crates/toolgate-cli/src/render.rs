@@ -10,7 +10,7 @@ use serde_json::{Value, json};
 use toolgate::config::Config;
 use toolgate::defer::{DeferConfig, DeferMode};
 use toolgate::render::{self, Api, Models, Provider, Shape, Turn, stability};
-use toolgate::{Policy, Toolbox};
+use toolgate::{Catalog, Policy, Toolbox};
 
 use crate::Outcome;
 
@@ -77,16 +77,21 @@ fn mode(name: &str) -> anyhow::Result<Provider> {
     })
 }
 
-/// The toolbox of `provider`'s exposure over the catalog and policy the arguments name.
-fn toolbox(args: &Args, provider: Provider) -> anyhow::Result<Toolbox> {
+/// The catalog and policy the arguments name (with `--config`, its servers are started once).
+fn subject(args: &Args) -> anyhow::Result<(Catalog, Policy)> {
     let catalog = args.source.catalog()?;
     let policy = match &args.source.config {
         Some(path) => Policy::new(&Config::from_path(path)?, args.source.profile.as_deref())?,
         None => Policy::permissive(),
     };
+    Ok((catalog, policy))
+}
+
+/// The toolbox of `provider`'s exposure over `catalog` and `policy`.
+fn toolbox(catalog: &Catalog, policy: &Policy, provider: Provider) -> anyhow::Result<Toolbox> {
     // As the gateway: every MCP tool deferred.
     let defer = DeferConfig { mode: DeferMode::On, ..DeferConfig::default() };
-    Ok(Toolbox::builder(&catalog, policy).defer(defer).exposure(provider.exposure()).build()?)
+    Ok(Toolbox::builder(catalog, policy.clone()).defer(defer).exposure(provider.exposure()).build()?)
 }
 
 /// The messages of a transcript file: a JSON array, or one JSON value per line.
@@ -126,7 +131,8 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         return report(&args, out);
     }
     let provider = chosen(&args)?;
-    let toolbox = toolbox(&args, provider)?;
+    let (catalog, policy) = subject(&args)?;
+    let toolbox = toolbox(&catalog, &policy, provider)?;
     let mut conversation = match &args.transcript {
         Some(path) => toolbox.conversation_from_transcript(&transcript(path)?),
         None => toolbox.conversation(),
@@ -158,9 +164,10 @@ fn report(args: &Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     } else {
         vec![chosen(args)?]
     };
+    let (catalog, policy) = subject(args)?;
     let mut all = Vec::new();
     for provider in modes {
-        let toolbox = toolbox(args, provider)?;
+        let toolbox = toolbox(&catalog, &policy, provider)?;
         let steps = stability::script(&toolbox, TURNS);
         let reports = stability::run(&toolbox, provider, &steps)?;
         all.push((provider, reports));

@@ -58,9 +58,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         (None, None, None) => Index::builder(),
     };
     let index = builder.build(&catalog);
-    if let Some(problem) = index.model_cache_problem() {
-        writeln!(std::io::stderr(), "warning: the model's vectors are not cached on disk: {problem}")?;
-    }
+    crate::model::warn_cache(index.model_cache_problem());
     let found = index.search(Request::new(&query, args.limit));
     let strategy = index.strategy().as_str();
     let explanations: Vec<Explanation> = if args.explain {

@@ -56,9 +56,6 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
         Some(path) => Some(Config::from_path(path)?),
         None => None,
     };
-    if let Some(config) = &config {
-        let _ = SECRETS.set(secrets_of(config));
-    }
     let settings = match &config {
         Some(config) => settings_for(config, args.profile.as_deref())?,
         None if args.profile.is_some() => {
@@ -88,7 +85,12 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
 /// The gateway settings of `config`, serving `profile` if one is named.
 fn settings_for(config: &Config, profile: Option<&str>) -> anyhow::Result<Settings> {
     let mut settings = Settings::from_config(&config.gateway).with_search(&config.search)?;
-    settings.access = access_for(config)?;
+    let (access, token_secrets) = access_for(config)?;
+    settings.access = access;
+    // Every value of the configuration that must not reach a log line, masked from now on.
+    let mut secrets: Vec<String> = config.servers.values().flat_map(|s| s.transport.secrets()).collect();
+    secrets.extend(token_secrets);
+    let _ = SECRETS.set(secrets);
     if let Some(name) = profile {
         profile_of(config, name)?;
         settings.profile = Some(name.to_owned());
@@ -96,18 +98,22 @@ fn settings_for(config: &Config, profile: Option<&str>) -> anyhow::Result<Settin
     Ok(settings)
 }
 
-/// The hosts, origins and tokens of `config`, with each token's secret read now.
-fn access_for(config: &Config) -> anyhow::Result<Access> {
+/// The hosts, origins and tokens of `config`, with each token's secret read now (and
+/// returned, to be masked in the log).
+fn access_for(config: &Config) -> anyhow::Result<(Access, Vec<String>)> {
     let mut tokens = Vec::new();
+    let mut secrets = Vec::new();
     for (name, token) in &config.tokens {
         let secret = token.secret(name).map_err(anyhow::Error::msg)?;
         tokens.push(Token::new(name, &secret, token.profile.clone()));
+        secrets.push(secret);
     }
-    Ok(Access {
+    let access = Access {
         hosts: config.gateway.allowed_hosts.clone(),
         origins: config.gateway.allowed_origins.clone(),
         tokens,
-    })
+    };
+    Ok((access, secrets))
 }
 
 /// `[profiles.NAME]` of `config`, or an error for `--profile NAME` naming the known ones.
@@ -211,7 +217,7 @@ fn log_filter(verbose: u8, level: Option<&str>) -> String {
 }
 
 /// The configuration's secrets (servers' `env` and `headers` values, tokens), masked in every
-/// log line once the configuration is read.
+/// log line once the settings are read.
 static SECRETS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
 
 /// Standard error with every line's secrets masked: the configuration's, URL query values and
@@ -241,20 +247,4 @@ fn init_logging(default: String) {
         .with_writer(|| RedactedStderr)
         .with_ansi(std::io::stderr().is_terminal())
         .try_init();
-}
-
-/// Every value of `config` that must not reach a log line.
-fn secrets_of(config: &Config) -> Vec<String> {
-    let mut out = Vec::new();
-    for server in config.servers.values() {
-        match &server.transport {
-            toolgate::config::Transport::Stdio { env, .. } => out.extend(env.values().cloned()),
-            toolgate::config::Transport::Http { headers, .. } => out.extend(headers.values().cloned()),
-            toolgate::config::Transport::Catalog { .. } => {}
-        }
-    }
-    for (name, token) in &config.tokens {
-        out.extend(token.secret(name).ok());
-    }
-    out
 }

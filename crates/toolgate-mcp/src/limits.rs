@@ -114,12 +114,6 @@ fn top_level_id_of(message: &[u8]) -> Option<serde_json::Value> {
     None
 }
 
-/// The JSON-RPC error reply to a message that broke a limit (its id cannot be trusted, so it
-/// is `null`, as JSON-RPC asks of a request that could not be read).
-pub fn error_reply(why: &Oversized) -> serde_json::Value {
-    json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": why.to_string()}})
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,8 +139,6 @@ mod tests {
         let named = br#"{"method": "x", "params": {"id": 3}, "id": "a\"b"}"#;
         assert_eq!(top_level_id_of(named), Some(serde_json::json!("a\"b")));
         assert_eq!(top_level_id_of(br#"{"method": "notifications/x", "params": {"id": 3}}"#), None);
-        let reply = error_reply(&Oversized::Depth(65));
-        assert_eq!(reply["id"], serde_json::Value::Null);
-        assert!(reply["error"]["message"].as_str().unwrap().contains("at most 64 levels"));
+        assert!(Oversized::Depth(65).to_string().contains("at most 64 levels"));
     }
 }

@@ -157,17 +157,10 @@ pub(crate) struct Spec {
 }
 
 impl Spec {
-    /// The values this server's configuration holds that must never be shown: its `env` and
-    /// `headers` values (a URL's query values are masked wherever a URL is shown).
+    /// The values this server's configuration holds that must never be shown (a URL's query
+    /// values are masked wherever a URL is shown).
     pub(crate) fn secrets(&self) -> Vec<String> {
-        match &self.transport {
-            Transport::Stdio { env, .. } => env.values().cloned().collect(),
-            Transport::Http { headers, .. } => headers
-                .values()
-                .flat_map(|v| [v.clone(), v.strip_prefix("Bearer ").unwrap_or_default().to_owned()])
-                .collect(),
-            Transport::Catalog { .. } => Vec::new(),
-        }
+        self.transport.secrets()
     }
 }
 

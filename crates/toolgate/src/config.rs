@@ -353,6 +353,22 @@ pub struct ServerConfig {
     pub trust_always_load: bool,
 }
 
+impl Transport {
+    /// The values of this transport that must never be shown or logged: a child's `env`
+    /// values, an HTTP server's `headers` values (and a `Bearer` header's token alone).
+    pub fn secrets(&self) -> Vec<String> {
+        match self {
+            Transport::Stdio { env, .. } => env.values().cloned().collect(),
+            Transport::Http { headers, .. } => headers
+                .values()
+                .flat_map(|v| [v.clone(), v.strip_prefix("Bearer ").unwrap_or_default().to_owned()])
+                .filter(|v| !v.is_empty())
+                .collect(),
+            Transport::Catalog { .. } => Vec::new(),
+        }
+    }
+}
+
 impl ServerConfig {
     /// A server reached by `transport`, with every other setting at its default.
     pub fn new(transport: Transport) -> ServerConfig {

@@ -4,7 +4,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Call, Provider, RenderError, Shape, Turn, answer_search, calls, render, tool_output};
+use super::{Call, Provider, RenderError, Shape, Turn, answer_search, calls, render};
 use crate::request::TOOL_SEARCH;
 use crate::toolbox::{CALL_TOOL, Conversation, Toolbox};
 
@@ -141,9 +141,10 @@ pub fn run(toolbox: &Toolbox, provider: Provider, steps: &[Step]) -> Result<Vec<
                     loaded += conversation.active().len().saturating_sub(before);
                     recent = conversation.active().last().cloned().or(recent);
                 }
-                Call::Tool { id, name, arguments } => {
-                    let allowed = toolbox.check(&mut conversation, &name, &arguments).is_allow();
-                    let _ = tool_output(provider, &id, if allowed { "done" } else { "refused" }, !allowed);
+                Call::Tool { name, arguments, .. } => {
+                    // The call goes through the gate (a call counts as a use for unloading);
+                    // its answer is history, which the measured prefix does not hold.
+                    let _ = toolbox.check(&mut conversation, &name, &arguments);
                 }
             }
         }

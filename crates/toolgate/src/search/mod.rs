@@ -38,7 +38,7 @@ use codex::CodexIndex;
 pub use expand::{Expansion, Via};
 pub use explain::{Explanation, TermExplanation};
 use keyword::KeywordIndex;
-pub use relevance::{RELEVANCE_CUT, relevant};
+pub use relevance::{RELEVANCE_CUT, rank_scored, relevant};
 pub use strategy::{Strategy, UnknownStrategy};
 
 use crate::catalog::{Catalog, ToolId, strip_mcp_prefix};
@@ -429,13 +429,7 @@ impl Index {
                         crate::semantic::Fusion::DEFAULT,
                         FUSION_DEPTH,
                     );
-                    lexical = fused
-                        .into_iter()
-                        .enumerate()
-                        // Rank scores that fall slowly: the fused order has no scale of its own, so
-                        // the relevance cut of loading (relative to the best) leaves it whole.
-                        .map(|(rank, tool)| Hit { tool, score: 1.0 / (1.0 + rank as f32 / 100.0) })
-                        .collect();
+                    lexical = rank_scored(fused);
                 }
                 (lexical, unmatched)
             }
@@ -449,11 +443,7 @@ impl Index {
                     if let Ok(v) = model.encoder().embed(query) {
                         let pairs: Vec<(ToolId, f32)> = lexical.iter().map(|h| (h.tool, h.score)).collect();
                         let near = dense.top(&v, FUSION_DEPTH);
-                        lexical = crate::semantic::bert::fuse(&pairs, &near, mix)
-                            .into_iter()
-                            .enumerate()
-                            .map(|(rank, tool)| Hit { tool, score: 1.0 / (1.0 + rank as f32 / 100.0) })
-                            .collect();
+                        lexical = rank_scored(crate::semantic::bert::fuse(&pairs, &near, mix));
                     }
                 }
                 (lexical, unmatched)

@@ -3,6 +3,7 @@
 //! rankings (`semantic`) score by rank, falling slowly, so the cut leaves them whole.
 
 use super::Hit;
+use crate::catalog::ToolId;
 
 /// The relevance cut of loading: a `tool_search` loads the hits scoring at least this share of
 /// its best hit's score (always the best one, and every exactly named tool). Measured on the
@@ -19,4 +20,14 @@ pub fn relevant(hits: &[Hit], cut: f32) -> usize {
     }
     let floor = best * cut;
     hits.iter().take_while(|h| h.score >= floor).count().max(1)
+}
+
+/// A fused order as hits: rank scores that fall slowly (1 / (1 + rank / 100)), since a fused
+/// order has no scale of its own; the relevance cut then leaves its first hits whole.
+pub fn rank_scored(ranked: impl IntoIterator<Item = ToolId>) -> Vec<Hit> {
+    ranked
+        .into_iter()
+        .enumerate()
+        .map(|(rank, tool)| Hit { tool, score: 1.0 / (1.0 + rank as f32 / 100.0) })
+        .collect()
 }
