@@ -11,6 +11,13 @@ if [ ! -e "$stamp_npm" ]; then
     touch "$stamp_npm"
 fi
 
+# An older release of one of those servers, for the pinned-upgrade test.
+stamp_upgrade="upgrade/node_modules/.toolgate-$(sha256sum upgrade/package.json | cut -c1-16)"
+if [ ! -e "$stamp_upgrade" ]; then
+    (cd upgrade && npm install --no-audit --no-fund --loglevel=error)
+    touch "$stamp_upgrade"
+fi
+
 stamp_py=".venv/.toolgate-$(sha256sum requirements.txt | cut -c1-16)"
 if [ ! -e "$stamp_py" ]; then
     python3 -m venv .venv

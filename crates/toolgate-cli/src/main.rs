@@ -1,6 +1,7 @@
 //! The `toolgate` command: thin glue over the library, `anyhow` errors and exit codes
 //! (0 ok, 1 no result, 2 error).
 
+mod approve;
 mod eval;
 mod model;
 mod output;
@@ -40,6 +41,8 @@ enum Command {
     /// Responses, Chat Completions, Gemini, bridge), or with --stability how a scripted
     /// session changes the request prefix.
     Render(render::Args),
+    /// List or approve the tool definitions a pinned server's gateway holds in quarantine.
+    Approve(approve::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) to stdout.
     Completions {
         /// The shell.
@@ -63,6 +66,7 @@ fn main() -> ExitCode {
         Command::Eval(a) => with_stdout(|out| eval::run(a, out)),
         Command::Tokens(a) => with_stdout(|out| tokens::run(a, out)),
         Command::Render(a) => with_stdout(|out| render::run(a, out)),
+        Command::Approve(a) => with_stdout(|out| approve::run(a, out)),
         // The gateway owns stdout (the MCP channel with --stdio), so it must not be locked here.
         Command::Serve(a) => serve::run(a),
         Command::Completions { shell } => with_stdout(|out| {

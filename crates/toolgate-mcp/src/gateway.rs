@@ -27,6 +27,7 @@ use toolgate::policy::PolicyError;
 use toolgate::schema::Validators;
 use toolgate::{Catalog, Conversation, Policy, Tool, Toolbox};
 
+use crate::pins::{Held, PinError, Pins, Selection};
 use crate::progress::Relay;
 use crate::settings::Settings;
 use crate::snapshot::{Listing, Snapshot};
@@ -212,6 +213,8 @@ pub(crate) struct Inner {
     /// When the gateway was made: requests wait for starting upstreams only until
     /// [`Settings::ready_wait`] after it.
     started: std::time::Instant,
+    /// The approved definitions, when a server is pinned.
+    pins: Option<Arc<Pins>>,
 }
 
 impl Gateway {
@@ -226,6 +229,9 @@ impl Gateway {
     pub fn configured(settings: Settings, config: Config) -> Result<Gateway, GatewayError> {
         let root = Policy::new(&config, settings.profile.as_deref())
             .map_err(|e| GatewayError::policy(&e, &config))?;
+        let pins = Pins::from_config(&config)
+            .map_err(|e| GatewayError { key: "gateway.pins".into(), message: e.to_string() })?
+            .map(Arc::new);
         Ok(Gateway {
             inner: Arc::new(Inner {
                 settings,
@@ -245,6 +251,7 @@ impl Gateway {
                 views: Mutex::new(HashMap::new()),
                 deferred_once: AtomicBool::new(false),
                 started: std::time::Instant::now(),
+                pins,
             }),
         })
     }
@@ -298,6 +305,7 @@ impl Gateway {
             }
         }
         gateway.rebuild(None).map_err(|e| GatewayError::policy(&e, config))?;
+        gateway.watch_pins();
         for spec in children {
             gateway.spawn_upstream(spec);
         }
@@ -410,6 +418,7 @@ impl Gateway {
         let settings = &self.inner.settings;
         let mode = if snapshot.defers { DeferMode::On } else { DeferMode::Off };
         Toolbox::builder(&snapshot.catalog, policy)
+            .quarantined(snapshot.quarantined.clone())
             .defer(DeferConfig { mode, ..settings.defer })
             .exposure(exposure)
             .pending(snapshot.pending.clone())
@@ -524,6 +533,49 @@ impl Gateway {
         }
     }
 
+    /// Rebuilds whenever another process (`toolgate approve`) wrote the pin store: its
+    /// approvals take effect within a second.
+    fn watch_pins(&self) {
+        let Some(pins) = self.inner.pins.clone() else { return };
+        let gateway = self.clone();
+        let task = tokio::spawn(async move {
+            let mut last = pins.store.version().ok();
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                tokio::select! {
+                    _ = gateway.inner.shutdown.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                let now = pins.store.version().ok();
+                if now != last {
+                    last = now;
+                    if let Err(e) = gateway.rebuild(None) {
+                        tracing::error!("{e}");
+                    }
+                }
+            }
+        });
+        self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner()).push(task);
+    }
+
+    /// Approves held tools (see [`crate::pins`]) and serves them at once. Fails when no
+    /// server is pinned or the store cannot be written.
+    pub fn approve(&self, selection: Selection<'_>) -> Result<Vec<Held>, PinError> {
+        let Some(pins) = &self.inner.pins else {
+            return Err(PinError { path: "".into(), message: "no server has `trust = \"pin\"`".into() });
+        };
+        let approved = pins.store.approve(selection)?;
+        if let Err(e) = self.rebuild(None) {
+            tracing::error!("{e}");
+        }
+        Ok(approved)
+    }
+
+    /// The tools waiting in quarantine (none when no server is pinned).
+    pub fn held(&self) -> Result<Vec<Held>, PinError> {
+        self.inner.pins.as_ref().map_or(Ok(Vec::new()), |p| p.store.held())
+    }
+
     /// Rebuilds the merged snapshot from the pool and publishes it; tells native sessions
     /// whose tool list changed. When the served subject's required tools no longer fit the
     /// budgets, the upstream to blame (the one the error names, or `changed`, the one whose
@@ -538,6 +590,9 @@ impl Gateway {
                 let listings: Vec<Listing<'_>> = pool.values().map(Upstream::listing).collect();
                 Snapshot::build(&listings, &self.inner.root)
             };
+            if let Some(pins) = &self.inner.pins {
+                snapshot.sift(pins);
+            }
             // Once per snapshot, for every subject's toolbox (it counts tokens in `auto`).
             snapshot.defers = self.defers(&snapshot);
             match self.toolbox(&snapshot, self.inner.root.clone(), self.strictest_exposure()) {
@@ -656,6 +711,10 @@ impl Gateway {
                     let mut v = u.status();
                     let visible = toolbox.visible().tools().iter().filter(|t| view.owner(t) == Some(&u.name));
                     v["visible"] = json!(visible.count());
+                    let held = view.snapshot.quarantined.tools().iter();
+                    v["quarantined"] = json!(
+                        held.filter(|t| view.snapshot.owner(t.qualified_name()) == Some(&u.name)).count()
+                    );
                     v
                 })
                 .collect()
@@ -675,6 +734,16 @@ impl Gateway {
             })
             .collect();
         let deferred = toolbox.visible().tools().iter().filter(|t| toolbox.is_deferred(t)).count();
+        let held: Vec<Value> = match self.held() {
+            Ok(held) => held
+                .iter()
+                .map(|h| {
+                    json!({"name": h.qualified, "server": h.server, "tool": h.tool, "reason": h.reason(),
+                        "hash": h.hash, "diff": h.diff()})
+                })
+                .collect(),
+            Err(e) => vec![json!({"error": e.to_string()})],
+        };
         json!({
             "exposure": self.inner.settings.exposure.map_or("auto", exposure_name),
             "strategy": toolbox.strategy().as_str(),
@@ -685,6 +754,7 @@ impl Gateway {
             "validators": self.inner.validators.len(),
             "servers": servers,
             "sessions": sessions,
+            "quarantined": held,
         })
     }
 }

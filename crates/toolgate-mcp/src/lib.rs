@@ -10,7 +10,8 @@
 //! - [`server`]: the downstream `ServerHandler`, one per session ([`GatewayServer`]).
 //! - [`http`]: streamable HTTP at `/mcp` and the status page at `/`.
 //! - `snapshot`: the upstreams' listings merged into one catalog, named once (a pure
-//!   function).
+//!   function), with the unapproved tools of pinned servers held back.
+//! - [`pins`]: the store of approved definitions (SQLite) and the quarantine.
 //! - [`convert`]: `rmcp::model::Tool` to and from the catalog's tools.
 //! - `passthrough`: log messages, prompts and resources, under the same policy as tools.
 //! - `progress`: upstream progress notifications relayed to the client that asked for them.
@@ -26,6 +27,7 @@ pub mod gateway;
 pub mod http;
 pub mod limits;
 mod passthrough;
+pub mod pins;
 mod pool;
 mod progress;
 pub mod redact;

@@ -14,6 +14,8 @@ use std::sync::Arc;
 
 use toolgate::{Catalog, Policy, ToolSpec};
 
+use crate::pins::Pins;
+
 /// How one upstream stands, for the snapshot.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Standing<'a> {
@@ -52,6 +54,8 @@ pub(crate) struct Snapshot {
     /// Whether tools are deferred, for every subject (decided by the gateway once per
     /// snapshot; `false` until it has).
     pub(crate) defers: bool,
+    /// Tools of pinned servers held back until approved: in no subject's catalog.
+    pub(crate) quarantined: Catalog,
 }
 
 impl Snapshot {
@@ -120,7 +124,23 @@ impl Snapshot {
             let upstream = &*owner[t.qualified_name()];
             upstream == t.server() || policy.decide_under(upstream, t).is_allow()
         });
-        Snapshot { catalog, owner, pending, failed, defers: false }
+        Snapshot { catalog, owner, pending, failed, defers: false, quarantined: Catalog::default() }
+    }
+
+    /// Holds back the tools of pinned upstreams whose definitions are not approved (see
+    /// [`crate::pins`]). When the store cannot be read, every tool of a pinned upstream is
+    /// held: pinning fails closed.
+    pub(crate) fn sift(&mut self, pins: &Pins) {
+        let pinned = |t: &toolgate::Tool| self.owner(t.qualified_name()).and_then(|o| pins.pinned(o));
+        let (served, held) = match pins.store.sift(&self.catalog, pinned) {
+            Ok(split) => split,
+            Err(e) => {
+                tracing::error!("{e}; the tools of pinned servers are held until it can be read");
+                (self.catalog.filter(|t| pinned(t).is_none()), self.catalog.filter(|t| pinned(t).is_some()))
+            }
+        };
+        self.catalog = served;
+        self.quarantined = held;
     }
 
     /// The upstream serving the tool named `qualified`.

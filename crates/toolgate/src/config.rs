@@ -216,6 +216,9 @@ pub struct GatewayConfig {
     pub allowed_hosts: Vec<String>,
     /// Browser origins allowed besides the loopback ones (`allowed_origins`).
     pub allowed_origins: Vec<String>,
+    /// The store of approved tool definitions (`pins`, a path; default
+    /// `$XDG_DATA_HOME/toolgate/pins.sqlite3`). Opened only when a server has `trust = "pin"`.
+    pub pins: Option<std::path::PathBuf>,
 }
 
 impl Default for GatewayConfig {
@@ -232,6 +235,7 @@ impl Default for GatewayConfig {
             max_sessions: 1000,
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
+            pins: None,
         }
     }
 }
@@ -351,6 +355,23 @@ pub struct ServerConfig {
     /// (`trust_always_load`, default false): an upstream never raises its own privileges unless
     /// the configuration says it may.
     pub trust_always_load: bool,
+    /// Whether its tool definitions are taken as they come (`trust = "auto"`, the default) or
+    /// pinned (`trust = "pin"`): a new tool or a changed definition is quarantined until an
+    /// operator approves it (`toolgate approve`).
+    pub trust: Trust,
+    /// With `trust = "pin"`, whether the first listing ever seen is quarantined too
+    /// (`quarantine = true`) instead of approved as found.
+    pub quarantine: bool,
+}
+
+/// How far a server's tool definitions are trusted (`[servers.NAME] trust`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Trust {
+    /// Every definition is served as listed.
+    #[default]
+    Auto,
+    /// Only approved definitions are served; new and changed ones wait in quarantine.
+    Pin,
 }
 
 impl Transport {
@@ -385,6 +406,8 @@ impl ServerConfig {
             enabled: true,
             call_timeout: None,
             trust_always_load: false,
+            trust: Trust::Auto,
+            quarantine: false,
         }
     }
 }

@@ -47,6 +47,12 @@ pub enum Denial {
         /// What is wrong, for the model.
         problems: String,
     },
+    /// The tool is new or its definition changed since an operator approved it: it waits in
+    /// quarantine, neither searchable nor callable, until it is approved.
+    Quarantined {
+        /// The tool's qualified name.
+        name: String,
+    },
     /// The tool's input schema does not compile, so no arguments can be checked.
     BadSchema {
         /// The tool's qualified name.
@@ -65,6 +71,7 @@ impl Denial {
             Denial::Changed { .. } => "changed",
             Denial::Forbidden { .. } => "forbidden",
             Denial::InvalidArguments { .. } => "invalid_arguments",
+            Denial::Quarantined { .. } => "quarantined",
             Denial::BadSchema { .. } => "bad_schema",
         }
     }
@@ -91,6 +98,11 @@ impl fmt::Display for Denial {
                 "tool `{name}` is not available to you; do not retry it, use another tool or ask the user"
             ),
             Denial::InvalidArguments { problems, .. } => f.write_str(problems),
+            Denial::Quarantined { name } => write!(
+                f,
+                "tool `{name}` is held for review: it is new or its definition changed since an operator \
+                 approved it; do not retry it, use another tool or ask the user"
+            ),
             Denial::BadSchema { name, problem } => write!(
                 f,
                 "tool `{name}` cannot be called: its input schema is invalid ({problem}), so its arguments \

@@ -72,6 +72,7 @@ pub struct ToolboxBuilder {
     pending: Vec<String>,
     failed: Vec<(String, String)>,
     validators: Arc<Validators>,
+    quarantined: Catalog,
 }
 
 impl ToolboxBuilder {
@@ -112,6 +113,14 @@ impl ToolboxBuilder {
     /// Servers that failed, each with its reason in one line, named in search results.
     pub fn failed(mut self, servers: Vec<(String, String)>) -> ToolboxBuilder {
         self.failed = servers;
+        self
+    }
+
+    /// Tools of the snapshot withheld from every subject until an operator approves them
+    /// (pinned definitions that are new or changed). They are never indexed, listed or run; a
+    /// call of one the policy would allow is refused as [`Denial::Quarantined`], not unknown.
+    pub fn quarantined(mut self, tools: Catalog) -> ToolboxBuilder {
+        self.quarantined = tools;
         self
     }
 
@@ -157,6 +166,7 @@ impl ToolboxBuilder {
             pending: self.pending,
             failed: self.failed,
             validators: self.validators,
+            quarantined: self.quarantined,
             announced: std::sync::OnceLock::new(),
         })
     }
@@ -181,6 +191,8 @@ pub struct Toolbox {
     pending: Vec<String>,
     failed: Vec<(String, String)>,
     validators: Arc<Validators>,
+    /// Tools withheld until approved, for the refusal's reason.
+    quarantined: Catalog,
     /// The announcement, rendered once for every conversation of this toolbox.
     announced: std::sync::OnceLock<Arc<str>>,
 }
@@ -259,6 +271,7 @@ impl Toolbox {
             pending: Vec::new(),
             failed: Vec::new(),
             validators: Arc::default(),
+            quarantined: Catalog::default(),
         }
     }
 
@@ -557,7 +570,18 @@ impl Toolbox {
     /// named only to the audit log (the rule in [`Denial::Forbidden`]), never to the model.
     fn resolve(&self, name: &str) -> Result<ToolId, Denial> {
         let unknown = || Denial::Unknown { name: name.to_owned() };
-        let id = self.catalog.identify(name).flatten().ok_or_else(unknown)?;
+        let Some(id) = self.catalog.identify(name).flatten() else {
+            let held = self.quarantined.identify(name).flatten().map(|id| self.quarantined.tool(id));
+            return Err(match held.map(|tool| (tool, self.policy.decide(tool))) {
+                Some((tool, Verdict::Allow)) => {
+                    Denial::Quarantined { name: tool.qualified_name().to_owned() }
+                }
+                Some((tool, Verdict::Deny(rule))) => {
+                    Denial::Forbidden { name: tool.qualified_name().to_owned(), rule }
+                }
+                None => unknown(),
+            });
+        };
         let tool = self.catalog.tool(id);
         if let Some(visible) = self.visible.get(tool.qualified_name()) {
             return Ok(visible);

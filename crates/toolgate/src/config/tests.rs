@@ -98,6 +98,7 @@ fn design_example_parses_to_the_expected_values() {
                 max_sessions: 1000,
                 allowed_hosts: [],
                 allowed_origins: [],
+                pins: None,
             },
             budget: BudgetConfig {
                 first_turn: 96,
@@ -132,6 +133,8 @@ fn design_example_parses_to_the_expected_values() {
                     enabled: false,
                     call_timeout: None,
                     trust_always_load: false,
+                    trust: Auto,
+                    quarantine: false,
                 },
                 "docs": ServerConfig {
                     transport: Http {
@@ -156,6 +159,8 @@ fn design_example_parses_to_the_expected_values() {
                         5s,
                     ),
                     trust_always_load: false,
+                    trust: Auto,
+                    quarantine: false,
                 },
                 "github": ServerConfig {
                     transport: Stdio {
@@ -188,6 +193,8 @@ fn design_example_parses_to_the_expected_values() {
                     enabled: true,
                     call_timeout: None,
                     trust_always_load: false,
+                    trust: Auto,
+                    quarantine: false,
                 },
                 "local": ServerConfig {
                     transport: Stdio {
@@ -211,6 +218,8 @@ fn design_example_parses_to_the_expected_values() {
                     enabled: true,
                     call_timeout: None,
                     trust_always_load: false,
+                    trust: Auto,
+                    quarantine: false,
                 },
             },
             profiles: {
@@ -283,13 +292,13 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[servers.github]\ncommand = \"npx\"\nmaxActive = 10\n",
         expect![
-            "toolgate.toml: servers.github.maxActive: unknown key `maxActive`; did you mean `max_active`? known keys here: command, args, env, cwd, url, headers, catalog, enabled, mode, allowed, denied, pinned, always_load, max_active, side_effects, read_only, call_timeout_secs, trust_always_load"
+            "toolgate.toml: servers.github.maxActive: unknown key `maxActive`; did you mean `max_active`? known keys here: command, args, env, cwd, url, headers, catalog, enabled, mode, allowed, denied, pinned, always_load, max_active, side_effects, read_only, call_timeout_secs, trust_always_load, trust, quarantine"
         ],
     );
     check_error(
         "[gateway]\nfoo = 1\n",
         expect![
-            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, max_sessions, allowed_hosts, allowed_origins"
+            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, max_sessions, allowed_hosts, allowed_origins, pins"
         ],
     );
     check_error(
@@ -674,5 +683,24 @@ fn tokens_name_their_source_and_a_profile_the_file_defines() {
     assert_eq!(
         short.secret("ci").unwrap_err(),
         "tokens.ci: the environment variable TOOLGATE_NO_SUCH_VARIABLE is not set"
+    );
+}
+
+#[test]
+fn pinning_is_per_server_and_quarantine_needs_a_pin() {
+    let config = toml("[gateway]\npins = \"p.sqlite3\"\n[servers.gh]\ncommand = \"gh\"\ntrust = \"pin\"\nquarantine = true\n")
+        .unwrap();
+    assert_eq!(config.servers["gh"].trust, crate::config::Trust::Pin);
+    assert!(config.servers["gh"].quarantine);
+    assert!(config.gateway.pins.as_ref().unwrap().ends_with("p.sqlite3"));
+    check_error(
+        "[servers.gh]\ncommand = \"gh\"\nquarantine = true\n",
+        expect![[
+            r#"toolgate.toml: servers.gh.quarantine: true is out of range; expected false unless the server has `trust = "pin"` (only pinned servers quarantine)"#
+        ]],
+    );
+    check_error(
+        "[servers.gh]\ncommand = \"gh\"\ntrust = \"always\"\n",
+        expect![[r#"toolgate.toml: servers.gh.trust: invalid value "always"; expected "auto" or "pin""#]],
     );
 }

@@ -9,7 +9,7 @@ use super::error::{line_column, suggest};
 use super::{
     BudgetConfig, Config, ConfigError, ConfigErrorKind, Exposure, GatewayConfig, MAX_ACTIVE_CAP,
     PolicyConfig, ProfileConfig, SearchConfig, ServerConfig, ServerMode, SideEffects, Source, TokenConfig,
-    TokenSource, Transport, child_key,
+    TokenSource, Transport, Trust, child_key,
 };
 use crate::defer::DeferMode;
 use crate::search::Strategy;
@@ -48,6 +48,7 @@ const GATEWAY_KEYS: &[&str] = &[
     "max_sessions",
     "allowed_hosts",
     "allowed_origins",
+    "pins",
 ];
 const BUDGET_KEYS: &[&str] = &["first_turn", "dynamic", "hard"];
 const SEARCH_KEYS: &[&str] = &["strategy", "model"];
@@ -71,6 +72,8 @@ const SERVER_KEYS: &[&str] = &[
     "read_only",
     "call_timeout_secs",
     "trust_always_load",
+    "trust",
+    "quarantine",
 ];
 const PROFILE_KEYS: &[&str] = &["tools", "disallowed_tools"];
 
@@ -228,6 +231,10 @@ fn gateway(f: &Fields<'_, '_>) -> Result<GatewayConfig, ConfigError> {
         g.allowed_origins =
             origins.into_iter().map(|(_, o)| o.trim().trim_end_matches('/').to_ascii_lowercase()).collect();
     }
+    if let Some(v) = f.get("pins") {
+        let path = v.as_str().ok_or_else(|| f.wrong("pins", "a path, like \"pins.sqlite3\"", v))?;
+        g.pins = Some(f.src.path(path));
+    }
     Ok(g)
 }
 
@@ -381,6 +388,19 @@ fn server(f: &Fields<'_, '_>, name: &str) -> Result<ServerConfig, ConfigError> {
     s.call_timeout = f.seconds("call_timeout_secs")?;
     if let Some(v) = f.get("trust_always_load") {
         s.trust_always_load = v.as_bool().ok_or_else(|| f.wrong("trust_always_load", "true or false", v))?;
+    }
+    if let Some(t) = f.choice("trust", &["auto", "pin"])? {
+        s.trust = if t == "pin" { Trust::Pin } else { Trust::Auto };
+    }
+    if let Some(v) = f.get("quarantine") {
+        s.quarantine = v.as_bool().ok_or_else(|| f.wrong("quarantine", "true or false", v))?;
+        if s.quarantine && s.trust != Trust::Pin {
+            let kind = ConfigErrorKind::OutOfRange {
+                value: "true".into(),
+                expected: "false unless the server has `trust = \"pin\"` (only pinned servers quarantine)",
+            };
+            return Err(f.src.error(&f.key("quarantine"), kind));
+        }
     }
     Ok(s)
 }
