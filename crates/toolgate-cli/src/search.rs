@@ -81,7 +81,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                     "description": t.description(),
                 });
                 if let Some(e) = explanations.get(i) {
-                    m["explain"] = explanation_json(e);
+                    m["explain"] = e.to_json();
                 }
                 m
             })
@@ -115,23 +115,6 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         writeln!(out, "Terms that matched no tool: {}", found.unmatched_terms.join(", "))?;
     }
     Ok(if found.hits.is_empty() { Outcome::Nothing } else { Outcome::Found })
-}
-
-fn explanation_json(e: &Explanation) -> Value {
-    let terms: Vec<Value> = e
-        .terms
-        .iter()
-        .map(|t| {
-            let fields: serde_json::Map<String, Value> =
-                t.fields.iter().map(|(f, s)| ((*f).to_owned(), score_json(*s))).collect();
-            let mut v = json!({"term": t.term, "fields": fields});
-            if let Some((from, via)) = &t.expansion {
-                v["expanded_from"] = json!({"text": from, "via": via.as_str()});
-            }
-            v
-        })
-        .collect();
-    json!({"via": e.via, "terms": terms})
 }
 
 fn write_explanation(out: &mut dyn Write, e: &Explanation) -> std::io::Result<()> {

@@ -4,99 +4,16 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 
+mod support;
+
+use support::{request, serve};
+
 const WAIT: Duration = Duration::from_secs(30);
-
-struct Server {
-    child: Child,
-    addr: String,
-    stderr: mpsc::Receiver<String>,
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-impl Server {
-    /// Every line the gateway wrote to stderr so far.
-    fn log(&self) -> String {
-        self.stderr.try_iter().collect::<Vec<_>>().join("\n")
-    }
-}
-
-fn serve(args: &[&str], envs: &[(&str, &str)]) -> Server {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
-        .arg("serve")
-        .args(args)
-        .envs(envs.iter().copied())
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let (tx, rx) = mpsc::channel();
-    let pipe = child.stderr.take().unwrap();
-    std::thread::spawn(move || {
-        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
-            let _ = tx.send(line);
-        }
-    });
-    let start = Instant::now();
-    let addr = loop {
-        let line = rx.recv_timeout(WAIT).expect("toolgate prints where it listens");
-        if let Some(rest) = line.strip_prefix("toolgate: listening on http://") {
-            break rest.strip_suffix("/mcp").unwrap().replace("0.0.0.0", "127.0.0.1");
-        }
-        assert!(start.elapsed() < WAIT);
-    };
-    Server { child, addr, stderr: rx }
-}
-
-/// One HTTP/1.1 request with `headers`; returns the status, the head and the body read until
-/// the reply is complete (a JSON-RPC result or error, or the connection's end).
-fn request(
-    addr: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, String, String) {
-    let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
-    let mut head =
-        format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
-    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
-        head.push_str(&format!("Host: {addr}\r\n"));
-    }
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    write!(stream, "{head}\r\n{body}").unwrap();
-    let mut data = Vec::new();
-    let mut buf = [0u8; 4096];
-    loop {
-        match stream.read(&mut buf) {
-            Ok(0) | Err(_) => break,
-            Ok(n) => data.extend_from_slice(&buf[..n]),
-        }
-        let text = String::from_utf8_lossy(&data);
-        if text.contains("\"result\"") || text.contains("\"error\"") {
-            break;
-        }
-    }
-    let text = String::from_utf8_lossy(&data).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    (status, head.to_owned(), body.to_owned())
-}
 
 fn initialize() -> String {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {

@@ -17,7 +17,7 @@ use rmcp::RoleServer;
 #[allow(deprecated)]
 use rmcp::model::LoggingLevel;
 use rmcp::service::{Peer, SubscriptionSink};
-use serde_json::{Value, json};
+use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -107,6 +107,8 @@ pub(crate) struct View {
     pub(crate) toolbox: Toolbox,
     /// The server instructions of this view, written once for all its sessions.
     pub(crate) instructions: std::sync::OnceLock<Arc<str>>,
+    /// The tokens of every visible definition (a full load), counted once when first asked.
+    pub(crate) full_load_tokens: std::sync::OnceLock<usize>,
 }
 
 impl View {
@@ -212,9 +214,11 @@ pub(crate) struct Inner {
     deferred_once: AtomicBool,
     /// When the gateway was made: requests wait for starting upstreams only until
     /// [`Settings::ready_wait`] after it.
-    started: std::time::Instant,
+    pub(crate) started: std::time::Instant,
     /// The approved definitions, when a server is pinned.
     pins: Option<Arc<Pins>>,
+    /// What the operator sees counted (`/metrics`) and the recent refusals.
+    pub(crate) metrics: crate::metrics::Metrics,
 }
 
 impl Gateway {
@@ -252,6 +256,7 @@ impl Gateway {
                 deferred_once: AtomicBool::new(false),
                 started: std::time::Instant::now(),
                 pins,
+                metrics: Default::default(),
             }),
         })
     }
@@ -393,7 +398,12 @@ impl Gateway {
             self.toolbox(&Snapshot::empty(snapshot.defers), Policy::permissive(), exposure)
                 .expect("an empty catalog fits any budget")
         });
-        let view = Arc::new(View { snapshot, toolbox, instructions: std::sync::OnceLock::new() });
+        let view = Arc::new(View {
+            snapshot,
+            toolbox,
+            instructions: Default::default(),
+            full_load_tokens: Default::default(),
+        });
         views.insert(key, view.clone());
         view
     }
@@ -618,8 +628,12 @@ impl Gateway {
             }
         };
         let snapshot = Arc::new(snapshot);
-        let view =
-            Arc::new(View { snapshot: snapshot.clone(), toolbox, instructions: std::sync::OnceLock::new() });
+        let view = Arc::new(View {
+            snapshot: snapshot.clone(),
+            toolbox,
+            instructions: Default::default(),
+            full_load_tokens: Default::default(),
+        });
         {
             let mut views = self.inner.views.lock().unwrap_or_else(|e| e.into_inner());
             views.clear();
@@ -643,6 +657,7 @@ impl Gateway {
             let view = self.view(profile.as_deref(), exposure);
             let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
             let changed = view.toolbox.resume(&mut state.conversation);
+            self.inner.metrics.unloaded(changed.len());
             for tool in &changed {
                 tracing::info!(target: "toolgate::audit", subject = %view.toolbox.policy().subject(), tool,
                     action = "unloaded", rule = "definition changed", "unloaded");
@@ -672,6 +687,7 @@ impl Gateway {
         let mut sessions = self.inner.sessions.lock().unwrap_or_else(|e| e.into_inner());
         sessions.retain(|w| w.strong_count() > 0);
         sessions.push(Arc::downgrade(slot));
+        self.inner.metrics.session_opened();
         self.inner.changes.send_modify(|g| *g += 1);
     }
 
@@ -697,65 +713,6 @@ impl Gateway {
     /// native.
     pub(crate) fn session_exposure(&self, state: &SessionState) -> Exposure {
         state.exposure.or(self.inner.settings.exposure).unwrap_or(Exposure::Native)
-    }
-
-    /// The state of the gateway as the status page shows it: upstreams with their state and
-    /// tool counts, and live sessions with their active sets.
-    pub fn status(&self) -> Value {
-        let view = self.view(None, Exposure::Native);
-        let toolbox = &view.toolbox;
-        let servers: Vec<Value> = {
-            let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
-            pool.values()
-                .map(|u| {
-                    let mut v = u.status();
-                    let visible = toolbox.visible().tools().iter().filter(|t| view.owner(t) == Some(&u.name));
-                    v["visible"] = json!(visible.count());
-                    let held = view.snapshot.quarantined.tools().iter();
-                    v["quarantined"] = json!(
-                        held.filter(|t| view.snapshot.owner(t.qualified_name()) == Some(&u.name)).count()
-                    );
-                    v
-                })
-                .collect()
-        };
-        let sessions: Vec<Value> = self
-            .live_sessions()
-            .iter()
-            .map(|slot| {
-                let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-                json!({
-                    "id": state.id,
-                    "client": state.client,
-                    "profile": state.profile,
-                    "exposure": exposure_name(self.session_exposure(&state)),
-                    "active": state.conversation.active(),
-                })
-            })
-            .collect();
-        let deferred = toolbox.visible().tools().iter().filter(|t| toolbox.is_deferred(t)).count();
-        let held: Vec<Value> = match self.held() {
-            Ok(held) => held
-                .iter()
-                .map(|h| {
-                    json!({"name": h.qualified, "server": h.server, "tool": h.tool, "reason": h.reason(),
-                        "hash": h.hash, "diff": h.diff()})
-                })
-                .collect(),
-            Err(e) => vec![json!({"error": e.to_string()})],
-        };
-        json!({
-            "exposure": self.inner.settings.exposure.map_or("auto", exposure_name),
-            "strategy": toolbox.strategy().as_str(),
-            "tools": toolbox.visible().len(),
-            "deferred": deferred,
-            "deferral": toolbox.defers(),
-            "pending_servers": view.snapshot.pending,
-            "validators": self.inner.validators.len(),
-            "servers": servers,
-            "sessions": sessions,
-            "quarantined": held,
-        })
     }
 }
 

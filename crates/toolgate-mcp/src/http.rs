@@ -15,7 +15,6 @@ use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
 use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use serde_json::Value;
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
@@ -66,6 +65,8 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
         .route_layer(axum::middleware::from_fn(limits_guard))
         .route("/", get(status_page))
         .route("/status.json", get(status_json))
+        .route("/metrics", get(metrics))
+        .route("/approve", axum::routing::post(approve))
         .layer(access)
         .with_state(gateway)
 }
@@ -260,7 +261,9 @@ async fn status_json(State(gateway): State<Gateway>) -> impl IntoResponse {
     response
 }
 
-/// The headers of the status page: no script, no framing, no sniffing, no referrer.
+/// The headers of the status page: no script, no framing, no sniffing, no referrer beyond its
+/// own origin (`no-referrer` would make Chromium send `Origin: null` with the approval form,
+/// which the access guard refuses).
 const PAGE_HEADERS: [(header::HeaderName, &str); 4] = [
     (
         header::CONTENT_SECURITY_POLICY,
@@ -268,123 +271,64 @@ const PAGE_HEADERS: [(header::HeaderName, &str); 4] = [
     ),
     (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
     (header::X_FRAME_OPTIONS, "DENY"),
-    (header::REFERRER_POLICY, "no-referrer"),
+    (header::REFERRER_POLICY, "same-origin"),
 ];
 
-async fn status_page(State(gateway): State<Gateway>) -> impl IntoResponse {
-    let mut response = Html(render_status(&gateway.status())).into_response();
+async fn status_page(
+    State(gateway): State<Gateway>,
+    axum::extract::Query(params): axum::extract::Query<std::collections::HashMap<String, String>>,
+) -> impl IntoResponse {
+    let query = params.get("q").map(|q| q.trim()).filter(|q| !q.is_empty());
+    let found = query.map(|q| gateway.explain(q, 10));
+    let mut response = Html(crate::status_page::render(&gateway.status(), found.as_ref())).into_response();
     for (name, value) in PAGE_HEADERS {
         response.headers_mut().insert(name, HeaderValue::from_static(value));
     }
     response
 }
 
-/// The status page for the data of [`Gateway::status`].
-fn render_status(status: &Value) -> String {
-    let mut out = String::from(
-        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>toolgate</title>\n<style>\
-         body{font-family:system-ui,sans-serif;margin:2em;max-width:60em}\
-         table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:.2em .6em;text-align:left}\
-         .failed{color:#b00}.ready,.static{color:#070}.starting{color:#a60}\
-         </style></head><body>\n<h1>toolgate</h1>\n",
-    );
-    out.push_str(&format!(
-        "<p>{} tools ({} deferred), exposure <b>{}</b>; MCP endpoint: <code>/mcp</code>; data: \
-         <a href=\"/status.json\">status.json</a></p>\n",
-        status["tools"],
-        status["deferred"],
-        esc(status["exposure"].as_str().unwrap_or_default()),
-    ));
-    out.push_str(
-        "<h2>Servers</h2>\n<table><tr><th>server</th><th>transport</th><th>state</th><th>tools</th></tr>\n",
-    );
-    for s in status["servers"].as_array().into_iter().flatten() {
-        let state = s["state"].as_str().unwrap_or_default();
-        let mut state_cell = esc(state);
-        if let Some(error) = s["error"].as_str() {
-            state_cell.push_str(&format!(": {}", esc(error)));
+/// `/metrics`: the OpenMetrics text format (which Prometheus scrapes).
+async fn metrics(State(gateway): State<Gateway>) -> impl IntoResponse {
+    let mut response = gateway.metrics().into_response();
+    let kind = HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8");
+    response.headers_mut().insert(header::CONTENT_TYPE, kind);
+    response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    response
+}
+
+/// The status page's approval form: `tool=NAME` (repeatable), `server=NAME` or `all=1`. The
+/// access guard has checked `Origin` (a cross-site form post is 403) and the token; answers
+/// 303 back to the page.
+async fn approve(
+    State(gateway): State<Gateway>,
+    axum::Form(pairs): axum::Form<Vec<(String, String)>>,
+) -> Response {
+    let (mut tools, mut servers, mut all) = (Vec::new(), Vec::new(), false);
+    for (key, value) in pairs {
+        match key.as_str() {
+            "tool" => tools.push(value),
+            "server" => servers.push(value),
+            "all" => all = value == "1",
+            _ => {}
         }
-        let mut tools = s["tools"].to_string();
-        if s["visible"].is_u64() && s["visible"] != s["tools"] {
-            tools.push_str(&format!(" ({} visible)", s["visible"]));
-        }
-        if let Some(by_server) = s["catalog_servers"].as_object() {
-            tools.push_str(&format!(" from {} catalog servers", by_server.len()));
-        }
-        out.push_str(&format!(
-            "<tr><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td></tr>\n",
-            esc(s["name"].as_str().unwrap_or_default()),
-            esc(s["transport"].as_str().unwrap_or_default()),
-            esc(state),
-            state_cell,
-            tools
-        ));
     }
-    out.push_str("</table>\n<h2>Sessions</h2>\n");
-    let sessions = status["sessions"].as_array().map(Vec::as_slice).unwrap_or_default();
-    if sessions.is_empty() {
-        out.push_str("<p>No client is connected.</p>\n");
+    let selection = if all {
+        crate::pins::Selection::All
+    } else if !servers.is_empty() {
+        crate::pins::Selection::Servers(&servers)
+    } else if !tools.is_empty() {
+        crate::pins::Selection::Tools(&tools)
     } else {
-        out.push_str(
-            "<table><tr><th>session</th><th>client</th><th>profile</th><th>active tools</th></tr>\n",
-        );
-        for s in sessions {
-            let active: Vec<String> = s["active"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(Value::as_str)
-                .map(|n| format!("<code>{}</code>", esc(n)))
-                .collect();
-            out.push_str(&format!(
-                "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>\n",
-                s["id"],
-                esc(s["client"].as_str().unwrap_or_default()),
-                esc(s["profile"].as_str().unwrap_or("(all)")),
-                if active.is_empty() { "none".to_owned() } else { active.join(", ") }
-            ));
+        return (StatusCode::BAD_REQUEST, "name a tool, a server or all to approve").into_response();
+    };
+    match gateway.approve(selection) {
+        Ok(done) => {
+            let names: Vec<&str> = done.iter().map(|h| h.qualified.as_str()).collect();
+            tracing::info!(target: "toolgate::audit", tools = ?names, action = "approved", "approved from the status page");
+            let mut response = StatusCode::SEE_OTHER.into_response();
+            response.headers_mut().insert(header::LOCATION, HeaderValue::from_static("/"));
+            response
         }
-        out.push_str("</table>\n");
-    }
-    out.push_str("</body></html>\n");
-    out
-}
-
-/// `text` with the HTML special characters escaped.
-fn esc(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::json;
-
-    #[test]
-    fn the_status_page_escapes_names_and_shows_failures() {
-        let status = json!({
-            "tools": 2, "deferred": 2, "exposure": "native",
-            "servers": [{"name": "<x>", "transport": "stdio", "state": "failed", "error": "exited", "tools": 0}],
-            "sessions": [
-                {"id": 1, "client": "c 1", "active": ["a__b"]},
-                {"id": 2, "client": "c 2", "profile": "<rev>", "active": []}
-            ]
-        });
-        let html = render_status(&status);
-        assert!(html.contains("&lt;x&gt;"));
-        assert!(html.contains("failed: exited"));
-        assert!(html.contains("<code>a__b</code>"));
-        assert!(html.contains("<td>(all)</td>") && html.contains("<td>&lt;rev&gt;</td>"), "{html}");
+        Err(e) => (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
     }
 }

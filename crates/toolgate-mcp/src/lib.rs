@@ -11,6 +11,7 @@
 //! - [`http`]: streamable HTTP at `/mcp` and the status page at `/`.
 //! - `snapshot`: the upstreams' listings merged into one catalog, named once (a pure
 //!   function), with the unapproved tools of pinned servers held back.
+//! - `status` and `metrics`: what the operator sees (status page, `/status.json`, `/metrics`).
 //! - [`pins`]: the store of approved definitions (SQLite) and the quarantine.
 //! - [`convert`]: `rmcp::model::Tool` to and from the catalog's tools.
 //! - `passthrough`: log messages, prompts and resources, under the same policy as tools.
@@ -26,6 +27,7 @@ pub mod convert;
 pub mod gateway;
 pub mod http;
 pub mod limits;
+mod metrics;
 mod passthrough;
 pub mod pins;
 mod pool;
@@ -34,11 +36,14 @@ pub mod redact;
 pub mod server;
 mod settings;
 mod snapshot;
+mod status;
+mod status_page;
 mod upstream;
 
 pub use gateway::{Gateway, GatewayError};
 pub use server::{GatewayServer, serve_stdio};
 pub use settings::Settings;
+pub use status::{ReportedTool, UpstreamReport};
 
 use serde_json::{Map, Value, json};
 use toolgate::Tool;

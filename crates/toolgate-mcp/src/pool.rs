@@ -43,6 +43,13 @@ impl Host for Gateway {
             if peer.is_some() {
                 u.peer = peer;
             }
+            if let State::Failed(reason) = &state {
+                u.last_error = Some(reason.clone());
+            }
+            if matches!(u.state, State::Failed(_)) && state == State::Starting {
+                u.restarts += 1;
+                self.inner.metrics.restarted(name);
+            }
             u.state = state;
         }
         // Required tools that do not fit are a configuration error, never a silent drop: the

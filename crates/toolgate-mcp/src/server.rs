@@ -155,6 +155,9 @@ impl GatewayServer {
             for event in outcome.audit() {
                 tracing::info!(target: "toolgate::audit", "{event}");
             }
+            let matched = outcome.result.matches.len();
+            let unloaded = outcome.unloaded.len() + outcome.changed.len();
+            self.gateway.inner.metrics.searched(matched, outcome.loaded().count(), unloaded);
             let relist = outcome.loaded().next().is_some()
                 || !outcome.unloaded.is_empty()
                 || !outcome.changed.is_empty();
@@ -237,13 +240,28 @@ impl GatewayServer {
             Decision::Allow(tool) => tool,
             Decision::Deny(denial) => {
                 let subject = view.toolbox.policy().subject();
-                match view.toolbox.refusal(&denial) {
-                    Some(event) => tracing::info!(target: "toolgate::audit", "{event}"),
+                let rule = match view.toolbox.refusal(&denial) {
+                    Some(event) => {
+                        tracing::info!(target: "toolgate::audit", "{event}");
+                        match &denial {
+                            Denial::Forbidden { rule, .. } => rule.to_string(),
+                            _ => event.to_string(),
+                        }
+                    }
                     None => {
                         tracing::info!(target: "toolgate::audit", %subject, tool = name, action = "refused",
-                        reason = denial.reason(), "{denial}")
+                        reason = denial.reason(), "{denial}");
+                        denial.to_string()
                     }
-                }
+                };
+                self.gateway.inner.metrics.refused(crate::metrics::Refusal {
+                    at: crate::metrics::unix_now(),
+                    session: self.state().id,
+                    subject: subject.to_string(),
+                    tool: name.to_owned(),
+                    reason: denial.reason(),
+                    rule,
+                });
                 if let Denial::Unknown { .. } = denial
                     && let Some(why) = self.gateway.unavailable_server(name)
                 {
@@ -256,7 +274,11 @@ impl GatewayServer {
             return error_result(format!("tool `{}` has no server any more", tool.qualified_name()));
         };
         let progress = context.meta.get_progress_token().map(|token| (context.peer.clone(), token));
-        self.gateway.forward(owner, tool, request, progress, context.ct.clone()).await
+        let started = std::time::Instant::now();
+        let answer = self.gateway.forward(owner, tool, request, progress, context.ct.clone()).await;
+        let ok = !matches!(&answer, CallToolResponse::Complete(r) if r.is_error == Some(true));
+        self.gateway.inner.metrics.called(owner, ok, started.elapsed());
+        answer
     }
 
     /// What the client is told about this server when it connects: how to load tools and the

@@ -91,11 +91,24 @@ pub(crate) struct Upstream {
     pub(crate) peer: Option<Peer<RoleClient>>,
     /// Its own call timeout, if configured.
     pub(crate) call_timeout: Option<Duration>,
+    /// How often it started again after failing.
+    pub(crate) restarts: u64,
+    /// Why it last failed, kept after it recovers.
+    pub(crate) last_error: Option<String>,
 }
 
 impl Upstream {
     pub(crate) fn new(name: &str, kind: Kind, call_timeout: Option<Duration>, state: State) -> Upstream {
-        Upstream { name: name.to_owned(), kind, state, tools: Vec::new(), peer: None, call_timeout }
+        Upstream {
+            name: name.to_owned(),
+            kind,
+            state,
+            tools: Vec::new(),
+            peer: None,
+            call_timeout,
+            restarts: 0,
+            last_error: None,
+        }
     }
 
     /// What the snapshot needs of this upstream.
@@ -112,6 +125,7 @@ impl Upstream {
     /// Marks the upstream failed: it serves nothing until it restarts.
     pub(crate) fn fail(&mut self, reason: String) {
         self.tools.clear();
+        self.last_error = Some(reason.clone());
         self.state = State::Failed(reason);
     }
 
@@ -135,6 +149,8 @@ impl Upstream {
             "transport": transport,
             "state": state,
             "error": error,
+            "last_error": self.last_error,
+            "restarts": self.restarts,
             "tools": self.tools.len(),
         });
         if self.kind == Kind::Catalog {

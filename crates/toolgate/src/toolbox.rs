@@ -275,6 +275,12 @@ impl Toolbox {
         }
     }
 
+    /// The index over the visible tools (read-only searches and `--explain`, as the status
+    /// page's search box runs them; a model's search goes through [`Toolbox::tool_search`]).
+    pub fn index(&self) -> &Index {
+        &self.index
+    }
+
     /// The whole catalog snapshot this toolbox was built over, before the policy.
     pub fn catalog(&self) -> &Catalog {
         &self.catalog

@@ -1,12 +1,15 @@
 //! What the end-to-end tests of the gateway share: the fixture upstream with a tool list a
 //! test rewrites and a log of the calls it received, and a client session with
-//! `toolgate serve --stdio`.
+//! `toolgate serve --stdio`; a `toolgate serve --http` process and raw HTTP requests to it.
 
 #![allow(dead_code)]
 
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
-use std::time::Duration;
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc as std_mpsc;
+use std::time::{Duration, Instant};
 
 use rmcp::model::{CallToolRequestParams, CallToolResult};
 use rmcp::service::{NotificationContext, RunningService};
@@ -152,4 +155,92 @@ pub fn text(r: &CallToolResult) -> String {
 /// Whether a result is a refusal.
 pub fn refused(r: &CallToolResult) -> bool {
     r.is_error == Some(true)
+}
+
+/// A `toolgate serve` process (killed on drop) and its stderr lines.
+pub struct Server {
+    pub child: Child,
+    pub addr: String,
+    pub stderr: std_mpsc::Receiver<String>,
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+impl Server {
+    /// Every line the gateway wrote to stderr so far.
+    pub fn log(&self) -> String {
+        self.stderr.try_iter().collect::<Vec<_>>().join("\n")
+    }
+}
+
+/// Starts `toolgate serve ARGS` (with `--http`) and waits until it says where it listens.
+pub fn serve(args: &[&str], envs: &[(&str, &str)]) -> Server {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+        .arg("serve")
+        .args(args)
+        .envs(envs.iter().copied())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let (tx, rx) = std_mpsc::channel();
+    let pipe = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(pipe).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let start = Instant::now();
+    let addr = loop {
+        let line = rx.recv_timeout(WAIT).expect("toolgate prints where it listens");
+        if let Some(rest) = line.strip_prefix("toolgate: listening on http://") {
+            break rest.strip_suffix("/mcp").unwrap().replace("0.0.0.0", "127.0.0.1");
+        }
+        assert!(start.elapsed() < WAIT);
+    };
+    Server { child, addr, stderr: rx }
+}
+
+/// One HTTP/1.1 request with `headers`; returns the status, the head and the body read until
+/// the reply is complete (a JSON-RPC result or error, or the connection's end).
+pub fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    let mut stream = TcpStream::connect(addr).unwrap();
+    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    let mut head =
+        format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
+    if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+        head.push_str(&format!("Host: {addr}\r\n"));
+    }
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    write!(stream, "{head}\r\n{body}").unwrap();
+    let mut data = Vec::new();
+    let mut buf = [0u8; 4096];
+    loop {
+        match stream.read(&mut buf) {
+            Ok(0) | Err(_) => break,
+            Ok(n) => data.extend_from_slice(&buf[..n]),
+        }
+        let text = String::from_utf8_lossy(&data);
+        if text.contains("\"result\"") || text.contains("\"error\"") {
+            break;
+        }
+    }
+    let text = String::from_utf8_lossy(&data).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, head.to_owned(), body.to_owned())
 }

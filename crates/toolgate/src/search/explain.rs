@@ -31,6 +31,37 @@ pub struct Explanation {
     /// The term contributions (empty for `select`, exact-name and prefix hits).
     pub terms: Vec<TermExplanation>,
 }
+/// A score as JSON: rounded to 4 places; `null` for select, exact-name and prefix hits, whose
+/// score is infinite.
+pub fn score_json(score: f32) -> serde_json::Value {
+    if score.is_finite() {
+        serde_json::Value::from(((score as f64) * 10_000.0).round() / 10_000.0)
+    } else {
+        serde_json::Value::Null
+    }
+}
+
+impl Explanation {
+    /// As `toolgate search --explain --json` and the status page show it: `{"via", "terms":
+    /// [{"term", "fields": {FIELD: score}, "expanded_from"?: {"text", "via"}}]}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        let terms: Vec<serde_json::Value> = self
+            .terms
+            .iter()
+            .map(|t| {
+                let fields: serde_json::Map<String, serde_json::Value> =
+                    t.fields.iter().map(|(f, s)| ((*f).to_owned(), score_json(*s))).collect();
+                let mut v = serde_json::json!({"term": t.term, "fields": fields});
+                if let Some((from, via)) = &t.expansion {
+                    v["expanded_from"] = serde_json::json!({"text": from, "via": via.as_str()});
+                }
+                v
+            })
+            .collect();
+        serde_json::json!({"via": self.via, "terms": terms})
+    }
+}
+
 impl Index {
     /// Why `tool` ranks for `query` (free keywords; other forms say how they matched).
     pub fn explain(&self, query: &str, tool: ToolId) -> Explanation {

@@ -36,7 +36,7 @@ pub use bm25f::{Bm25Params, Field};
 #[cfg(feature = "bm25-crate")]
 use codex::CodexIndex;
 pub use expand::{Expansion, Via};
-pub use explain::{Explanation, TermExplanation};
+pub use explain::{Explanation, TermExplanation, score_json};
 use keyword::KeywordIndex;
 pub use relevance::{RELEVANCE_CUT, rank_scored, relevant};
 pub use strategy::{Strategy, UnknownStrategy};

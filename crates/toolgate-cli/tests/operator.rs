@@ -1,0 +1,131 @@
+//! The operator's view, through the real binary: the status page in headless Chromium
+//! (Debian's, driven by playwright-core: `e2e/status_page.mjs`) while the TypeScript SDK holds
+//! a session, including approving a quarantined tool with the page's button; and `/metrics`
+//! scraped before and after that session and parsed by the official Prometheus client's
+//! OpenMetrics parser (`e2e/parse_metrics.py`), its counters moving as the session searched,
+//! loaded, called and was refused.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Instant;
+
+use serde_json::{Value, json};
+use support::{Upstream, WAIT, request, scratch, serve, tool};
+
+fn e2e() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../e2e")
+}
+
+/// `/status.json` of the gateway at `addr`.
+fn status(addr: &str) -> Value {
+    let (code, _, body) = request(addr, "GET", "/status.json", &[], "");
+    assert_eq!(code, 200, "{body}");
+    serde_json::from_str(&body).unwrap()
+}
+
+/// Waits until `done` holds of `/status.json`.
+fn until(addr: &str, what: &str, done: impl Fn(&Value) -> bool) {
+    let start = Instant::now();
+    while !done(&status(addr)) {
+        assert!(start.elapsed() < WAIT, "{what} never happened: {}", status(addr));
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+}
+
+/// `/metrics`, parsed: sample name and labels (sorted JSON) to value.
+fn metrics(addr: &str) -> Value {
+    let (code, head, body) = request(addr, "GET", "/metrics", &[], "");
+    assert_eq!(code, 200, "{body}");
+    assert!(head.to_ascii_lowercase().contains("content-type: application/openmetrics-text"), "{head}");
+    let mut parser = Command::new(e2e().join(".venv/bin/python"))
+        .arg(e2e().join("parse_metrics.py"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run e2e/setup.sh first");
+    use std::io::Write;
+    parser.stdin.take().unwrap().write_all(body.as_bytes()).unwrap();
+    let out = parser.wait_with_output().unwrap();
+    assert!(
+        out.status.success(),
+        "the parser refused /metrics: {}\n{body}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn sample(m: &Value, name: &str, labels: Value) -> f64 {
+    m[format!("{name}{}", serde_json::to_string(&labels).unwrap())].as_f64().unwrap_or(0.0)
+}
+
+#[test]
+fn the_status_page_and_metrics_show_a_session_and_approve_a_held_tool_in_chromium() {
+    assert!(Path::new("/usr/bin/chromium").exists(), "Debian's chromium is installed by .ci/run");
+    let dir = scratch("operator");
+    let up = Upstream::new(&dir, "desk", &[tool("tidy", "Tidy the desk"), tool("lamp", "Turn on the lamp")]);
+    let config = format!("[gateway]\npins = \"pins.sqlite3\"\n{}", up.table("desk", "trust = \"pin\""));
+    let path = dir.join("toolgate.toml");
+    std::fs::write(&path, config).unwrap();
+    let server = serve(&["--http", "127.0.0.1:0", "--config", path.to_str().unwrap()], &[]);
+    let addr = server.addr.clone();
+    until(&addr, "desk ready", |s| s["servers"][0]["state"] == "ready");
+
+    // The upstream adds a tool: it waits for approval.
+    up.set_tools(&[
+        tool("tidy", "Tidy the desk"),
+        tool("lamp", "Turn on the lamp"),
+        tool("wipe", "Wipe the desk clean"),
+    ]);
+    until(&addr, "desk__wipe held", |s| s["quarantined"].as_array().is_some_and(|q| q.len() == 1));
+    let before = metrics(&addr);
+    assert_eq!(sample(&before, "toolgate_quarantined_tools", json!({})), 1.0);
+
+    let shot = dir.join("status-page.png");
+    let out = Command::new("node")
+        .arg(e2e().join("status_page.mjs"))
+        .arg(format!("http://{addr}"))
+        .arg(&shot)
+        .output()
+        .expect("node runs");
+    assert!(
+        out.status.success(),
+        "{}\n{}\ngateway log:\n{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+        server.log()
+    );
+    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(seen["csp"].as_str().unwrap().contains("default-src 'none'"), "{seen}");
+    assert_eq!(seen["refresh"], 1, "the page refreshes itself");
+    let tokens = &seen["tokens"];
+    let (list, full) = (tokens["tool_list"].as_i64().unwrap(), tokens["full_load"].as_i64().unwrap());
+    assert!(list > 0 && full > 0, "{seen}");
+    assert_eq!(tokens["saved"].as_i64().unwrap(), full - list, "{seen}");
+    assert!(std::fs::metadata(&shot).unwrap().len() > 10_000, "a screenshot was taken");
+    if std::env::var_os("UPDATE_GOLDEN").is_some() {
+        std::fs::copy(&shot, Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/status-page.png"))
+            .unwrap();
+    }
+
+    let after = metrics(&addr);
+    let moved =
+        |name: &str, labels: Value| sample(&after, name, labels.clone()) - sample(&before, name, labels);
+    assert_eq!(moved("toolgate_searches_total", json!({})), 3.0, "{after}");
+    assert_eq!(moved("toolgate_search_hits_total", json!({})), 2.0);
+    assert_eq!(moved("toolgate_search_misses_total", json!({})), 1.0);
+    assert_eq!(
+        moved("toolgate_activations_total", json!({})),
+        2.0,
+        "desk__tidy, then the approved desk__wipe"
+    );
+    assert_eq!(moved("toolgate_refusals_total", json!({"reason": "not_loaded"})), 1.0);
+    assert_eq!(moved("toolgate_refusals_total", json!({"reason": "quarantined"})), 1.0);
+    assert_eq!(moved("toolgate_sessions_opened_total", json!({})), 1.0);
+    let calls = json!({"outcome": "ok", "upstream": "desk"});
+    assert_eq!(moved("toolgate_upstream_call_duration_seconds_count", calls), 1.0, "{after}");
+    assert_eq!(sample(&after, "toolgate_quarantined_tools", json!({})), 0.0);
+    assert_eq!(up.calls(), ["tidy"], "only the loaded, approved tool reached the upstream");
+}

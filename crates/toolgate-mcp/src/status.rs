@@ -1,0 +1,200 @@
+//! status: what the operator sees: [`Gateway::status`] (the status page and `/status.json`),
+//! [`Gateway::metrics`] (`/metrics`) and [`Gateway::explain`] (the status page's search box,
+//! with `--explain`'s reasons). Reads the gateway; decides nothing.
+
+use serde_json::{Value, json};
+use toolgate::config::Exposure;
+use toolgate::search::Request;
+use toolgate::tokens::TokenCounter;
+use toolgate::{Conversation, Tool};
+
+use crate::gateway::{Gateway, exposure_name};
+
+/// One upstream as `toolgate doctor` sees it.
+#[derive(Debug, Clone)]
+pub struct UpstreamReport {
+    /// Its configured name.
+    pub name: String,
+    /// `ready`, `static`, `starting`, `failed` or `disabled`.
+    pub state: String,
+    /// Why it last failed.
+    pub error: Option<String>,
+    /// Whether it announced `tools.listChanged` (`None`: not connected or a static catalog).
+    pub list_changed: Option<bool>,
+    /// Its tools (quarantined ones too).
+    pub tools: Vec<ReportedTool>,
+}
+
+/// One tool of an [`UpstreamReport`].
+#[derive(Debug, Clone)]
+pub struct ReportedTool {
+    /// The name clients see.
+    pub qualified: String,
+    /// Its server name.
+    pub server: String,
+    /// Its own name.
+    pub name: String,
+    /// Its definition's tokens (o200k_base).
+    pub tokens: usize,
+}
+
+impl Gateway {
+    /// The state of the gateway as the status page shows it: upstreams with their state and
+    /// tool counts, and live sessions with their active sets.
+    pub fn status(&self) -> Value {
+        let view = self.view(None, Exposure::Native);
+        let toolbox = &view.toolbox;
+        let servers: Vec<Value> = {
+            let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+            pool.values()
+                .map(|u| {
+                    let mut v = u.status();
+                    let visible = toolbox.visible().tools().iter().filter(|t| view.owner(t) == Some(&u.name));
+                    v["visible"] = json!(visible.count());
+                    let held = view.snapshot.quarantined.tools().iter();
+                    v["quarantined"] = json!(
+                        held.filter(|t| view.snapshot.owner(t.qualified_name()) == Some(&u.name)).count()
+                    );
+                    v
+                })
+                .collect()
+        };
+        let sessions: Vec<Value> = self
+            .live_sessions()
+            .iter()
+            .map(|slot| {
+                let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+                let exposure = self.session_exposure(&state);
+                let (shown, full) =
+                    self.session_tokens(state.profile.as_deref(), exposure, &state.conversation);
+                json!({
+                    "id": state.id,
+                    "client": state.client,
+                    "profile": state.profile,
+                    "exposure": exposure_name(exposure),
+                    "active": state.conversation.active(),
+                    "tokens": {"tool_list": shown, "full_load": full, "saved": full as i64 - shown as i64},
+                })
+            })
+            .collect();
+        let deferred = toolbox.visible().tools().iter().filter(|t| toolbox.is_deferred(t)).count();
+        let held: Vec<Value> = match self.held() {
+            Ok(held) => held
+                .iter()
+                .map(|h| {
+                    json!({"name": h.qualified, "server": h.server, "tool": h.tool, "reason": h.reason(),
+                        "hash": h.hash, "diff": h.diff()})
+                })
+                .collect(),
+            Err(e) => vec![json!({"error": e.to_string()})],
+        };
+        json!({
+            "uptime_secs": self.inner.started.elapsed().as_secs(),
+            "exposure": self.inner.settings.exposure.map_or("auto", exposure_name),
+            "strategy": toolbox.strategy().as_str(),
+            "tools": toolbox.visible().len(),
+            "deferred": deferred,
+            "deferral": toolbox.defers(),
+            "pending_servers": view.snapshot.pending,
+            "validators": self.inner.validators.len(),
+            "servers": servers,
+            "sessions": sessions,
+            "quarantined": held,
+            "refusals": self.inner.metrics.recent_refusals(),
+        })
+    }
+
+    /// The tokens of the tool list a session of `profile` is sent now, and of a full load of
+    /// every tool it can see.
+    fn session_tokens(
+        &self,
+        profile: Option<&str>,
+        exposure: Exposure,
+        conversation: &Conversation,
+    ) -> (usize, usize) {
+        let view = self.view(profile, exposure);
+        let counter = TokenCounter::get();
+        let full = *view
+            .full_load_tokens
+            .get_or_init(|| view.toolbox.visible().tools().iter().map(|t| counter.definition(t)).sum());
+        let shown = view.toolbox.preview(conversation).iter().map(|t: &&Tool| counter.definition(t)).sum();
+        (shown, full)
+    }
+
+    /// Each upstream as `toolgate doctor` reports it: its state and error, its tools under
+    /// their qualified names with their definition tokens, and whether it said it sends
+    /// `tools/list_changed` (`None`: not connected, or a static catalog).
+    pub fn upstream_reports(&self) -> Vec<UpstreamReport> {
+        let snapshot = self.snapshot();
+        let counter = TokenCounter::get();
+        let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+        pool.values()
+            .map(|u| {
+                let status = u.status();
+                let list_changed = u.peer.as_ref().and_then(|p| p.peer_info()).map(|info| {
+                    info.capabilities.tools.as_ref().and_then(|t| t.list_changed).unwrap_or(false)
+                });
+                let served = snapshot.catalog.tools().iter().chain(snapshot.quarantined.tools());
+                let tools = served
+                    .filter(|t| snapshot.owner(t.qualified_name()) == Some(u.name.as_str()))
+                    .map(|t| ReportedTool {
+                        qualified: t.qualified_name().to_owned(),
+                        server: t.server().to_owned(),
+                        name: t.name().to_owned(),
+                        tokens: counter.definition(t),
+                    })
+                    .collect();
+                UpstreamReport {
+                    name: u.name.clone(),
+                    state: status["state"].as_str().unwrap_or_default().to_owned(),
+                    error: u.last_error.clone(),
+                    list_changed,
+                    tools,
+                }
+            })
+            .collect()
+    }
+
+    /// The names of the first tool list a new native session of the served subject gets.
+    pub fn first_tool_list(&self) -> Vec<String> {
+        let view = self.view(None, Exposure::Native);
+        let mut conversation = view.toolbox.conversation();
+        match view.toolbox.tools(&mut conversation) {
+            Ok(tools) => tools.iter().map(|t| t.qualified_name().to_owned()).collect(),
+            Err(e) => vec![format!("({e})")],
+        }
+    }
+
+    /// `/metrics`: the Prometheus text exposition of the gateway's counters.
+    pub fn metrics(&self) -> String {
+        let view = self.view(None, Exposure::Native);
+        self.inner.metrics.encode(
+            self.session_count(),
+            view.toolbox.visible().len(),
+            view.snapshot.quarantined.len(),
+        )
+    }
+
+    /// A read-only search of the served subject's tools (nothing is loaded), each hit with its
+    /// score and `--explain`'s reasons.
+    pub fn explain(&self, query: &str, limit: usize) -> Value {
+        let view = self.view(None, Exposure::Native);
+        let index = view.toolbox.index();
+        let found = index.search(Request::new(query, limit));
+        let matches: Vec<Value> = found
+            .hits
+            .iter()
+            .map(|h| {
+                let tool = index.catalog().tool(h.tool);
+                json!({
+                    "name": tool.qualified_name(),
+                    "score": toolgate::search::score_json(h.score),
+                    "description": tool.short_description(160),
+                    "explain": index.explain(query, h.tool).to_json(),
+                })
+            })
+            .collect();
+        json!({"query": query, "strategy": index.strategy().as_str(), "matches": matches,
+            "unmatched_terms": found.unmatched_terms})
+    }
+}

@@ -1,0 +1,302 @@
+//! status_page: the operator's HTML page for the data of [`Gateway::status`]
+//! (crate::Gateway::status): servers, quarantined tools with their diffs and approve buttons,
+//! sessions with the tokens they save, recent refusals, and a search box with `--explain`'s
+//! reasons. No script: it refreshes itself with a `<meta>` refresh (not while showing a
+//! search), and its forms post to the same origin only (the page's CSP says so).
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+/// How often the page reloads itself, in seconds.
+const REFRESH_SECS: u32 = 5;
+
+const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:70em}\
+    table{border-collapse:collapse;margin-bottom:1em}td,th{border:1px solid #ccc;padding:.2em .6em;\
+    text-align:left;vertical-align:top}.failed{color:#b00}.ready,.static{color:#070}.starting{color:#a60}\
+    pre{margin:0;font-size:.85em}.add{color:#070}.del{color:#b00}form.inline{display:inline}\
+    .muted{color:#666}";
+
+/// The page for `status`, with `found` (a [`Gateway::explain`](crate::Gateway::explain)
+/// result) when the search box was used.
+pub(crate) fn render(status: &Value, found: Option<&Value>) -> String {
+    let mut out =
+        String::from("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>toolgate</title>\n");
+    if found.is_none() {
+        let _ = writeln!(out, "<meta http-equiv=\"refresh\" content=\"{REFRESH_SECS}\">");
+    }
+    let _ = write!(out, "<style>{STYLE}</style></head><body>\n<h1>toolgate</h1>\n");
+    let _ = writeln!(
+        out,
+        "<p>{} tools ({} deferred), exposure <b>{}</b>, strategy <b>{}</b>, up {}; MCP endpoint: \
+         <code>/mcp</code>; data: <a href=\"/status.json\">status.json</a>, <a href=\"/metrics\">metrics</a></p>",
+        status["tools"],
+        status["deferred"],
+        esc(str_of(&status["exposure"])),
+        esc(str_of(&status["strategy"])),
+        uptime(status["uptime_secs"].as_u64().unwrap_or(0)),
+    );
+    servers(&mut out, status);
+    quarantined(&mut out, status);
+    sessions(&mut out, status);
+    refusals(&mut out, status);
+    search(&mut out, found);
+    out.push_str("</body></html>\n");
+    out
+}
+
+fn str_of(v: &Value) -> &str {
+    v.as_str().unwrap_or_default()
+}
+
+fn uptime(secs: u64) -> String {
+    match secs {
+        s if s < 60 => format!("{s} s"),
+        s if s < 3600 => format!("{} min", s / 60),
+        s if s < 86_400 => format!("{} h {} min", s / 3600, s / 60 % 60),
+        s => format!("{} d {} h", s / 86_400, s / 3600 % 24),
+    }
+}
+
+fn servers(out: &mut String, status: &Value) {
+    out.push_str(
+        "<h2>Servers</h2>\n<table id=\"servers\"><tr><th>server</th><th>transport</th><th>state</th>\
+         <th>tools</th><th>quarantined</th><th>restarts</th><th>last error</th></tr>\n",
+    );
+    for s in status["servers"].as_array().into_iter().flatten() {
+        let state = str_of(&s["state"]);
+        let mut state_cell = esc(state);
+        if let Some(error) = s["error"].as_str() {
+            let _ = write!(state_cell, ": {}", esc(error));
+        }
+        let mut tools = s["tools"].to_string();
+        if s["visible"].is_u64() && s["visible"] != s["tools"] {
+            let _ = write!(tools, " ({} visible)", s["visible"]);
+        }
+        if let Some(by_server) = s["catalog_servers"].as_object() {
+            let _ = write!(tools, " from {} catalog servers", by_server.len());
+        }
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td class=\"{}\">{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            esc(str_of(&s["name"])),
+            esc(str_of(&s["transport"])),
+            esc(state),
+            state_cell,
+            tools,
+            s["quarantined"].as_u64().unwrap_or(0),
+            s["restarts"].as_u64().unwrap_or(0),
+            esc(s["last_error"].as_str().unwrap_or("")),
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+fn quarantined(out: &mut String, status: &Value) {
+    let held = status["quarantined"].as_array().map(Vec::as_slice).unwrap_or_default();
+    out.push_str("<h2>Quarantined tools</h2>\n");
+    if held.is_empty() {
+        out.push_str("<p id=\"quarantine\">No tool is waiting for approval.</p>\n");
+        return;
+    }
+    out.push_str(
+        "<form method=\"post\" action=\"/approve\" class=\"inline\"><input type=\"hidden\" name=\"all\" value=\"1\">\
+         <button type=\"submit\" id=\"approve-all\">Approve all</button></form>\n\
+         <table id=\"quarantine\"><tr><th>tool</th><th>why</th><th>definition</th><th></th></tr>\n",
+    );
+    for h in held {
+        if let Some(error) = h["error"].as_str() {
+            let _ = writeln!(out, "<tr><td colspan=\"4\" class=\"failed\">{}</td></tr>", esc(error));
+            continue;
+        }
+        let mut diff = String::new();
+        for line in h["diff"].as_array().into_iter().flatten().filter_map(Value::as_str) {
+            let class = match line.as_bytes().first() {
+                Some(b'+') => "add",
+                Some(b'-') => "del",
+                _ => "muted",
+            };
+            let _ = writeln!(diff, "<span class=\"{class}\">{}</span>", esc(line));
+        }
+        let name = esc(str_of(&h["name"]));
+        let _ = writeln!(
+            out,
+            "<tr><td><code>{name}</code></td><td>{}</td><td><pre>{diff}</pre></td><td><form method=\"post\" \
+             action=\"/approve\" class=\"inline\"><input type=\"hidden\" name=\"tool\" value=\"{name}\">\
+             <button type=\"submit\" name=\"approve\" value=\"{name}\">Approve</button></form></td></tr>",
+            esc(str_of(&h["reason"])),
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+fn sessions(out: &mut String, status: &Value) {
+    out.push_str("<h2>Sessions</h2>\n");
+    let sessions = status["sessions"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if sessions.is_empty() {
+        out.push_str("<p id=\"sessions\">No client is connected.</p>\n");
+        return;
+    }
+    out.push_str(
+        "<table id=\"sessions\"><tr><th>session</th><th>client</th><th>profile</th><th>exposure</th>\
+         <th>active tools</th><th>tool list tokens</th><th>saved against a full load</th></tr>\n",
+    );
+    for s in sessions {
+        let active: Vec<String> = s["active"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(Value::as_str)
+            .map(|n| format!("<code>{}</code>", esc(n)))
+            .collect();
+        let tokens = &s["tokens"];
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} of {}</td></tr>",
+            s["id"],
+            esc(str_of(&s["client"])),
+            esc(s["profile"].as_str().unwrap_or("(all)")),
+            esc(str_of(&s["exposure"])),
+            if active.is_empty() { "none".to_owned() } else { active.join(", ") },
+            tokens["tool_list"],
+            tokens["saved"],
+            tokens["full_load"],
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+fn refusals(out: &mut String, status: &Value) {
+    out.push_str("<h2>Recent refusals</h2>\n");
+    let refusals = status["refusals"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if refusals.is_empty() {
+        out.push_str("<p id=\"refusals\">No call was refused.</p>\n");
+        return;
+    }
+    out.push_str(
+        "<table id=\"refusals\"><tr><th>when</th><th>session</th><th>subject</th><th>tool</th><th>reason</th>\
+         <th>rule</th></tr>\n",
+    );
+    for r in refusals {
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td><code>{}</code></td><td>{}</td><td>{}</td></tr>",
+            clock(r["at"].as_u64().unwrap_or(0)),
+            r["session"],
+            esc(str_of(&r["subject"])),
+            esc(str_of(&r["tool"])),
+            esc(str_of(&r["reason"])),
+            esc(str_of(&r["rule"])),
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+/// A Unix time as `HH:MM:SS` UTC.
+fn clock(at: u64) -> String {
+    format!("{:02}:{:02}:{:02} UTC", at / 3600 % 24, at / 60 % 60, at % 60)
+}
+
+fn search(out: &mut String, found: Option<&Value>) {
+    let query = found.map_or("", |f| str_of(&f["query"]));
+    let _ = writeln!(
+        out,
+        "<h2>Search</h2>\n<form method=\"get\" action=\"/\"><input type=\"search\" name=\"q\" value=\"{}\" \
+         size=\"50\" placeholder=\"what the model would ask tool_search\"> <button type=\"submit\" \
+         id=\"search\">Search</button></form>",
+        esc(query)
+    );
+    let Some(found) = found else { return };
+    let matches = found["matches"].as_array().map(Vec::as_slice).unwrap_or_default();
+    if matches.is_empty() {
+        let _ = writeln!(out, "<p id=\"results\">No tools matched “{}”.</p>", esc(query));
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "<p class=\"muted\">ranked by <b>{}</b>; nothing is loaded by this search</p>\n<table id=\"results\">\
+         <tr><th>#</th><th>tool</th><th>score</th><th>why</th></tr>",
+        esc(str_of(&found["strategy"]))
+    );
+    for (i, m) in matches.iter().enumerate() {
+        let explain = &m["explain"];
+        let mut why = format!("via {}", esc(str_of(&explain["via"])));
+        for t in explain["terms"].as_array().into_iter().flatten() {
+            let fields: Vec<String> = t["fields"]
+                .as_object()
+                .into_iter()
+                .flatten()
+                .map(|(f, s)| format!("{} {}", esc(f), s))
+                .collect();
+            let _ = write!(why, "<br><code>{}</code> {}", esc(str_of(&t["term"])), fields.join(" + "));
+            if let Some(from) = t["expanded_from"].as_object() {
+                let _ = write!(
+                    why,
+                    " <span class=\"muted\">(from {}, {})</span>",
+                    esc(from.get("text").and_then(Value::as_str).unwrap_or("")),
+                    esc(from.get("via").and_then(Value::as_str).unwrap_or(""))
+                );
+            }
+        }
+        let score = if m["score"].is_null() { "exact".to_owned() } else { m["score"].to_string() };
+        let _ = writeln!(
+            out,
+            "<tr><td>{}</td><td><code>{}</code><br><span class=\"muted\">{}</span></td><td>{}</td><td>{}</td></tr>",
+            i + 1,
+            esc(str_of(&m["name"])),
+            esc(str_of(&m["description"])),
+            score,
+            why
+        );
+    }
+    out.push_str("</table>\n");
+}
+
+/// `text` with the HTML special characters escaped.
+fn esc(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_page_escapes_what_upstreams_and_clients_name_and_shows_failures() {
+        let status = json!({
+            "tools": 2, "deferred": 2, "exposure": "native", "uptime_secs": 4000,
+            "servers": [{"name": "<x>", "transport": "stdio", "state": "failed", "error": "exited", "tools": 0,
+                "restarts": 3, "last_error": "exited"}],
+            "sessions": [
+                {"id": 1, "client": "c 1", "active": ["a__b"], "tokens": {"tool_list": 10, "full_load": 90, "saved": 80}},
+                {"id": 2, "client": "c 2", "profile": "<rev>", "active": []}
+            ],
+            "quarantined": [{"name": "x__<evil>", "reason": "changed", "diff": ["- old", "+ <script>"]}],
+            "refusals": [{"at": 3661, "session": 1, "subject": "main", "tool": "x__y", "reason": "not_loaded", "rule": "r"}],
+        });
+        let html = render(&status, None);
+        assert!(html.contains("&lt;x&gt;") && !html.contains("<x>"));
+        assert!(html.contains("failed: exited") && html.contains("<td>3</td>"));
+        assert!(html.contains("<code>a__b</code>") && html.contains("80 of 90"));
+        assert!(html.contains("<td>(all)</td>") && html.contains("<td>&lt;rev&gt;</td>"), "{html}");
+        assert!(html.contains("&lt;script&gt;") && !html.contains("<script>"));
+        assert!(html.contains("01:01:01 UTC") && html.contains("1 h 6 min"));
+        assert!(html.contains("http-equiv=\"refresh\""));
+        let found = json!({"query": "q\"", "strategy": "lexical", "matches": []});
+        let html = render(&status, Some(&found));
+        assert!(!html.contains("http-equiv=\"refresh\""), "a search result does not reload away");
+        assert!(html.contains("value=\"q&quot;\""));
+    }
+}
