@@ -2,6 +2,7 @@
 //! (0 ok, 1 no result, 2 error).
 
 mod approve;
+mod doctor;
 mod eval;
 mod model;
 mod output;
@@ -41,6 +42,9 @@ enum Command {
     /// Responses, Chat Completions, Gemini, bridge), or with --stability how a scripted
     /// session changes the request prefix.
     Render(render::Args),
+    /// Start a configuration's servers once and report tools, tokens, name problems, servers
+    /// without list_changed and what each client needs.
+    Doctor(doctor::Args),
     /// List or approve the tool definitions a pinned server's gateway holds in quarantine.
     Approve(approve::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) to stdout.
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
         Command::Tokens(a) => with_stdout(|out| tokens::run(a, out)),
         Command::Render(a) => with_stdout(|out| render::run(a, out)),
         Command::Approve(a) => with_stdout(|out| approve::run(a, out)),
+        Command::Doctor(a) => with_stdout(|out| doctor::run(a, out)),
         // The gateway owns stdout (the MCP channel with --stdio), so it must not be locked here.
         Command::Serve(a) => serve::run(a),
         Command::Completions { shell } => with_stdout(|out| {

@@ -1,0 +1,260 @@
+//! `toolgate doctor`: starts a configuration's servers once and reports what would trouble a
+//! user before they point a client at it: tools and definition tokens per server (a warning
+//! past 25,000, where Claude Code warns too), names that collide or pass the clients'
+//! 64-character limit, servers that never announce `tools/list_changed`, a configuration that
+//! starts toolgate itself, and what each client's snippet needs.
+//!
+//! Pinned servers are started without touching the pin store: a first listing seen by the
+//! doctor is not approved.
+
+use std::collections::BTreeMap;
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::Context;
+use serde_json::{Value, json};
+use toolgate::config::{Config, Transport, Trust};
+use toolgate_mcp::{Gateway, UpstreamReport};
+
+use crate::Outcome;
+
+/// Definition tokens of one server past which it is worth a warning (Claude Code warns when
+/// one MCP server's tools pass 25k tokens).
+pub(crate) const SERVER_TOKEN_WARNING: usize = 25_000;
+
+/// MCP clients' caps on the number of tools.
+const CLIENT_CAPS: [(&str, usize); 2] = [("Cursor", 40), ("VS Code", 128)];
+
+/// Arguments of `toolgate doctor`.
+#[derive(Debug, clap::Args)]
+pub(crate) struct Args {
+    /// The configuration to check (`toolgate.toml` or an `mcpServers` JSON file).
+    #[arg(long, value_name = "FILE")]
+    config: PathBuf,
+    /// How long to wait for the servers to start.
+    #[arg(long, value_name = "SECS", default_value_t = 30)]
+    timeout: u64,
+    /// Print JSON instead of text.
+    #[arg(long)]
+    json: bool,
+}
+
+/// One finding.
+#[derive(Debug)]
+struct Finding {
+    /// `warning` or `note`.
+    level: &'static str,
+    /// The server it concerns, if one.
+    server: Option<String>,
+    message: String,
+}
+
+/// Runs `toolgate doctor`: exit 1 when it has a warning.
+pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    let mut config = Config::from_path(&args.config)?;
+    let pinned: Vec<String> =
+        config.servers.iter().filter(|(_, s)| s.trust == Trust::Pin).map(|(n, _)| n.clone()).collect();
+    for server in config.servers.values_mut() {
+        server.trust = Trust::Auto;
+        server.quarantine = false;
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let (reports, first_list) = runtime.block_on(async {
+        let gateway = Gateway::from_config(&config).with_context(|| args.config.display().to_string())?;
+        gateway.settled(Duration::from_secs(args.timeout)).await;
+        let reports = gateway.upstream_reports();
+        let first = gateway.first_tool_list();
+        gateway.shutdown().await;
+        anyhow::Ok((reports, first))
+    })?;
+    runtime.shutdown_timeout(Duration::from_secs(1));
+    let mut findings = Vec::new();
+    for r in &reports {
+        check_server(r, &config, &mut findings);
+    }
+    check_names(&reports, &mut findings);
+    check_self(&config, &mut findings);
+    for name in &pinned {
+        findings.push(Finding {
+            level: "note",
+            server: Some(name.clone()),
+            message: "pinned (trust = \"pin\"): the doctor did not read or write the pin store; run \
+                      `toolgate approve --list` for what is held"
+                .into(),
+        });
+    }
+    let clients = clients(&args.config, &config, first_list.len());
+    let warnings = findings.iter().filter(|f| f.level == "warning").count();
+    if args.json {
+        let servers: Vec<Value> = reports
+            .iter()
+            .map(|r| {
+                json!({"name": r.name, "state": r.state, "error": r.error, "list_changed": r.list_changed,
+                    "tools": r.tools.len(), "tokens": r.tools.iter().map(|t| t.tokens).sum::<usize>()})
+            })
+            .collect();
+        let findings: Vec<Value> = findings
+            .iter()
+            .map(|f| json!({"level": f.level, "server": f.server, "message": f.message}))
+            .collect();
+        let v = json!({"servers": servers, "first_tool_list": first_list, "findings": findings,
+            "clients": clients, "warnings": warnings});
+        writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+    } else {
+        writeln!(out, "{:<24} {:<9} {:>6} {:>8}  list_changed", "server", "state", "tools", "tokens")?;
+        for r in &reports {
+            let tokens: usize = r.tools.iter().map(|t| t.tokens).sum();
+            let changes = match r.list_changed {
+                Some(true) => "yes",
+                Some(false) => "no",
+                None => "-",
+            };
+            writeln!(out, "{:<24} {:<9} {:>6} {:>8}  {changes}", r.name, r.state, r.tools.len(), tokens)?;
+        }
+        writeln!(out, "\nfirst tool list: {} tools ({})", first_list.len(), first_list.join(", "))?;
+        for f in &findings {
+            let server = f.server.as_deref().map(|s| format!("{s}: ")).unwrap_or_default();
+            writeln!(out, "{}: {server}{}", f.level, f.message)?;
+        }
+        writeln!(out, "\nclients:")?;
+        for c in clients.as_array().into_iter().flatten() {
+            writeln!(
+                out,
+                "  {}: {}",
+                c["client"].as_str().unwrap_or_default(),
+                c["needs"].as_str().unwrap_or_default()
+            )?;
+            for line in c["snippet"].as_str().unwrap_or_default().lines() {
+                writeln!(out, "      {line}")?;
+            }
+        }
+        writeln!(out, "\n{warnings} warning(s)")?;
+    }
+    Ok(if warnings == 0 { Outcome::Found } else { Outcome::Nothing })
+}
+
+fn check_server(r: &UpstreamReport, config: &Config, findings: &mut Vec<Finding>) {
+    let server = Some(r.name.clone());
+    let tokens: usize = r.tools.iter().map(|t| t.tokens).sum();
+    if r.state == "failed" {
+        let why = r.error.as_deref().unwrap_or("no reason given");
+        findings.push(Finding {
+            level: "warning",
+            server: server.clone(),
+            message: format!("did not start: {why}"),
+        });
+    } else if r.state == "starting" {
+        let message = "still starting when the doctor stopped waiting (--timeout)".to_owned();
+        findings.push(Finding { level: "warning", server: server.clone(), message });
+    }
+    if tokens > SERVER_TOKEN_WARNING {
+        let message = format!(
+            "its {} tool definitions cost {tokens} tokens, over {SERVER_TOKEN_WARNING}: without deferral every request \
+             carries them; keep [gateway] mode = \"on\" or narrow it with `allowed`",
+            r.tools.len()
+        );
+        findings.push(Finding { level: "warning", server: server.clone(), message });
+    }
+    let live = config.servers.get(&r.name).is_some_and(|s| !matches!(s.transport, Transport::Catalog { .. }));
+    if live && r.list_changed == Some(false) {
+        let message =
+            "does not announce tools/list_changed: toolgate sees a new tool list only when the server \
+                       restarts"
+                .to_owned();
+        findings.push(Finding { level: "warning", server, message });
+    }
+}
+
+/// Names that collide once clients' rules apply, and names past 64 characters.
+fn check_names(reports: &[UpstreamReport], findings: &mut Vec<Finding>) {
+    let mut by_plain: BTreeMap<String, Vec<(String, String)>> = BTreeMap::new();
+    for t in reports.iter().flat_map(|r| &r.tools) {
+        let plain = format!("{}__{}", t.server, t.name);
+        if plain.chars().count() > 64 {
+            findings.push(Finding {
+                level: "warning",
+                server: Some(t.server.clone()),
+                message: format!(
+                    "`{plain}` is {} characters, over the 64 clients accept; it is served as `{}`",
+                    plain.chars().count(),
+                    t.qualified
+                ),
+            });
+        }
+        let key: String = plain
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || c == '-' { c.to_ascii_lowercase() } else { '_' })
+            .collect();
+        by_plain.entry(key).or_default().push((plain, t.qualified.clone()));
+    }
+    for group in by_plain.values().filter(|g| g.len() > 1) {
+        let names: Vec<String> = group.iter().map(|(p, q)| format!("`{p}` as `{q}`")).collect();
+        findings.push(Finding {
+            level: "warning",
+            server: None,
+            message: format!(
+                "names that collide in clients' name rules, told apart by a suffix: {}",
+                names.join(", ")
+            ),
+        });
+    }
+}
+
+/// A server that is toolgate itself would list the gateway's own tools back to it.
+fn check_self(config: &Config, findings: &mut Vec<Finding>) {
+    for (name, server) in &config.servers {
+        let is_self = match &server.transport {
+            Transport::Stdio { command, args, .. } => {
+                let program =
+                    std::path::Path::new(command).file_name().and_then(|f| f.to_str()).unwrap_or_default();
+                let words = std::iter::once(program).chain(args.iter().map(String::as_str));
+                words.clone().any(|w| w == "toolgate" || w.starts_with("toolgate@"))
+                    && words.clone().any(|w| w == "serve")
+            }
+            Transport::Http { url, .. } => url.contains(":8765/mcp"),
+            Transport::Catalog { .. } => false,
+        };
+        if is_self {
+            findings.push(Finding {
+                level: "warning",
+                server: Some(name.clone()),
+                message:
+                    "this is toolgate itself: the gateway would serve its own tool_search back to itself; \
+                          remove it from the configuration"
+                        .into(),
+            });
+        }
+    }
+}
+
+/// Each client's snippet for this configuration, and what it needs.
+fn clients(path: &std::path::Path, config: &Config, first_list: usize) -> Value {
+    let file = path.display().to_string();
+    let token = if config.tokens.is_empty() {
+        String::new()
+    } else {
+        " and, over HTTP, an `Authorization: Bearer TOKEN` header (tokens are configured)".to_owned()
+    };
+    let caps: Vec<String> = CLIENT_CAPS
+        .iter()
+        .map(|(client, cap)| {
+            let fits = if first_list <= *cap { "within" } else { "OVER" };
+            format!("{fits} {client}'s {cap}")
+        })
+        .collect();
+    let stdio = format!("toolgate serve --stdio --config {file}");
+    json!([
+        {"client": "Claude Code", "needs": format!("nothing else: it loads tools through tool_search{token}"),
+         "snippet": format!("claude mcp add toolgate -- {stdio}")},
+        {"client": "Codex CLI", "needs": "nothing: it ignores list_changed, so toolgate gives it bridge exposure (tool_search and call_tool)",
+         "snippet": format!("[mcp_servers.toolgate]\ncommand = \"toolgate\"\nargs = [\"serve\", \"--stdio\", \"--config\", {file:?}]")},
+        {"client": "Cursor", "needs": format!("a first tool list of {first_list} tools, {}{token}", caps[0]),
+         "snippet": format!("{{\"mcpServers\": {{\"toolgate\": {{\"command\": \"toolgate\", \"args\": [\"serve\", \"--stdio\", \"--config\", {file:?}]}}}}}}")},
+        {"client": "VS Code", "needs": format!("a first tool list of {first_list} tools, {}{token}", caps[1]),
+         "snippet": format!("{{\"servers\": {{\"toolgate\": {{\"type\": \"stdio\", \"command\": \"toolgate\", \"args\": [\"serve\", \"--stdio\", \"--config\", {file:?}]}}}}}}")},
+    ])
+}
