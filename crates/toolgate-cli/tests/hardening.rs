@@ -11,7 +11,7 @@ use serde_json::{Value, json};
 
 mod support;
 
-use support::{request, serve};
+use support::{Server, request, serve};
 
 const WAIT: Duration = Duration::from_secs(30);
 
@@ -226,9 +226,17 @@ fn a_deep_or_huge_message_gets_an_error_reply_on_stdio_and_http() {
     assert!(body.contains("at most 4194304 bytes"), "{body}");
 }
 
+/// A gateway whose header and body timeouts are 3 s.
+fn impatient(test: &str) -> Server {
+    let dir = support::scratch(test);
+    let path = dir.join("toolgate.toml");
+    std::fs::write(&path, "[gateway]\nheader_timeout_secs = 3\nbody_timeout_secs = 3\n").unwrap();
+    serve(&["--http", "127.0.0.1:0", "--config", path.to_str().unwrap()], &[])
+}
+
 #[test]
 fn a_client_that_never_sends_its_body_is_cut_off() {
-    let server = serve(&["--http", "127.0.0.1:0"], &[]);
+    let server = impatient("body-timeout");
     let mut stream = TcpStream::connect(&server.addr).unwrap();
     write!(
         stream,
@@ -242,21 +250,23 @@ fn a_client_that_never_sends_its_body_is_cut_off() {
     let mut response = String::new();
     let _ = stream.read_to_string(&mut response);
     assert!(response.starts_with("HTTP/1.1 408"), "{response}");
-    assert!(start.elapsed() < Duration::from_secs(15), "cut off after {:?}", start.elapsed());
+    assert!(response.contains("within 3 s ([gateway] body_timeout_secs)"), "{response}");
+    let took = start.elapsed();
+    assert!(took >= Duration::from_millis(2900) && took < Duration::from_secs(8), "cut off after {took:?}");
 }
 
 #[test]
 fn clients_that_drip_their_headers_or_say_nothing_are_cut_off() {
-    let server = serve(&["--http", "127.0.0.1:0"], &[]);
+    let server = impatient("header-timeout");
     let silent = TcpStream::connect(&server.addr).unwrap();
     let mut dripping = TcpStream::connect(&server.addr).unwrap();
     let start = Instant::now();
     let header = format!("GET /status.json HTTP/1.1\r\nHost: {}\r\nX-Slow: ", server.addr);
     dripping.write_all(header.as_bytes()).unwrap();
-    // One byte every 2 s, as a slowloris client does; the gateway closes the connection.
+    // One byte every 500 ms, as a slowloris client does; the gateway closes the connection.
     let mut closed_after = None;
     while start.elapsed() < Duration::from_secs(25) {
-        std::thread::sleep(Duration::from_secs(2));
+        std::thread::sleep(Duration::from_millis(500));
         if dripping.write_all(b"a").is_err() {
             closed_after = Some(start.elapsed());
             break;
@@ -271,7 +281,10 @@ fn clients_that_drip_their_headers_or_say_nothing_are_cut_off() {
         }
     }
     let closed_after = closed_after.expect("the dripping client is still connected after 25 s");
-    assert!(closed_after < Duration::from_secs(16), "cut off after {closed_after:?}");
+    assert!(
+        closed_after >= Duration::from_millis(2900) && closed_after < Duration::from_secs(8),
+        "cut off after {closed_after:?}, the timeout is 3 s"
+    );
     let mut silent = silent;
     silent.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
     let mut buf = Vec::new();

@@ -62,7 +62,7 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
     let access = axum::middleware::from_fn_with_state(gateway.clone(), access_guard);
     router
         .route_layer(guard)
-        .route_layer(axum::middleware::from_fn(limits_guard))
+        .route_layer(axum::middleware::from_fn_with_state(gateway.clone(), limits_guard))
         .route("/", get(status_page))
         .route("/status.json", get(status_json))
         .route("/metrics", get(metrics))
@@ -71,21 +71,22 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
         .with_state(gateway)
 }
 
-/// How long a client may take to send a request's body.
-pub const BODY_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Around the MCP endpoints: a POST's body is read whole within [`BODY_TIMEOUT`] and
-/// screened against the [limits](crate::limits) before rmcp parses it.
-async fn limits_guard(request: Request, next: Next) -> Response {
+/// Around the MCP endpoints: a POST's body is read whole within
+/// [`Settings::body_timeout`](crate::Settings::body_timeout) and screened against the
+/// [limits](crate::limits) before rmcp parses it.
+async fn limits_guard(State(gateway): State<Gateway>, request: Request, next: Next) -> Response {
     use crate::limits::{MAX_MESSAGE_BYTES, Oversized, screen};
     if request.method() != axum::http::Method::POST {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    let bytes = match tokio::time::timeout(BODY_TIMEOUT, axum::body::to_bytes(body, MAX_MESSAGE_BYTES)).await
-    {
+    let timeout = gateway.settings().body_timeout;
+    let bytes = match tokio::time::timeout(timeout, axum::body::to_bytes(body, MAX_MESSAGE_BYTES)).await {
         Err(_) => {
-            let message = format!("the request body did not arrive within {} s", BODY_TIMEOUT.as_secs());
+            let message = format!(
+                "the request body did not arrive within {} s ([gateway] body_timeout_secs)",
+                timeout.as_secs()
+            );
             return jsonrpc_error(StatusCode::REQUEST_TIMEOUT, &message);
         }
         Ok(Err(_)) => {
@@ -191,18 +192,17 @@ fn jsonrpc_error(status: StatusCode, message: &str) -> Response {
     response
 }
 
-/// How long a client may take to send a request's headers (a client dripping them, or one
-/// that connects and says nothing, is cut off after it).
-pub const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
-
 /// Serves the router on `listener` until `shutdown` is cancelled; open connections get five
-/// seconds to finish. Each connection is HTTP/1.1 with [`HEADER_TIMEOUT`] on its headers.
+/// seconds to finish. Each connection is HTTP/1.1 with
+/// [`Settings::header_timeout`](crate::Settings::header_timeout) on its headers (a client
+/// dripping them, or one that connects and says nothing, is cut off after it).
 pub async fn serve(
     gateway: Gateway,
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     use hyper_util::rt::{TokioIo, TokioTimer};
+    let header_timeout = gateway.settings().header_timeout;
     let app = router(gateway, shutdown.child_token());
     let mut connections = tokio::task::JoinSet::new();
     loop {
@@ -229,7 +229,7 @@ pub async fn serve(
         connections.spawn(async move {
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())
-                .header_read_timeout(HEADER_TIMEOUT)
+                .header_read_timeout(header_timeout)
                 .serve_connection(TokioIo::new(tcp), service);
             tokio::pin!(connection);
             tokio::select! {

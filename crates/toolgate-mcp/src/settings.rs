@@ -47,6 +47,11 @@ pub struct Settings {
     /// session sees only what it allows. A session's own profile (`/mcp/NAME` or the header
     /// `X-Toolgate-Profile`) narrows it further; it never widens it.
     pub profile: Option<String>,
+    /// How long a client may take to send a request's headers (`[gateway]
+    /// header_timeout_secs`).
+    pub header_timeout: Duration,
+    /// How long a client may take to send a request's body (`[gateway] body_timeout_secs`).
+    pub body_timeout: Duration,
 }
 
 impl Default for Settings {
@@ -71,6 +76,8 @@ impl Settings {
             access: crate::access::Access::default(),
             index: Index::builder(),
             profile: None,
+            header_timeout: config.header_timeout,
+            body_timeout: config.body_timeout,
         }
     }
 

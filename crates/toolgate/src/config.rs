@@ -212,6 +212,12 @@ pub struct GatewayConfig {
     pub session_idle: Duration,
     /// Most HTTP sessions open at once (`max_sessions`, default 1000).
     pub max_sessions: usize,
+    /// How long an HTTP client may take to send a request's headers (`header_timeout_secs`,
+    /// default 10): a client dripping them, or one that says nothing, is cut off.
+    pub header_timeout: Duration,
+    /// How long an HTTP client may take to send a request's body (`body_timeout_secs`, default
+    /// 10; 408 after it).
+    pub body_timeout: Duration,
     /// Host names the HTTP endpoints answer besides the loopback ones (`allowed_hosts`).
     pub allowed_hosts: Vec<String>,
     /// Browser origins allowed besides the loopback ones (`allowed_origins`).
@@ -233,6 +239,8 @@ impl Default for GatewayConfig {
             ready_timeout: Duration::from_secs(5),
             session_idle: Duration::from_secs(8 * 3600),
             max_sessions: 1000,
+            header_timeout: Duration::from_secs(10),
+            body_timeout: Duration::from_secs(10),
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             pins: None,

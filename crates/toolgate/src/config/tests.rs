@@ -96,6 +96,8 @@ fn design_example_parses_to_the_expected_values() {
                 ready_timeout: 5s,
                 session_idle: 28800s,
                 max_sessions: 1000,
+                header_timeout: 10s,
+                body_timeout: 10s,
                 allowed_hosts: [],
                 allowed_origins: [],
                 pins: None,
@@ -298,7 +300,7 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[gateway]\nfoo = 1\n",
         expect![
-            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, max_sessions, allowed_hosts, allowed_origins, pins"
+            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, max_sessions, header_timeout_secs, body_timeout_secs, allowed_hosts, allowed_origins, pins"
         ],
     );
     check_error(

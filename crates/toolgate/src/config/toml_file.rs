@@ -46,6 +46,8 @@ const GATEWAY_KEYS: &[&str] = &[
     "ready_timeout_secs",
     "session_idle_secs",
     "max_sessions",
+    "header_timeout_secs",
+    "body_timeout_secs",
     "allowed_hosts",
     "allowed_origins",
     "pins",
@@ -221,6 +223,12 @@ fn gateway(f: &Fields<'_, '_>) -> Result<GatewayConfig, ConfigError> {
     }
     if let Some(d) = f.seconds("startup_timeout_secs")? {
         g.startup_timeout = d;
+    }
+    if let Some(d) = f.seconds("header_timeout_secs")? {
+        g.header_timeout = d;
+    }
+    if let Some(d) = f.seconds("body_timeout_secs")? {
+        g.body_timeout = d;
     }
     if let Some(hosts) = f.array("allowed_hosts", "an array of host names, like [\"gateway.internal\"]")? {
         g.allowed_hosts = hosts.into_iter().map(|(_, h)| h.trim().to_ascii_lowercase()).collect();
