@@ -392,10 +392,20 @@ impl Gateway {
         {
             return view.clone();
         }
-        let built = self.subject_policy(profile).and_then(|policy| self.toolbox(&snapshot, policy, exposure));
+        // The other exposure's view of this subject and snapshot has the same visible tools: its
+        // index is reused rather than built again.
+        let sibling = views
+            .iter()
+            .find(|((p, e), v)| {
+                p.as_deref() == profile && *e != exposure && Arc::ptr_eq(&v.snapshot, &snapshot)
+            })
+            .map(|(_, v)| v.toolbox.shared_index());
+        let built = self
+            .subject_policy(profile)
+            .and_then(|policy| self.toolbox(&snapshot, policy, exposure, sibling));
         let toolbox = built.unwrap_or_else(|e| {
             tracing::error!(subject = profile.unwrap_or("main"), "{e}; this subject sees no tools");
-            self.toolbox(&Snapshot::empty(snapshot.defers), Policy::permissive(), exposure)
+            self.toolbox(&Snapshot::empty(snapshot.defers), Policy::permissive(), exposure, None)
                 .expect("an empty catalog fits any budget")
         });
         let view = Arc::new(View {
@@ -424,10 +434,15 @@ impl Gateway {
         snapshot: &Snapshot,
         policy: Policy,
         exposure: Exposure,
+        shared: Option<Arc<toolgate::search::Index>>,
     ) -> Result<Toolbox, PolicyError> {
         let settings = &self.inner.settings;
         let mode = if snapshot.defers { DeferMode::On } else { DeferMode::Off };
-        Toolbox::builder(&snapshot.catalog, policy)
+        let builder = match shared {
+            Some(index) => Toolbox::builder(&snapshot.catalog, policy).shared_index(index),
+            None => Toolbox::builder(&snapshot.catalog, policy),
+        };
+        builder
             .quarantined(snapshot.quarantined.clone())
             .defer(DeferConfig { mode, ..settings.defer })
             .exposure(exposure)
@@ -605,7 +620,7 @@ impl Gateway {
             }
             // Once per snapshot, for every subject's toolbox (it counts tokens in `auto`).
             snapshot.defers = self.defers(&snapshot);
-            match self.toolbox(&snapshot, self.inner.root.clone(), self.strictest_exposure()) {
+            match self.toolbox(&snapshot, self.inner.root.clone(), self.strictest_exposure(), None) {
                 Ok(toolbox) => break (snapshot, toolbox),
                 Err(e) => {
                     let culprit = match &e {

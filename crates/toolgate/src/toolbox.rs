@@ -73,6 +73,7 @@ pub struct ToolboxBuilder {
     failed: Vec<(String, String)>,
     validators: Arc<Validators>,
     quarantined: Catalog,
+    shared: Option<Arc<Index>>,
 }
 
 impl ToolboxBuilder {
@@ -124,6 +125,15 @@ impl ToolboxBuilder {
         self
     }
 
+    /// An index another toolbox built (see [`Toolbox::shared_index`]), used instead of
+    /// building one when it holds exactly this toolbox's visible tools (same names and
+    /// definitions, in the same order) and was built the same way; otherwise ignored. The
+    /// bridge and native toolboxes of one subject share one index this way.
+    pub fn shared_index(mut self, index: Arc<Index>) -> ToolboxBuilder {
+        self.shared = Some(index);
+        self
+    }
+
     /// Compiled argument validators to share with other toolboxes (keyed by definition hash).
     pub fn validators(mut self, validators: Arc<Validators>) -> ToolboxBuilder {
         self.validators = validators;
@@ -149,7 +159,19 @@ impl ToolboxBuilder {
         }
         let required = self.policy.required(&visible, &deferral, meta.len())?;
         let budget = ActiveBudget::from_policy(&self.policy, &visible, &required);
-        let index = self.index.clone().build(&visible);
+        let reusable = |index: &Arc<Index>| {
+            let theirs = index.catalog().tools();
+            index.strategy() == self.index.strategy_of()
+                && theirs.len() == visible.len()
+                && theirs
+                    .iter()
+                    .zip(visible.tools())
+                    .all(|(a, b)| a.qualified_name() == b.qualified_name() && a.hash() == b.hash())
+        };
+        let index = match self.shared.filter(reusable) {
+            Some(index) => index,
+            None => Arc::new(self.index.clone().build(&visible)),
+        };
         Ok(Toolbox {
             stamp: STAMPS.fetch_add(1, Ordering::Relaxed),
             catalog: self.catalog,
@@ -181,7 +203,7 @@ pub struct Toolbox {
     visible: Catalog,
     hidden: Vec<AuditEvent>,
     deferral: Deferral,
-    index: Index,
+    index: Arc<Index>,
     /// How `index` was built, for sub-agents' toolboxes.
     index_builder: IndexBuilder,
     required: Required,
@@ -272,6 +294,7 @@ impl Toolbox {
             failed: Vec::new(),
             validators: Arc::default(),
             quarantined: Catalog::default(),
+            shared: None,
         }
     }
 
@@ -279,6 +302,12 @@ impl Toolbox {
     /// page's search box runs them; a model's search goes through [`Toolbox::tool_search`]).
     pub fn index(&self) -> &Index {
         &self.index
+    }
+
+    /// This toolbox's index, for another toolbox of the same subject and snapshot
+    /// ([`ToolboxBuilder::shared_index`]).
+    pub fn shared_index(&self) -> Arc<Index> {
+        self.index.clone()
     }
 
     /// The whole catalog snapshot this toolbox was built over, before the policy.

@@ -178,3 +178,29 @@ fn a_sub_agent_inherits_only_what_its_profile_allows_and_keeps_tool_search() {
     assert!(!toolbox.check(&mut sub, "git__git_push", &json!({})).is_allow());
     assert_eq!(toolbox.meta_tools().len(), 1, "tool_search stays");
 }
+
+#[test]
+fn an_index_is_shared_only_over_the_same_visible_tools_and_a_quarantined_call_says_so() {
+    let cat =
+        catalog(vec![ToolSpec::mcp("fs", "read_file", "Read"), ToolSpec::mcp("fs", "delete_file", "Delete")]);
+    let native = Toolbox::builder(&cat, Policy::permissive()).build().unwrap();
+    let bridge = Toolbox::builder(&cat, Policy::permissive())
+        .exposure(Exposure::Bridge)
+        .shared_index(native.shared_index())
+        .build()
+        .unwrap();
+    assert!(Arc::ptr_eq(&native.shared_index(), &bridge.shared_index()));
+    // A subject that sees less gets its own index: the shared one would find a hidden tool.
+    let policy = Policy::new(&config("[policy]\ndeny = [\"*delete*\"]\n"), None).unwrap();
+    let narrow = Toolbox::builder(&cat, policy).shared_index(native.shared_index()).build().unwrap();
+    assert!(!Arc::ptr_eq(&native.shared_index(), &narrow.shared_index()));
+    assert_eq!(narrow.index().catalog().len(), 1);
+
+    let held = catalog(vec![ToolSpec::mcp("fs", "wipe", "Wipe")]);
+    let toolbox = Toolbox::builder(&cat, Policy::permissive()).quarantined(held).build().unwrap();
+    let mut conversation = toolbox.conversation();
+    match toolbox.check(&mut conversation, "FS__WIPE", &json!({})) {
+        Decision::Deny(d @ Denial::Quarantined { .. }) => assert!(d.to_string().contains("held for review")),
+        other => panic!("{other:?}"),
+    }
+}
