@@ -81,7 +81,10 @@ pub fn substitute(message: &[u8], why: &Oversized) -> Option<Vec<u8>> {
     Some(call.to_string().into_bytes())
 }
 
-/// The value of the key `id` of the top-level object, if it is a number or a string.
+/// The value of the key `id` of the top-level object, if it is an id rmcp can answer under (a
+/// string, or a number that is an integer in `i64`, by rmcp's own rule): a stand-in with any
+/// other id (`22.4`, say, which a fuzzer sent) would not parse, and the client would get no
+/// answer at all, as it gets none for that id on any message.
 fn top_level_id_of(message: &[u8]) -> Option<serde_json::Value> {
     let (mut depth, mut i) = (0usize, 0usize);
     let mut last_key: Option<(usize, usize)> = None;
@@ -104,7 +107,9 @@ fn top_level_id_of(message: &[u8]) -> Option<serde_json::Value> {
                     let rest = &message[i + 1..];
                     let end = rest.iter().position(|&b| b == b',' || b == b'}').unwrap_or(rest.len());
                     let value: serde_json::Value = serde_json::from_slice(rest.get(..end)?).ok()?;
-                    return (value.is_number() || value.is_string()).then_some(value);
+                    let answerable =
+                        serde_json::from_value::<rmcp::model::NumberOrString>(value.clone()).is_ok();
+                    return answerable.then_some(value);
                 }
             }
             _ => {}
@@ -140,5 +145,19 @@ mod tests {
         assert_eq!(top_level_id_of(named), Some(serde_json::json!("a\"b")));
         assert_eq!(top_level_id_of(br#"{"method": "notifications/x", "params": {"id": 3}}"#), None);
         assert!(Oversized::Depth(65).to_string().contains("at most 64 levels"));
+    }
+
+    /// Found by the `jsonrpc` fuzz target: a fractional id made a stand-in rmcp cannot parse.
+    #[test]
+    fn a_stand_in_always_parses_and_ids_rmcp_cannot_answer_get_none() {
+        let deep = |id: &str| format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"params\":{}}}", "[".repeat(70));
+        for id in ["22.4", "1e400", "18446744073709551615", "true", "null", "[1]"] {
+            assert_eq!(substitute(deep(id).as_bytes(), &Oversized::Depth(65)), None, "id {id}");
+        }
+        for id in ["7", "-3", "1.0", "1e2", "\"x\""] {
+            let call = substitute(deep(id).as_bytes(), &Oversized::Depth(65)).expect(id);
+            let parsed: Result<rmcp::model::ClientJsonRpcMessage, _> = serde_json::from_slice(&call);
+            assert!(parsed.is_ok(), "id {id}: {}", String::from_utf8_lossy(&call));
+        }
     }
 }
