@@ -61,13 +61,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         ("approved", store.approve(selection).with_context(|| format!("approving in {}", path.display()))?)
     };
     if args.json {
-        let tools: Vec<_> = found
-            .iter()
-            .map(|h| {
-                json!({"name": h.qualified, "server": h.server, "tool": h.tool, "reason": h.reason(),
-                "hash": h.hash, "diff": h.diff()})
-            })
-            .collect();
+        let tools: Vec<_> = found.iter().map(Held::to_json).collect();
         writeln!(out, "{}", serde_json::to_string_pretty(&json!({"store": path, verb: tools}))?)?;
     } else {
         print_text(out, verb, &found, args.list)?;

@@ -27,8 +27,6 @@ const RECENT: usize = 50;
 /// One refused call, as the status page lists it.
 #[derive(Debug, Clone)]
 pub(crate) struct Refusal {
-    /// Seconds since the Unix epoch.
-    pub(crate) at: u64,
     /// The session's number on the status page.
     pub(crate) session: u64,
     /// The subject (profile) it was refused for.
@@ -57,7 +55,8 @@ pub(crate) struct Metrics {
     sessions_open: Gauge,
     quarantined: Gauge,
     tools: Gauge,
-    recent: Mutex<VecDeque<Refusal>>,
+    /// The last refusals, each with its time (seconds since the Unix epoch).
+    recent: Mutex<VecDeque<(u64, Refusal)>>,
 }
 
 fn latency_histogram() -> Histogram {
@@ -67,8 +66,8 @@ fn latency_histogram() -> Histogram {
 
 impl Default for Metrics {
     fn default() -> Metrics {
-        let mut registry = Registry::with_prefix("toolgate");
-        let m = Metrics {
+        let mut m = Metrics {
+            registry: Registry::with_prefix("toolgate"),
             searches: Counter::default(),
             search_hits: Counter::default(),
             search_misses: Counter::default(),
@@ -82,38 +81,45 @@ impl Default for Metrics {
             quarantined: Gauge::default(),
             tools: Gauge::default(),
             recent: Mutex::new(VecDeque::new()),
-            registry: Registry::default(),
         };
-        registry.register("searches", "tool_search calls answered", m.searches.clone());
-        registry.register(
+        m.registry.register("searches", "tool_search calls answered", m.searches.clone());
+        m.registry.register(
             "search_hits",
             "tool_search calls that matched at least one tool",
             m.search_hits.clone(),
         );
-        registry.register("search_misses", "tool_search calls that matched no tool", m.search_misses.clone());
-        registry.register("activations", "tools loaded into a session's active set", m.activations.clone());
-        registry.register(
+        m.registry.register(
+            "search_misses",
+            "tool_search calls that matched no tool",
+            m.search_misses.clone(),
+        );
+        m.registry.register("activations", "tools loaded into a session's active set", m.activations.clone());
+        m.registry.register(
             "unloads",
             "tools unloaded from a session (budget or changed definition)",
             m.unloads.clone(),
         );
-        registry.register("refusals", "tool calls the gate refused, by reason", m.refusals.clone());
-        registry.register_with_unit(
+        m.registry.register("refusals", "tool calls the gate refused, by reason", m.refusals.clone());
+        m.registry.register_with_unit(
             "upstream_call_duration",
             "time of forwarded tool calls, by upstream and outcome (ok, error)",
             prometheus_client::registry::Unit::Seconds,
             m.calls.clone(),
         );
-        registry.register("upstream_restarts", "restarts of an upstream after it failed", m.restarts.clone());
-        registry.register("sessions_opened", "downstream sessions initialized", m.sessions_opened.clone());
-        registry.register("sessions_open", "downstream sessions open now", m.sessions_open.clone());
-        registry.register(
+        m.registry.register(
+            "upstream_restarts",
+            "restarts of an upstream after it failed",
+            m.restarts.clone(),
+        );
+        m.registry.register("sessions_opened", "downstream sessions initialized", m.sessions_opened.clone());
+        m.registry.register("sessions_open", "downstream sessions open now", m.sessions_open.clone());
+        m.registry.register(
             "quarantined_tools",
             "tools of pinned servers held for approval",
             m.quarantined.clone(),
         );
-        registry.register("tools", "tools the served subject can find", m.tools.clone());
-        Metrics { registry, ..m }
+        m.registry.register("tools", "tools the served subject can find", m.tools.clone());
+        m
     }
 }
 
@@ -135,14 +141,15 @@ impl Metrics {
         self.unloads.inc_by(count as u64);
     }
 
-    /// A call the gate refused.
+    /// A call the gate refused, now.
     pub(crate) fn refused(&self, refusal: Refusal) {
+        let at = unix_now();
         self.refusals.get_or_create(&[("reason", refusal.reason.to_owned())]).inc();
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         if recent.len() == RECENT {
             recent.pop_front();
         }
-        recent.push_back(refusal);
+        recent.push_back((at, refusal));
     }
 
     /// A forwarded call's time at `upstream`; `ok` unless the result was an error.
@@ -180,8 +187,8 @@ impl Metrics {
         recent
             .iter()
             .rev()
-            .map(|r| {
-                json!({"at": r.at, "session": r.session, "subject": r.subject, "tool": r.tool,
+            .map(|(at, r)| {
+                json!({"at": at, "session": r.session, "subject": r.subject, "tool": r.tool,
                     "reason": r.reason, "rule": r.rule})
             })
             .collect()
@@ -189,7 +196,7 @@ impl Metrics {
 }
 
 /// Seconds since the Unix epoch.
-pub(crate) fn unix_now() -> u64 {
+fn unix_now() -> u64 {
     std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs())
 }
 
@@ -203,7 +210,6 @@ mod tests {
         m.searched(3, 2, 1);
         m.searched(0, 0, 0);
         m.refused(Refusal {
-            at: 1,
             session: 1,
             subject: "main".into(),
             tool: "x".into(),

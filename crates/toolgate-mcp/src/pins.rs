@@ -57,6 +57,13 @@ impl Held {
         if self.approved.is_some() { "changed" } else { "new" }
     }
 
+    /// As `/status.json` and `toolgate approve --json` show it: `{"name", "server", "tool",
+    /// "reason", "hash", "diff"}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"name": self.qualified, "server": self.server, "tool": self.tool,
+            "reason": self.reason(), "hash": self.hash, "diff": self.diff()})
+    }
+
     /// The definition's change as lines of a diff: `  ` kept, `- ` approved only, `+ ` new only.
     pub fn diff(&self) -> Vec<String> {
         line_diff(self.approved.as_deref().unwrap_or(""), &self.definition)

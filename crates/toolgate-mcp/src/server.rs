@@ -240,22 +240,19 @@ impl GatewayServer {
             Decision::Allow(tool) => tool,
             Decision::Deny(denial) => {
                 let subject = view.toolbox.policy().subject();
-                let rule = match view.toolbox.refusal(&denial) {
-                    Some(event) => {
-                        tracing::info!(target: "toolgate::audit", "{event}");
-                        match &denial {
-                            Denial::Forbidden { rule, .. } => rule.to_string(),
-                            _ => event.to_string(),
-                        }
-                    }
+                match view.toolbox.refusal(&denial) {
+                    Some(event) => tracing::info!(target: "toolgate::audit", "{event}"),
                     None => {
                         tracing::info!(target: "toolgate::audit", %subject, tool = name, action = "refused",
-                        reason = denial.reason(), "{denial}");
-                        denial.to_string()
+                        reason = denial.reason(), "{denial}")
                     }
+                }
+                // The policy rule that refused it, or what the model was told.
+                let rule = match &denial {
+                    Denial::Forbidden { rule, .. } => rule.to_string(),
+                    other => other.to_string(),
                 };
                 self.gateway.inner.metrics.refused(crate::metrics::Refusal {
-                    at: crate::metrics::unix_now(),
                     session: self.state().id,
                     subject: subject.to_string(),
                     tool: name.to_owned(),

@@ -9,6 +9,7 @@ use toolgate::tokens::TokenCounter;
 use toolgate::{Conversation, Tool};
 
 use crate::gateway::{Gateway, exposure_name};
+use crate::pins::Held;
 
 /// One upstream as `toolgate doctor` sees it.
 #[derive(Debug, Clone)]
@@ -79,13 +80,7 @@ impl Gateway {
             .collect();
         let deferred = toolbox.visible().tools().iter().filter(|t| toolbox.is_deferred(t)).count();
         let held: Vec<Value> = match self.held() {
-            Ok(held) => held
-                .iter()
-                .map(|h| {
-                    json!({"name": h.qualified, "server": h.server, "tool": h.tool, "reason": h.reason(),
-                        "hash": h.hash, "diff": h.diff()})
-                })
-                .collect(),
+            Ok(held) => held.iter().map(Held::to_json).collect(),
             Err(e) => vec![json!({"error": e.to_string()})],
         };
         json!({
