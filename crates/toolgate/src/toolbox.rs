@@ -127,8 +127,10 @@ impl ToolboxBuilder {
 
     /// An index another toolbox built (see [`Toolbox::shared_index`]), used instead of
     /// building one when it holds exactly this toolbox's visible tools (same names and
-    /// definitions, in the same order) and was built the same way; otherwise ignored. The
-    /// bridge and native toolboxes of one subject share one index this way.
+    /// definitions, in the same order) under this builder's strategy; otherwise ignored.
+    /// Only the strategy is checked: share only between toolboxes given the same
+    /// [`ToolboxBuilder::index`] (the gateway's bridge and native toolboxes of one subject
+    /// share one index this way).
     pub fn shared_index(mut self, index: Arc<Index>) -> ToolboxBuilder {
         self.shared = Some(index);
         self
