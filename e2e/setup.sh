@@ -1,9 +1,18 @@
 #!/usr/bin/env bash
 # Installs the real MCP servers and the real MCP client of the end-to-end tests, beside this
-# script: npm packages into e2e/node_modules, PyPI packages into the virtualenv e2e/.venv.
+# script: npm packages into e2e/node_modules (and an older server release into e2e/upgrade),
+# PyPI packages into the virtualenv e2e/.venv, and Debian's Chromium (apt) if it is missing.
 # Idempotent: does nothing when both are already installed at the pinned versions.
 set -euo pipefail
 cd "$(dirname "$0")"
+
+# Debian's Chromium, which the status page test drives through playwright-core (below).
+if ! command -v chromium > /dev/null; then
+    sudo=""
+    [ "$(id -u)" = 0 ] || sudo="sudo"
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium
+fi
 
 stamp_npm="node_modules/.toolgate-$(sha256sum package.json | cut -c1-16)"
 if [ ! -e "$stamp_npm" ]; then

@@ -63,7 +63,7 @@ fn sample(m: &Value, name: &str, labels: Value) -> f64 {
 
 #[test]
 fn the_status_page_and_metrics_show_a_session_and_approve_a_held_tool_in_chromium() {
-    assert!(Path::new("/usr/bin/chromium").exists(), "Debian's chromium is installed by .ci/run");
+    assert!(Path::new("/usr/bin/chromium").exists(), "Debian's chromium is installed by e2e/setup.sh");
     let dir = scratch("operator");
     let up = Upstream::new(&dir, "desk", &[tool("tidy", "Tidy the desk"), tool("lamp", "Turn on the lamp")]);
     let config = format!("[gateway]\npins = \"pins.sqlite3\"\n{}", up.table("desk", "trust = \"pin\""));
