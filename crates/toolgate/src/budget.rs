@@ -33,6 +33,17 @@ impl Recency {
         Recency::default()
     }
 
+    /// The clock and when each tool was last used (the saved form of a conversation).
+    pub(crate) fn parts(&self) -> (u64, &HashMap<String, u64>) {
+        (self.clock, &self.used)
+    }
+
+    /// Recency read back from [`Recency::parts`]; the clock is at least every use in it.
+    pub(crate) fn from_parts(clock: u64, used: HashMap<String, u64>) -> Recency {
+        let clock = used.values().copied().max().unwrap_or(0).max(clock);
+        Recency { clock, used }
+    }
+
     /// Records a load or call of `name` now.
     pub(crate) fn touch(&mut self, name: &str) {
         self.clock += 1;

@@ -225,6 +225,20 @@ pub struct GatewayConfig {
     /// The store of approved tool definitions (`pins`, a path; default
     /// `$XDG_DATA_HOME/toolgate/pins.sqlite3`). Opened only when a server has `trust = "pin"`.
     pub pins: Option<std::path::PathBuf>,
+    /// Where HTTP sessions' state is kept between requests (`sessions`): `"memory"` (the
+    /// default: this process only) or a Redis URL, `"redis://HOST:PORT/DB"`, shared by every
+    /// gateway that names it, so that a session outlives a restart and any replica serves it.
+    pub sessions: SessionStoreConfig,
+}
+
+/// Where HTTP sessions' state is kept (`[gateway] sessions`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum SessionStoreConfig {
+    /// In this process: sessions end with it (`"memory"`, the default).
+    #[default]
+    Memory,
+    /// In the Redis server at this URL (`redis://[:PASSWORD@]HOST[:PORT][/DB]`).
+    Redis(String),
 }
 
 impl Default for GatewayConfig {
@@ -244,6 +258,7 @@ impl Default for GatewayConfig {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             pins: None,
+            sessions: SessionStoreConfig::Memory,
         }
     }
 }

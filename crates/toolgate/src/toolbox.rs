@@ -54,6 +54,7 @@ use crate::search::{Index, IndexBuilder, Request, Strategy};
 use crate::session::Session;
 
 pub use outcome::SearchOutcome;
+pub use saved::BadSavedConversation;
 
 /// The name of the bridge meta-tool that runs a loaded tool.
 pub const CALL_TOOL: &str = "call_tool";
@@ -770,5 +771,6 @@ pub fn call_tool_tool() -> Tool {
 }
 
 mod outcome;
+mod saved;
 #[cfg(test)]
 mod tests;

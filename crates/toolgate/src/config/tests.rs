@@ -101,6 +101,7 @@ fn design_example_parses_to_the_expected_values() {
                 allowed_hosts: [],
                 allowed_origins: [],
                 pins: None,
+                sessions: Memory,
             },
             budget: BudgetConfig {
                 first_turn: 96,
@@ -290,6 +291,18 @@ fn gateway_settings_are_read() {
 }
 
 #[test]
+fn the_session_store_is_memory_or_a_redis_url() {
+    use crate::config::SessionStoreConfig;
+    assert_eq!(toml("").unwrap().gateway.sessions, SessionStoreConfig::Memory);
+    let redis = toml("[gateway]\nsessions = \"redis://:pw@db.internal:6380/2\"\n").unwrap();
+    assert_eq!(redis.gateway.sessions, SessionStoreConfig::Redis("redis://:pw@db.internal:6380/2".into()));
+    for wrong in ["\"postgres://db\"", "\"redis://\"", "5"] {
+        let error = toml(&format!("[gateway]\nsessions = {wrong}\n")).unwrap_err().to_string();
+        assert!(error.contains("gateway.sessions") && error.contains("redis://127.0.0.1:6379/0"), "{error}");
+    }
+}
+
+#[test]
 fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[servers.github]\ncommand = \"npx\"\nmaxActive = 10\n",
@@ -300,7 +313,7 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[gateway]\nfoo = 1\n",
         expect![
-            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, max_sessions, header_timeout_secs, body_timeout_secs, allowed_hosts, allowed_origins, pins"
+            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, max_sessions, header_timeout_secs, body_timeout_secs, allowed_hosts, allowed_origins, pins, sessions"
         ],
     );
     check_error(

@@ -8,8 +8,8 @@ use toml::{Table, Value};
 use super::error::{line_column, suggest};
 use super::{
     BudgetConfig, Config, ConfigError, ConfigErrorKind, Exposure, GatewayConfig, MAX_ACTIVE_CAP,
-    PolicyConfig, ProfileConfig, SearchConfig, ServerConfig, ServerMode, SideEffects, Source, TokenConfig,
-    TokenSource, Transport, Trust, child_key,
+    PolicyConfig, ProfileConfig, SearchConfig, ServerConfig, ServerMode, SessionStoreConfig, SideEffects,
+    Source, TokenConfig, TokenSource, Transport, Trust, child_key,
 };
 use crate::defer::DeferMode;
 use crate::search::Strategy;
@@ -51,6 +51,7 @@ const GATEWAY_KEYS: &[&str] = &[
     "allowed_hosts",
     "allowed_origins",
     "pins",
+    "sessions",
 ];
 const BUDGET_KEYS: &[&str] = &["first_turn", "dynamic", "hard"];
 const SEARCH_KEYS: &[&str] = &["strategy", "model"];
@@ -242,6 +243,16 @@ fn gateway(f: &Fields<'_, '_>) -> Result<GatewayConfig, ConfigError> {
     if let Some(v) = f.get("pins") {
         let path = v.as_str().ok_or_else(|| f.wrong("pins", "a path, like \"pins.sqlite3\"", v))?;
         g.pins = Some(f.src.path(path));
+    }
+    if let Some(v) = f.get("sessions") {
+        let expected = "\"memory\" or a Redis URL, like \"redis://127.0.0.1:6379/0\"";
+        g.sessions = match v.as_str().map(str::trim) {
+            Some("memory") => SessionStoreConfig::Memory,
+            Some(url) if url.starts_with("redis://") && url.len() > "redis://".len() => {
+                SessionStoreConfig::Redis(url.to_owned())
+            }
+            _ => return Err(f.wrong("sessions", expected, v)),
+        };
     }
     Ok(g)
 }
