@@ -1,17 +1,22 @@
 #!/usr/bin/env bash
 # Installs the real MCP servers and the real MCP client of the end-to-end tests, beside this
 # script: npm packages into e2e/node_modules (and an older server release into e2e/upgrade),
-# PyPI packages into the virtualenv e2e/.venv, and Debian's Chromium (apt) if it is missing.
-# Idempotent: does nothing when both are already installed at the pinned versions.
+# PyPI packages into the virtualenv e2e/.venv, and Debian's Chromium and redis-server (apt) if
+# they are missing. Idempotent: does nothing when all are already installed at the pinned versions.
 set -euo pipefail
 cd "$(dirname "$0")"
 
-# Debian's Chromium, which the status page test drives through playwright-core (below).
-if ! command -v chromium > /dev/null; then
+# Debian's Chromium, which the status page test drives through playwright-core (below), and
+# Debian's redis-server, which the shared-session tests start (one each, on a free port).
+missing=""
+command -v chromium > /dev/null || missing="$missing chromium"
+command -v redis-server > /dev/null || missing="$missing redis-server"
+if [ -n "$missing" ]; then
     sudo=""
     [ "$(id -u)" = 0 ] || sudo="sudo"
     $sudo env DEBIAN_FRONTEND=noninteractive apt-get update -q
-    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends chromium
+    # shellcheck disable=SC2086
+    $sudo env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
 fi
 
 stamp_npm="node_modules/.toolgate-$(sha256sum package.json | cut -c1-16)"

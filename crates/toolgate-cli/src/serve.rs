@@ -127,7 +127,14 @@ pub(crate) fn profile_of<'a>(config: &'a Config, name: &str) -> anyhow::Result<&
     })
 }
 
-async fn serve(args: Args, config: Option<Config>, settings: Settings) -> anyhow::Result<()> {
+async fn serve(args: Args, config: Option<Config>, mut settings: Settings) -> anyhow::Result<()> {
+    // HTTP sessions only: on stdio the connection is the session.
+    if let Some(config) = &config
+        && !args.stdio
+    {
+        settings.sessions = toolgate_mcp::store::open(&config.gateway.sessions).await?;
+        tracing::info!(store = %settings.sessions.describe(), "HTTP sessions are kept in the session store");
+    }
     let gateway = match &config {
         Some(config) => {
             let path = args.config.as_deref().unwrap_or(std::path::Path::new("")).display();

@@ -34,6 +34,14 @@ impl fmt::Debug for Token {
     }
 }
 
+/// Who sent an HTTP request, as the access guard found it: put on the request for the
+/// session, which answers only the token it was opened with.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Caller {
+    /// The name of the caller's token (`[tokens.NAME]`), if it gave one.
+    pub(crate) token: Option<String>,
+}
+
 /// Which hosts, origins and tokens the HTTP endpoints accept.
 #[derive(Debug, Clone, Default)]
 pub struct Access {

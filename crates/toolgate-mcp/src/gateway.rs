@@ -177,6 +177,8 @@ pub(crate) struct SessionState {
     pub(crate) relisted: Arc<tokio::sync::Notify>,
     /// Whether the client let a wait for its re-list run out (it ignores `list_changed`).
     pub(crate) ignores_list_changed: bool,
+    /// How this HTTP session is kept in the session store.
+    pub(crate) stored: crate::resume::Stored,
 }
 
 /// The gateway: shared by every session, cheap to clone.

@@ -42,9 +42,15 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
             .into_iter()
             .map(str::to_owned)
             .chain(settings.access.hosts.clone());
-        let config = StreamableHttpServerConfig::default()
+        let mut config = StreamableHttpServerConfig::default()
             .with_cancellation_token(shutdown.clone())
             .with_allowed_hosts(hosts);
+        // A session this process does not hold (it restarted, or another replica opened it)
+        // is restored from the store ([`crate::resume`]).
+        config.session_store = Some(Arc::new(crate::store::ForRmcp {
+            store: settings.sessions.clone(),
+            ttl: settings.session_idle,
+        }));
         let mut sessions = SessionConfig::default();
         sessions.keep_alive = Some(settings.session_idle);
         let mut manager = LocalSessionManager::default();
@@ -137,6 +143,7 @@ async fn access_guard(State(gateway): State<Gateway>, mut request: Request, next
             return response;
         }
     };
+    request.extensions_mut().insert(crate::access::Caller { token: token.as_ref().map(|t| t.name.clone()) });
     if let Some(serves) = token.as_ref().and_then(|t| t.profile.clone()) {
         if !path.starts_with("/mcp") {
             let message = format!(
@@ -203,6 +210,7 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     use hyper_util::rt::{TokioIo, TokioTimer};
     let header_timeout = gateway.settings().header_timeout;
+    gateway.relay_announcements();
     let app = router(gateway, shutdown.child_token());
     let mut connections = tokio::task::JoinSet::new();
     loop {

@@ -16,6 +16,8 @@
 //! - [`convert`]: `rmcp::model::Tool` to and from the catalog's tools.
 //! - `passthrough`: log messages, prompts and resources, under the same policy as tools.
 //! - `progress`: upstream progress notifications relayed to the client that asked for them.
+//! - [`store`]: where HTTP sessions' state lives between requests (memory, or Redis shared by
+//!   replicas), and `resume`: a session read from it, and written back, by its server.
 //!
 //! What a session is shown and what it may run is decided by the library's facade
 //! ([`toolgate::Toolbox`]), never here.
@@ -33,11 +35,13 @@ pub mod pins;
 mod pool;
 mod progress;
 pub mod redact;
+mod resume;
 pub mod server;
 mod settings;
 mod snapshot;
 mod status;
 mod status_page;
+pub mod store;
 mod upstream;
 
 pub use gateway::{Gateway, GatewayError};

@@ -107,8 +107,13 @@ impl GatewayServer {
         self.gateway.register_session(&self.slot);
     }
 
-    fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
+    pub(crate) fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
         self.slot.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// The gateway this session is served by.
+    pub(crate) fn gateway(&self) -> &Gateway {
+        &self.gateway
     }
 
     /// The server instructions, fixed when first asked for so that they stay byte-identical.
@@ -166,7 +171,10 @@ impl GatewayServer {
             }
             (outcome.text(), outcome.to_json(), relist)
         };
+        // Stored before the client hears of the change, which it may ask another replica about.
+        self.push().await;
         if relist && self.exposure() == Exposure::Native {
+            self.announce().await;
             self.register(context);
             let (notice, relisted, wait) = {
                 let state = self.state();
@@ -236,6 +244,7 @@ impl GatewayServer {
             let mut state = self.state();
             view.toolbox.check(&mut state.conversation, name, &arguments)
         };
+        self.push().await;
         let tool = match decision {
             Decision::Allow(tool) => tool,
             Decision::Deny(denial) => {
@@ -391,6 +400,7 @@ impl ServerHandler for GatewayServer {
                 _ => state.profile = Some(name),
             }
         }
+        self.begin_stored(&request, &context).await?;
         let exposure = self.gateway.exposure_for(&request.client_info.name);
         tracing::info!(client = %client, exposure = crate::gateway::exposure_name(exposure), "session opened");
         {
@@ -411,6 +421,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ListToolsResult, ErrorData> {
         self.register(&context);
         self.ready().await;
+        self.pull(&context).await?;
         let view = self.view();
         let tools = {
             let mut state = self.state();
@@ -422,6 +433,7 @@ impl ServerHandler for GatewayServer {
             state.relisted.notify_waiters();
             list.into_iter().map(mcp_from_tool).collect()
         };
+        self.push().await;
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -431,6 +443,7 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         self.ready().await;
+        self.pull(&context).await?;
         let name = request.name.clone();
         Ok(match name.as_ref() {
             TOOL_SEARCH => {
@@ -465,40 +478,45 @@ impl ServerHandler for GatewayServer {
     async fn list_prompts(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        self.pull(&context).await?;
         Ok(self.gateway.list_prompts(self.subject().as_deref()).await)
     }
 
     async fn get_prompt(
         &self,
         request: GetPromptRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        self.pull(&context).await?;
         self.gateway.get_prompt(request, self.subject().as_deref()).await
     }
 
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        self.pull(&context).await?;
         Ok(self.gateway.list_resources(self.subject().as_deref()).await)
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        self.pull(&context).await?;
         Ok(self.gateway.list_resource_templates(self.subject().as_deref()).await)
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        self.pull(&context).await?;
         self.gateway.read_resource(request, self.subject().as_deref()).await
     }
 }

@@ -52,6 +52,9 @@ pub struct Settings {
     pub header_timeout: Duration,
     /// How long a client may take to send a request's body (`[gateway] body_timeout_secs`).
     pub body_timeout: Duration,
+    /// Where HTTP sessions' state is kept between requests (`[gateway] sessions`; in memory
+    /// unless [`crate::store::open`] gave a shared one).
+    pub sessions: std::sync::Arc<dyn crate::store::SessionStore>,
 }
 
 impl Default for Settings {
@@ -78,6 +81,7 @@ impl Settings {
             profile: None,
             header_timeout: config.header_timeout,
             body_timeout: config.body_timeout,
+            sessions: std::sync::Arc::new(crate::store::MemoryStore::default()),
         }
     }
 

@@ -1,0 +1,276 @@
+//! resume: an HTTP session kept in the [session store](crate::store) by its server.
+//!
+//! Every request that reads or changes the conversation first *pulls*: it reads the session's
+//! record and, when another gateway wrote a newer one, takes its conversation. What changed the
+//! conversation (a search, a tool list, a call) is then *pushed* back before the answer goes
+//! out, so that the client's next request finds it on any replica. A gateway that meets a
+//! session it does not hold *restores* it: rmcp replays the stored `initialize`, marked as a
+//! restore, and the server takes the token, profile and conversation from the record. The
+//! restored conversation has met no toolbox, so its first use re-checks it against this
+//! gateway's catalog and policy ([`Toolbox::resume`](toolgate::Toolbox::resume)).
+//!
+//! A session answers only the bearer token it was opened with, in this process and on any
+//! other. A store that cannot be reached leaves the session to this process's own state, with
+//! a warning: the answer may then miss what another replica loaded, never allow more.
+
+use std::sync::Arc;
+
+use rmcp::model::InitializeRequestParams;
+use rmcp::service::RequestContext;
+use rmcp::transport::streamable_http_server::session::SessionRestoreMarker;
+use rmcp::{ErrorData, RoleServer};
+use toolgate::Conversation;
+
+use crate::access::Caller;
+use crate::gateway::Gateway;
+use crate::server::{GatewayServer, PROFILE_HEADER};
+use crate::store::Saved;
+
+/// The header that names a streamable HTTP session.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// How one HTTP session is kept in the store (none of it on stdio).
+#[derive(Debug, Default)]
+pub(crate) struct Stored {
+    /// The session's `Mcp-Session-Id`, once a request carried it.
+    id: Option<String>,
+    /// The record's `seq` this session last read or wrote.
+    seq: u64,
+    /// The token the session was opened with (by name): no other may use it.
+    token: Option<String>,
+    /// The client's `initialize` parameters, written into every record.
+    initialize: Option<serde_json::Value>,
+    /// A digest of the conversation last pushed, to push only what changed.
+    pushed: Option<u64>,
+    /// Held across one push, so that this process writes a session's records in order.
+    writing: Arc<tokio::sync::Mutex<()>>,
+}
+
+/// The HTTP request behind a request context, if it came over HTTP.
+fn http_parts(context: &RequestContext<RoleServer>) -> Option<&axum::http::request::Parts> {
+    context.extensions.get::<axum::http::request::Parts>()
+}
+
+/// The caller's token (by name) as the access guard found it.
+fn caller(parts: &axum::http::request::Parts) -> Option<String> {
+    parts.extensions.get::<Caller>().and_then(|c| c.token.clone())
+}
+
+fn other_token() -> ErrorData {
+    ErrorData::invalid_request(
+        "this session was opened with another bearer token; a session answers only the token \
+         that opened it (start a new session with initialize)",
+        None,
+    )
+}
+
+impl GatewayServer {
+    /// At `initialize`: binds the session to the caller's token and keeps the parameters for
+    /// the store; on a restore replay, takes the session back from its record instead.
+    pub(crate) async fn begin_stored(
+        &self,
+        request: &InitializeRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let Some(parts) = http_parts(context) else {
+            return Ok(());
+        };
+        let token = caller(parts);
+        {
+            let mut state = self.state();
+            state.stored.token = token.clone();
+            state.stored.initialize = serde_json::to_value(request).ok();
+        }
+        let Some(marker) = context.extensions.get::<SessionRestoreMarker>() else {
+            return Ok(());
+        };
+        let id = marker.id.to_string();
+        let settings = self.gateway().settings();
+        let refuse = |why: String| {
+            tracing::warn!(target: "toolgate::audit", session = %id, "refused to resume a session: {why}");
+            ErrorData::invalid_request(why, None)
+        };
+        let text = match settings.sessions.load(&id, settings.session_idle).await {
+            Ok(Some(text)) => text,
+            Ok(None) => return Err(refuse("the session is not in the session store any more".into())),
+            Err(e) => return Err(refuse(e.to_string())),
+        };
+        let saved = Saved::from_text(&text).map_err(|e| refuse(e.to_string()))?;
+        if saved.token.is_some() && saved.token != token {
+            return Err(refuse("the request's bearer token is not the one that opened the session".into()));
+        }
+        let asked =
+            self.state().profile.clone().or_else(|| {
+                parts.headers.get(PROFILE_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned)
+            });
+        let profile = match (asked, saved.profile.clone()) {
+            (Some(asked), Some(was)) if asked != was => {
+                return Err(refuse(format!("the session was opened under profile `{was}`, not `{asked}`")));
+            }
+            (asked, was) => asked.or(was),
+        };
+        if let Some(name) = &profile
+            && !self.gateway().has_profile(name)
+        {
+            return Err(refuse(format!(
+                "the session's profile `{name}` is not in this gateway's configuration"
+            )));
+        }
+        let conversation = match &saved.conversation {
+            None => None,
+            Some(value) => Some(Conversation::from_json(value).map_err(|e| refuse(e.to_string()))?),
+        };
+        let mut state = self.state();
+        state.profile = profile;
+        if let Some(conversation) = conversation {
+            state.conversation = conversation;
+        }
+        state.stored.id = Some(id.clone());
+        state.stored.seq = saved.seq;
+        tracing::info!(session = %id, seq = saved.seq, store = %settings.sessions.describe(), "session resumed from the store");
+        Ok(())
+    }
+
+    /// Before a request that reads the session: refuses another token, and takes a newer
+    /// record written by another gateway.
+    pub(crate) async fn pull(&self, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let Some(parts) = http_parts(context) else {
+            return Ok(());
+        };
+        let token = caller(parts);
+        let id = {
+            let mut state = self.state();
+            if state.stored.token != token {
+                return Err(other_token());
+            }
+            let header = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+            match (&state.stored.id, header) {
+                (None, Some(header)) => state.stored.id = Some(header.to_owned()),
+                (Some(id), Some(header)) if id != header => {
+                    return Err(ErrorData::invalid_request("the request names another session", None));
+                }
+                _ => {}
+            }
+            match &state.stored.id {
+                Some(id) => id.clone(),
+                None => return Ok(()),
+            }
+        };
+        let settings = self.gateway().settings();
+        let text = match settings.sessions.load(&id, settings.session_idle).await {
+            Ok(Some(text)) => text,
+            Ok(None) => return Ok(()),
+            Err(e) => {
+                tracing::warn!(session = %id, "{e}; answering from this gateway's own state");
+                return Ok(());
+            }
+        };
+        let saved = match Saved::from_text(&text) {
+            Ok(saved) => saved,
+            Err(e) => {
+                tracing::warn!(session = %id, "{e}; answering from this gateway's own state");
+                return Ok(());
+            }
+        };
+        if saved.token.is_some() && saved.token != token {
+            return Err(other_token());
+        }
+        let mut state = self.state();
+        if saved.seq > state.stored.seq {
+            match saved.conversation.as_ref().map(Conversation::from_json) {
+                Some(Ok(conversation)) => state.conversation = conversation,
+                Some(Err(e)) => tracing::warn!(session = %id, "{e}; keeping this gateway's own"),
+                None => {}
+            }
+            state.stored.seq = saved.seq;
+            state.stored.pushed = None;
+        }
+        Ok(())
+    }
+
+    /// After a request that may have changed the conversation: writes the session's record
+    /// when it did.
+    pub(crate) async fn push(&self) {
+        let writing = self.state().stored.writing.clone();
+        let _writing = writing.lock().await;
+        let (id, saved) = {
+            let mut state = self.state();
+            let Some(id) = state.stored.id.clone() else {
+                return;
+            };
+            let conversation = state.conversation.to_json();
+            let digest = digest(&conversation);
+            if state.stored.pushed == Some(digest) {
+                return;
+            }
+            state.stored.seq += 1;
+            state.stored.pushed = Some(digest);
+            let saved = Saved {
+                seq: state.stored.seq,
+                initialize: state.stored.initialize.clone().unwrap_or_default(),
+                token: state.stored.token.clone(),
+                profile: state.profile.clone(),
+                conversation: Some(conversation),
+            };
+            (id, saved)
+        };
+        let settings = self.gateway().settings();
+        if let Err(e) = settings.sessions.save(&id, &saved.to_text(), settings.session_idle).await {
+            tracing::warn!(session = %id, "{e}; the session's changes live only in this gateway");
+            self.state().stored.pushed = None;
+        }
+    }
+}
+
+impl GatewayServer {
+    /// After a search that changed this session's tool list: tells the other gateways, one of
+    /// which may hold the client's event stream.
+    pub(crate) async fn announce(&self) {
+        let Some(id) = self.state().stored.id.clone() else {
+            return;
+        };
+        if let Err(e) = self.gateway().settings().sessions.announce(&id).await {
+            tracing::warn!(session = %id, "{e}");
+        }
+    }
+}
+
+impl Gateway {
+    /// Until shutdown: tells the clients of the sessions other gateways announced that their
+    /// tool list changed (when this gateway holds them).
+    pub(crate) fn relay_announcements(&self) {
+        let Some(mut announced) = self.settings().sessions.announced() else {
+            return;
+        };
+        let gateway = self.clone();
+        let shutdown = self.inner.shutdown.clone();
+        tokio::spawn(async move {
+            loop {
+                let id = tokio::select! {
+                    _ = shutdown.cancelled() => return,
+                    id = announced.recv() => id,
+                };
+                let id = match id {
+                    Ok(id) => id,
+                    Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
+                    Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
+                };
+                for slot in gateway.live_sessions() {
+                    let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+                    if state.stored.id.as_deref() == Some(id.as_str()) {
+                        state.listed = None;
+                        tokio::spawn(state.list_changed_notice());
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// A digest of a conversation's saved form.
+fn digest(value: &serde_json::Value) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    value.to_string().hash(&mut hasher);
+    hasher.finish()
+}

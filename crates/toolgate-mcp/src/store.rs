@@ -1,0 +1,403 @@
+//! store: where an HTTP session's state lives between requests, so that it outlives the
+//! process serving it.
+//!
+//! One small trait, [`SessionStore`], keeps one text record per `Mcp-Session-Id` with an
+//! expiry: [`MemoryStore`] in this process (the default), [`RedisStore`] in a Redis server
+//! shared by every gateway that names it (`[gateway] sessions = "redis://…"`). The record
+//! ([`Saved`]) holds the client's `initialize`, the token and profile the session was opened
+//! under, and its [`Conversation`](toolgate::Conversation) in its saved form: names and hashes,
+//! never definitions. A gateway that meets a session it does not hold (after a restart, or as
+//! another replica) reads the record, replays the `initialize` through rmcp's restore, and
+//! resumes the conversation, re-checked against its own catalog and policy.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rmcp::model::InitializeRequestParams;
+use rmcp::transport::streamable_http_server::session::{SessionState, SessionStoreError};
+use serde_json::{Value, json};
+use toolgate::config::SessionStoreConfig;
+
+/// A store that failed: what it was asked and why it failed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StoreError(pub String);
+
+impl std::fmt::Display for StoreError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "session store: {}", self.0)
+    }
+}
+
+impl std::error::Error for StoreError {}
+
+/// Records by session id, each with an expiry refreshed when it is read or written.
+#[async_trait::async_trait]
+pub trait SessionStore: Send + Sync + std::fmt::Debug + 'static {
+    /// The record of session `id`, if it has one that has not expired; reading it keeps it
+    /// for another `ttl`.
+    async fn load(&self, id: &str, ttl: Duration) -> Result<Option<String>, StoreError>;
+    /// Writes the record of session `id`, kept for `ttl`.
+    async fn save(&self, id: &str, record: &str, ttl: Duration) -> Result<(), StoreError>;
+    /// Forgets session `id`.
+    async fn delete(&self, id: &str) -> Result<(), StoreError>;
+    /// What the store is, for logs and the status page (never a password).
+    fn describe(&self) -> String;
+    /// Tells every other gateway sharing this store that session `id`'s tool list changed, so
+    /// that the one holding the client's event stream can tell the client. Nothing to tell
+    /// when no other gateway shares the store.
+    async fn announce(&self, _id: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+    /// The sessions other gateways announced ([`SessionStore::announce`]), if any may.
+    fn announced(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+        None
+    }
+}
+
+/// The store of `[gateway] sessions`: connects to Redis now, so that a wrong URL or a server
+/// that is down stops the gateway at start with the reason.
+pub async fn open(config: &SessionStoreConfig) -> Result<Arc<dyn SessionStore>, StoreError> {
+    match config {
+        SessionStoreConfig::Memory => Ok(Arc::new(MemoryStore::default())),
+        SessionStoreConfig::Redis(url) => Ok(Arc::new(RedisStore::connect(url).await?)),
+    }
+}
+
+/// Records in this process's memory: sessions end with it.
+#[derive(Debug, Default)]
+pub struct MemoryStore {
+    records: Mutex<HashMap<String, (String, Instant)>>,
+}
+
+impl MemoryStore {
+    fn records(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, Instant)>> {
+        self.records.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[async_trait::async_trait]
+impl SessionStore for MemoryStore {
+    async fn load(&self, id: &str, ttl: Duration) -> Result<Option<String>, StoreError> {
+        let now = Instant::now();
+        let mut records = self.records();
+        // Expired records go when any is read: the map never holds more than the sessions of
+        // the last `ttl`.
+        records.retain(|_, (_, until)| *until > now);
+        Ok(records.get_mut(id).map(|(record, until)| {
+            *until = now + ttl;
+            record.clone()
+        }))
+    }
+
+    async fn save(&self, id: &str, record: &str, ttl: Duration) -> Result<(), StoreError> {
+        self.records().insert(id.to_owned(), (record.to_owned(), Instant::now() + ttl));
+        Ok(())
+    }
+
+    async fn delete(&self, id: &str) -> Result<(), StoreError> {
+        self.records().remove(id);
+        Ok(())
+    }
+
+    fn describe(&self) -> String {
+        "memory".to_owned()
+    }
+}
+
+/// The prefix of every key toolgate writes in Redis.
+const KEY_PREFIX: &str = "toolgate:session:";
+/// The channel on which gateways announce sessions whose tool list changed.
+const CHANGED_CHANNEL: &str = "toolgate:changed";
+
+/// Records in a Redis server, shared by every gateway that names it. The connection is
+/// re-made after Redis restarts; a request that meets Redis down is answered from this
+/// process's own state, with a warning.
+pub struct RedisStore {
+    connection: redis::aio::ConnectionManager,
+    /// The URL without its password.
+    shown: String,
+    /// This process among the gateways, so that it skips its own announcements.
+    origin: String,
+    /// Other gateways' announcements, as the subscription hears them.
+    announced: tokio::sync::broadcast::Sender<String>,
+    /// The subscription, ended with the store.
+    listening: tokio::task::JoinHandle<()>,
+}
+
+impl Drop for RedisStore {
+    fn drop(&mut self) {
+        self.listening.abort();
+    }
+}
+
+impl std::fmt::Debug for RedisStore {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RedisStore").field("url", &self.shown).finish_non_exhaustive()
+    }
+}
+
+impl RedisStore {
+    /// Connects to the Redis server at `url` (`redis://[:PASSWORD@]HOST[:PORT][/DB]`).
+    pub async fn connect(url: &str) -> Result<RedisStore, StoreError> {
+        let shown = without_password(url);
+        let failed = |e: redis::RedisError| {
+            StoreError(format!("cannot reach Redis at {shown} ([gateway] sessions): {e}"))
+        };
+        let client = redis::Client::open(url).map_err(failed)?;
+        let config = redis::aio::ConnectionManagerConfig::new()
+            .set_connection_timeout(Some(Duration::from_secs(2)))
+            .set_response_timeout(Some(Duration::from_secs(2)))
+            .set_number_of_retries(2);
+        let connection =
+            redis::aio::ConnectionManager::new_with_config(client.clone(), config).await.map_err(failed)?;
+        let mut probe = connection.clone();
+        redis::cmd("PING").query_async::<String>(&mut probe).await.map_err(failed)?;
+        let origin = format!("{}-{:016x}", std::process::id(), random_bits());
+        let (announced, _) = tokio::sync::broadcast::channel(256);
+        let listening = tokio::spawn(listen(client, origin.clone(), announced.clone(), shown.clone()));
+        Ok(RedisStore { connection, shown, origin, announced, listening })
+    }
+
+    fn failed(&self, what: &str, e: redis::RedisError) -> StoreError {
+        StoreError(format!("{what} at Redis {}: {e}", self.shown))
+    }
+}
+
+#[async_trait::async_trait]
+impl SessionStore for RedisStore {
+    async fn load(&self, id: &str, ttl: Duration) -> Result<Option<String>, StoreError> {
+        let mut connection = self.connection.clone();
+        redis::cmd("GETEX")
+            .arg(format!("{KEY_PREFIX}{id}"))
+            .arg("EX")
+            .arg(ttl.as_secs().max(1))
+            .query_async(&mut connection)
+            .await
+            .map_err(|e| self.failed("reading a session", e))
+    }
+
+    async fn save(&self, id: &str, record: &str, ttl: Duration) -> Result<(), StoreError> {
+        let mut connection = self.connection.clone();
+        redis::cmd("SET")
+            .arg(format!("{KEY_PREFIX}{id}"))
+            .arg(record)
+            .arg("EX")
+            .arg(ttl.as_secs().max(1))
+            .query_async::<()>(&mut connection)
+            .await
+            .map_err(|e| self.failed("writing a session", e))
+    }
+
+    async fn delete(&self, id: &str) -> Result<(), StoreError> {
+        let mut connection = self.connection.clone();
+        redis::cmd("DEL")
+            .arg(format!("{KEY_PREFIX}{id}"))
+            .query_async::<()>(&mut connection)
+            .await
+            .map_err(|e| self.failed("deleting a session", e))
+    }
+
+    fn describe(&self) -> String {
+        self.shown.clone()
+    }
+
+    async fn announce(&self, id: &str) -> Result<(), StoreError> {
+        let mut connection = self.connection.clone();
+        redis::cmd("PUBLISH")
+            .arg(CHANGED_CHANNEL)
+            .arg(format!("{} {id}", self.origin))
+            .query_async::<()>(&mut connection)
+            .await
+            .map_err(|e| self.failed("announcing a changed tool list", e))
+    }
+
+    fn announced(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
+        Some(self.announced.subscribe())
+    }
+}
+
+/// Hears other gateways' announcements until the store ends, subscribing again (after a
+/// second) whenever the connection is lost.
+async fn listen(
+    client: redis::Client,
+    origin: String,
+    out: tokio::sync::broadcast::Sender<String>,
+    shown: String,
+) {
+    use futures_util::StreamExt;
+    loop {
+        match client.get_async_pubsub().await {
+            Ok(mut pubsub) => match pubsub.subscribe(CHANGED_CHANNEL).await {
+                Ok(()) => {
+                    let mut messages = pubsub.on_message();
+                    while let Some(message) = messages.next().await {
+                        let Ok(payload) = message.get_payload::<String>() else { continue };
+                        if let Some((from, id)) = payload.split_once(' ')
+                            && from != origin
+                        {
+                            let _ = out.send(id.to_owned());
+                        }
+                    }
+                    tracing::warn!("lost the subscription to Redis at {shown}; subscribing again");
+                }
+                Err(e) => tracing::warn!("cannot subscribe at Redis {shown}: {e}"),
+            },
+            Err(e) => tracing::warn!("cannot reach Redis at {shown} for announcements: {e}"),
+        }
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
+}
+
+/// A few bits that differ between processes started at the same moment.
+fn random_bits() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u32(std::process::id());
+    hasher.finish()
+}
+
+/// `url` with any password replaced by `***`.
+fn without_password(url: &str) -> String {
+    let Some((scheme, rest)) = url.split_once("://") else {
+        return url.to_owned();
+    };
+    match rest.rsplit_once('@') {
+        Some((user, host)) => {
+            let user = user.split(':').next().unwrap_or_default();
+            format!("{scheme}://{user}:***@{host}")
+        }
+        None => url.to_owned(),
+    }
+}
+
+/// The version of the record's form.
+const FORMAT: u64 = 1;
+
+/// One session's record in the store.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Saved {
+    /// Bumped by every write, so that a gateway can tell a newer record from its own.
+    pub(crate) seq: u64,
+    /// The client's `initialize` parameters, replayed when another gateway restores it.
+    pub(crate) initialize: Value,
+    /// The bearer token the session was opened with (by name), if any: no other may use it.
+    pub(crate) token: Option<String>,
+    /// The profile the session was opened under.
+    pub(crate) profile: Option<String>,
+    /// The conversation's saved form ([`toolgate::Conversation::to_json`]), once it has one.
+    pub(crate) conversation: Option<Value>,
+}
+
+impl Saved {
+    /// A record as the store keeps it.
+    pub(crate) fn to_text(&self) -> String {
+        json!({
+            "format": FORMAT,
+            "seq": self.seq,
+            "initialize": self.initialize,
+            "token": self.token,
+            "profile": self.profile,
+            "conversation": self.conversation,
+        })
+        .to_string()
+    }
+
+    /// A record read back from the store; a damaged one is an error naming what is wrong.
+    pub(crate) fn from_text(text: &str) -> Result<Saved, StoreError> {
+        let bad = |why: &str| StoreError(format!("a session record {why}"));
+        let value: Value = serde_json::from_str(text).map_err(|e| bad(&format!("is not JSON: {e}")))?;
+        if value.get("format").and_then(Value::as_u64) != Some(FORMAT) {
+            return Err(bad(&format!("is not of format {FORMAT}")));
+        }
+        let text_field = |key: &str| match value.get(key) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.clone())),
+            Some(_) => Err(bad(&format!("has a `{key}` that is not a string"))),
+        };
+        Ok(Saved {
+            seq: value.get("seq").and_then(Value::as_u64).ok_or_else(|| bad("has no `seq`"))?,
+            initialize: value.get("initialize").cloned().ok_or_else(|| bad("has no `initialize`"))?,
+            token: text_field("token")?,
+            profile: text_field("profile")?,
+            conversation: value.get("conversation").filter(|c| !c.is_null()).cloned(),
+        })
+    }
+}
+
+/// Our store as rmcp's: rmcp writes a new session's `initialize` after the handshake, reads it
+/// back to restore a session this process does not hold, and deletes it on `DELETE`.
+#[derive(Debug)]
+pub(crate) struct ForRmcp {
+    pub(crate) store: Arc<dyn SessionStore>,
+    pub(crate) ttl: Duration,
+}
+
+#[async_trait::async_trait]
+impl rmcp::transport::streamable_http_server::session::SessionStore for ForRmcp {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let Some(text) = self.store.load(session_id, self.ttl).await? else {
+            return Ok(None);
+        };
+        let saved = Saved::from_text(&text)?;
+        let params: InitializeRequestParams = serde_json::from_value(saved.initialize)
+            .map_err(|e| StoreError(format!("a session record's `initialize` does not parse: {e}")))?;
+        Ok(Some(SessionState::new(params)))
+    }
+
+    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        let initialize =
+            serde_json::to_value(&state.initialize_params).map_err(|e| StoreError(e.to_string()))?;
+        let saved = Saved { seq: 0, initialize, token: None, profile: None, conversation: None };
+        Ok(self.store.save(session_id, &saved.to_text(), self.ttl).await?)
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        Ok(self.store.delete(session_id).await?)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn the_memory_store_forgets_a_record_after_its_time() {
+        let store = MemoryStore::default();
+        store.save("a", "one", Duration::from_millis(50)).await.unwrap();
+        assert_eq!(store.load("a", Duration::from_millis(50)).await.unwrap().as_deref(), Some("one"));
+        tokio::time::sleep(Duration::from_millis(80)).await;
+        assert_eq!(store.load("a", Duration::from_millis(50)).await.unwrap(), None);
+        store.save("b", "two", Duration::from_secs(5)).await.unwrap();
+        store.delete("b").await.unwrap();
+        assert_eq!(store.load("b", Duration::from_secs(5)).await.unwrap(), None);
+    }
+
+    #[test]
+    fn a_record_reads_back_and_a_damaged_one_says_what_is_wrong() {
+        let saved = Saved {
+            seq: 3,
+            initialize: json!({"protocolVersion": "2025-06-18"}),
+            token: Some("ci".into()),
+            profile: None,
+            conversation: Some(json!({"version": 1})),
+        };
+        assert_eq!(Saved::from_text(&saved.to_text()).unwrap(), saved);
+        for (text, needle) in [
+            ("nope", "not JSON"),
+            ("{\"format\": 7}", "format 1"),
+            ("{\"format\": 1, \"initialize\": {}}", "`seq`"),
+            ("{\"format\": 1, \"seq\": 1, \"initialize\": {}, \"token\": 5}", "`token`"),
+        ] {
+            let error = Saved::from_text(text).unwrap_err().to_string();
+            assert!(error.contains(needle), "{text}: {error}");
+        }
+    }
+
+    #[test]
+    fn a_redis_password_never_shows() {
+        assert_eq!(without_password("redis://:hunter2@db:6379/0"), "redis://:***@db:6379/0");
+        assert_eq!(without_password("redis://app:hunter2@db"), "redis://app:***@db");
+        assert_eq!(without_password("redis://127.0.0.1:6379"), "redis://127.0.0.1:6379");
+    }
+}
