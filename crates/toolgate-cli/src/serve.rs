@@ -135,20 +135,37 @@ async fn serve(args: Args, config: Option<Config>, mut settings: Settings) -> an
         settings.sessions = toolgate_mcp::store::open(&config.gateway.sessions).await?;
         tracing::info!(store = %settings.sessions.describe(), "HTTP sessions are kept in the session store");
     }
-    let gateway = match &config {
+    let path = args.config.as_deref().unwrap_or(std::path::Path::new("")).display().to_string();
+    let (gateway, loading) = match &config {
         Some(config) => {
-            let path = args.config.as_deref().unwrap_or(std::path::Path::new("")).display();
-            Gateway::start(settings, config).with_context(|| path.to_string())?
+            let (gateway, loading) = Gateway::begin(settings, config).with_context(|| path.clone())?;
+            (gateway, Some(loading))
         }
         None => {
             tracing::info!(
                 "no --config: serving the embedded catalog ({EMBEDDED_LABEL}) as static demo tools"
             );
-            Gateway::from_catalog(settings, "embedded", &Catalog::embedded())
+            (Gateway::from_catalog(settings, "embedded", &Catalog::embedded()), None)
         }
     };
     let shutdown = CancellationToken::new();
     tokio::spawn(stop_on_signal(shutdown.clone()));
+    // The static catalogs are read while the gateway already listens (their server shows as
+    // starting meanwhile); a bad one stops the gateway with the error, as at start.
+    let failed = std::sync::Arc::new(std::sync::Mutex::new(None::<anyhow::Error>));
+    if let Some(loading) = loading {
+        let (failed, shutdown) = (failed.clone(), shutdown.clone());
+        tokio::spawn(async move {
+            let outcome = tokio::task::spawn_blocking(move || loading.finish()).await;
+            let error = match outcome {
+                Ok(Ok(())) => return,
+                Ok(Err(e)) => anyhow::Error::new(e).context(path),
+                Err(e) => anyhow::anyhow!("reading the static catalogs failed: {e}"),
+            };
+            *failed.lock().unwrap_or_else(|e| e.into_inner()) = Some(error);
+            shutdown.cancel();
+        });
+    }
     let served = if args.stdio {
         toolgate_mcp::serve_stdio(gateway.clone(), shutdown.clone()).await.context("serving MCP on stdio")
     } else {
@@ -181,6 +198,9 @@ async fn serve(args: Args, config: Option<Config>, mut settings: Settings) -> an
     };
     shutdown.cancel();
     gateway.shutdown().await;
+    if let Some(error) = failed.lock().unwrap_or_else(|e| e.into_inner()).take() {
+        return Err(error);
+    }
     tracing::info!("stopped");
     served
 }

@@ -54,7 +54,7 @@ impl std::error::Error for GatewayError {}
 
 impl GatewayError {
     /// The error of a policy that cannot be applied, with the key to fix.
-    fn policy(e: &PolicyError, config: &Config) -> GatewayError {
+    pub(crate) fn policy(e: &PolicyError, config: &Config) -> GatewayError {
         let key = match e {
             PolicyError::RequiredOverBudget { server, .. } => {
                 let mode = config.servers.get(server).map_or(ServerMode::Auto, |s| s.mode);
@@ -282,47 +282,10 @@ impl Gateway {
         Gateway::start(settings, config)
     }
 
-    /// Like [`Gateway::from_config`], with `settings` in place of those of `[gateway]`.
-    /// Required tools of the static catalogs that do not fit the budgets are an error here;
-    /// a live server whose required tools do not fit fails with that message.
-    pub fn start(settings: Settings, config: &Config) -> Result<Gateway, GatewayError> {
-        let gateway = Gateway::configured(settings, config.clone())?;
-        // Static catalogs first, so that a bad file fails before any child process starts.
-        let mut children = Vec::new();
-        for (name, server) in &config.servers {
-            if !server.enabled {
-                gateway.add_upstream(Upstream::new(name, Kind::Disabled, None, State::Disabled));
-                continue;
-            }
-            match &server.transport {
-                Transport::Catalog { path } => {
-                    let catalog = Catalog::from_path(path).map_err(|e| GatewayError {
-                        key: format!("servers.{name}.catalog"),
-                        message: format!("{e}; fix the catalog file or the `catalog` path"),
-                    })?;
-                    let mut upstream = Upstream::new(name, Kind::Catalog, None, State::Static);
-                    upstream.tools = catalog.tools().iter().map(|t| spec_of(t.server(), t)).collect();
-                    gateway.add_upstream(upstream);
-                }
-                transport => children.push(upstream::Spec {
-                    name: name.clone(),
-                    transport: transport.clone(),
-                    call_timeout: server.call_timeout,
-                }),
-            }
-        }
-        gateway.rebuild(None).map_err(|e| GatewayError::policy(&e, config))?;
-        gateway.watch_pins();
-        for spec in children {
-            gateway.spawn_upstream(spec);
-        }
-        Ok(gateway)
-    }
-
     /// Adds a static catalog upstream named `name`; its tools keep their own server names.
     pub fn add_catalog(&self, name: &str, catalog: &Catalog) {
         let mut upstream = Upstream::new(name, Kind::Catalog, None, State::Static);
-        upstream.tools = catalog.tools().iter().map(|t| spec_of(t.server(), t)).collect();
+        upstream.tools = catalog.tools().iter().map(|t| t.spec().clone()).collect();
         self.add_upstream(upstream);
         if let Err(e) = self.rebuild(Some(name)) {
             tracing::error!("{e}");
@@ -357,7 +320,7 @@ impl Gateway {
         });
     }
 
-    fn add_upstream(&self, upstream: Upstream) {
+    pub(crate) fn add_upstream(&self, upstream: Upstream) {
         let mut pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         pool.insert(upstream.name.clone(), upstream);
     }
@@ -562,7 +525,7 @@ impl Gateway {
 
     /// Rebuilds whenever another process (`toolgate approve`) wrote the pin store: its
     /// approvals take effect within a second.
-    fn watch_pins(&self) {
+    pub(crate) fn watch_pins(&self) {
         let Some(pins) = self.inner.pins.clone() else { return };
         let gateway = self.clone();
         let task = tokio::spawn(async move {
@@ -771,16 +734,4 @@ pub(crate) fn fingerprint(tools: &[&Tool]) -> u64 {
         t.hash().hash(&mut h);
     }
     h.finish()
-}
-
-/// A catalog tool back as the spec it was built from, under server key `server`.
-fn spec_of(server: &str, tool: &Tool) -> toolgate::ToolSpec {
-    let mut spec = toolgate::ToolSpec::mcp(server, tool.name(), tool.description());
-    spec.input_schema = tool.input_schema().clone();
-    spec.annotations = tool.annotations().clone();
-    spec.origin = tool.origin();
-    spec.always_load = tool.always_load();
-    spec.should_defer = tool.should_defer();
-    spec.search_hint = tool.search_hint().map(str::to_owned);
-    spec
 }

@@ -9,6 +9,8 @@
 //!   calls are forwarded under a timeout.
 //! - [`server`]: the downstream `ServerHandler`, one per session ([`GatewayServer`]).
 //! - [`http`]: streamable HTTP at `/mcp` and the status page at `/`.
+//! - `start`: a gateway begun at once and its static catalogs read after
+//!   ([`Gateway::begin`], [`Loading`]), so that a server listens before a large catalog is read.
 //! - `snapshot`: the upstreams' listings merged into one catalog, named once (a pure
 //!   function), with the unapproved tools of pinned servers held back.
 //! - `status` and `metrics`: what the operator sees (status page, `/status.json`, `/metrics`).
@@ -39,6 +41,7 @@ mod resume;
 pub mod server;
 mod settings;
 mod snapshot;
+mod start;
 mod status;
 mod status_page;
 pub mod store;
@@ -47,6 +50,7 @@ mod upstream;
 pub use gateway::{Gateway, GatewayError};
 pub use server::{GatewayServer, serve_stdio};
 pub use settings::Settings;
+pub use start::Loading;
 pub use status::{ReportedTool, UpstreamReport};
 
 use serde_json::{Map, Value, json};

@@ -38,7 +38,7 @@ impl Host for Gateway {
                 u.peer = None;
             }
             if let Some(tools) = tools {
-                u.tools = tools;
+                u.tools = tools.into_iter().map(std::sync::Arc::new).collect();
             }
             if peer.is_some() {
                 u.peer = peer;

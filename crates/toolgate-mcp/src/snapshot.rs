@@ -37,7 +37,7 @@ pub(crate) struct Listing<'a> {
     /// Where it stands.
     pub(crate) standing: Standing<'a>,
     /// Its tools, as listed (each with its configured server key).
-    pub(crate) tools: &'a [ToolSpec],
+    pub(crate) tools: &'a [Arc<ToolSpec>],
 }
 
 /// The merged view of every usable upstream at one moment. Immutable; replaced as a whole.
@@ -67,7 +67,7 @@ impl Snapshot {
     /// Merges `listings` (sorted by upstream name) under the server rules of `policy` (which
     /// decide `always_load`; they are the same for every subject).
     pub(crate) fn build(listings: &[Listing<'_>], policy: &Policy) -> Snapshot {
-        let mut specs: Vec<ToolSpec> = Vec::new();
+        let mut specs: Vec<Arc<ToolSpec>> = Vec::new();
         let mut owners: Vec<Arc<str>> = Vec::new();
         let mut pending = Vec::new();
         let mut failed = Vec::new();
@@ -101,13 +101,18 @@ impl Snapshot {
                     );
                     continue;
                 }
-                let mut spec = spec.clone();
-                spec.always_load = policy.is_always_loaded(&spec.server, &spec.name, spec.always_load);
+                // Shared with the upstream's listing unless the rules change it.
+                let always_load = policy.is_always_loaded(&spec.server, &spec.name, spec.always_load);
+                let spec = if always_load == spec.always_load {
+                    spec.clone()
+                } else {
+                    Arc::new(ToolSpec { always_load, ..(**spec).clone() })
+                };
                 specs.push(spec);
                 owners.push(owner.clone());
             }
         }
-        let catalog = match specs.into_iter().fold(Catalog::builder(), |b, s| b.tool(s)).build() {
+        let catalog = match specs.into_iter().fold(Catalog::builder(), |b, s| b.shared(s)).build() {
             Ok(catalog) => catalog,
             Err(e) => {
                 // Names are non-empty and pairs unique by now, so this cannot happen; serve
@@ -154,10 +159,10 @@ mod tests {
     use super::*;
     use toolgate::config::Config;
 
-    fn spec(server: &str, name: &str, marked: bool) -> ToolSpec {
+    fn spec(server: &str, name: &str, marked: bool) -> Arc<ToolSpec> {
         let mut s = ToolSpec::mcp(server, name, "");
         s.always_load = marked;
-        s
+        Arc::new(s)
     }
 
     #[test]

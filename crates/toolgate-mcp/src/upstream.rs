@@ -86,7 +86,7 @@ pub(crate) struct Upstream {
     kind: Kind,
     pub(crate) state: State,
     /// Its tools as catalog specs (empty unless ready or static).
-    pub(crate) tools: Vec<ToolSpec>,
+    pub(crate) tools: Vec<Arc<ToolSpec>>,
     /// The connection, while ready.
     pub(crate) peer: Option<Peer<RoleClient>>,
     /// Its own call timeout, if configured.

@@ -134,7 +134,9 @@ impl ToolSpec {
 #[derive(Debug, Clone)]
 pub struct Tool {
     qualified: String,
-    spec: ToolSpec,
+    /// Shared by every catalog that holds the tool (a policy's visible catalog, the next
+    /// snapshot of an upstream that did not change): a clone never copies the schema.
+    spec: Arc<ToolSpec>,
     hash: DefinitionHash,
 }
 
@@ -158,6 +160,11 @@ impl Tool {
     /// The JSON Schema of the arguments.
     pub fn input_schema(&self) -> &Value {
         &self.spec.input_schema
+    }
+    /// The spec the tool was built from, shared: give it to [`CatalogBuilder::shared`] to put
+    /// the same tool in another catalog without copying it.
+    pub fn spec(&self) -> &Arc<ToolSpec> {
+        &self.spec
     }
     /// The first line of the description, trimmed, cut to `max_chars` characters with an
     /// ellipsis: what a result list shows.
@@ -204,7 +211,7 @@ impl Tool {
     pub fn meta(name: &str, description: &str, input_schema: Value) -> Tool {
         let spec = ToolSpec { input_schema, ..ToolSpec::builtin(name, description) };
         let hash = definition_hash(&spec);
-        Tool { qualified: name.to_owned(), spec, hash }
+        Tool { qualified: name.to_owned(), spec: Arc::new(spec), hash }
     }
 
     /// The definition as a model API receives it: `{"name", "description", "input_schema"}`
@@ -340,14 +347,19 @@ pub(crate) fn strip_mcp_prefix(name: &str) -> &str {
 /// Collects tools; [`CatalogBuilder::build`] names and hashes them.
 #[derive(Debug, Default)]
 pub struct CatalogBuilder {
-    specs: Vec<ToolSpec>,
+    specs: Vec<Arc<ToolSpec>>,
     /// Where each spec came from (file and line), for errors found at build time.
     origins: Vec<Option<(String, Location)>>,
 }
 
 impl CatalogBuilder {
     /// Adds one tool.
-    pub fn tool(mut self, spec: ToolSpec) -> CatalogBuilder {
+    pub fn tool(self, spec: ToolSpec) -> CatalogBuilder {
+        self.shared(Arc::new(spec))
+    }
+
+    /// Adds one tool whose spec another catalog holds too ([`Tool::spec`]); nothing is copied.
+    pub fn shared(mut self, spec: Arc<ToolSpec>) -> CatalogBuilder {
         self.specs.push(spec);
         self.origins.push(None);
         self
@@ -357,7 +369,7 @@ impl CatalogBuilder {
     /// [`Catalog::from_text`].
     pub fn text(mut self, label: &str, text: &str) -> Result<CatalogBuilder, CatalogError> {
         for (spec, location) in load::parse(label, text)? {
-            self.specs.push(spec);
+            self.specs.push(Arc::new(spec));
             self.origins.push(Some((label.to_owned(), location)));
         }
         Ok(self)
