@@ -5,61 +5,16 @@
 mod support;
 
 use std::path::Path;
-
-use std::io::{Read, Write};
+use std::time::Duration;
 
 use serde_json::{Value, json};
-use support::{scratch, serve};
+use support::{request_whole, scratch, serve};
 
-/// One HTTP/1.1 request, its reply read to the end of the connection: the status, the head
-/// and the body.
-fn request(
-    addr: &str,
-    method: &str,
-    path: &str,
-    headers: &[(&str, &str)],
-    body: &str,
-) -> (u16, String, String) {
-    let mut stream = std::net::TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(std::time::Duration::from_secs(120))).unwrap();
-    let mut head = format!(
-        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\nContent-Length: {}\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    write!(stream, "{head}\r\n{body}").unwrap();
-    let mut data = Vec::new();
-    let _ = stream.read_to_end(&mut data);
-    let text = String::from_utf8_lossy(&data).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    let body = if head.to_ascii_lowercase().contains("transfer-encoding: chunked") {
-        unchunk(body)
-    } else {
-        body.to_owned()
-    };
-    (status, head.to_owned(), body)
-}
+/// How long a request may wait for the catalog (a debug build reads it slowly).
+const LONG: Duration = Duration::from_secs(120);
 
 const MCP: [(&str, &str); 2] =
     [("Content-Type", "application/json"), ("Accept", "application/json, text/event-stream")];
-
-/// A chunked HTTP body joined back together.
-fn unchunk(mut body: &str) -> String {
-    let mut out = String::new();
-    while let Some((size, rest)) = body.split_once("\r\n") {
-        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
-        if size == 0 || rest.len() < size {
-            out.push_str(&rest[..size.min(rest.len())]);
-            break;
-        }
-        out.push_str(&rest[..size]);
-        body = rest[size..].strip_prefix("\r\n").unwrap_or(&rest[size..]);
-    }
-    out
-}
 
 /// The JSON-RPC message in a response body (one SSE `data:` line).
 fn message(body: &str) -> Value {
@@ -96,14 +51,14 @@ fn the_gateway_listens_before_a_large_catalog_is_read_and_answers_with_its_tools
     let server = serve(&["--http", "127.0.0.1:0", "--config", config.to_str().unwrap()], &[]);
     let a = &server.addr;
     // At once, before the catalog is in: the status says so.
-    let (_, _, status) = request(a, "GET", "/status.json", &[], "");
+    let (_, _, status) = request_whole(a, "GET", "/status.json", &[], "", LONG);
     let status: Value = serde_json::from_str(&status).unwrap();
     let big = status["servers"].as_array().unwrap().iter().find(|s| s["name"] == "big").cloned();
     assert_eq!(big.as_ref().map(|s| s["state"].clone()), Some(json!("starting")), "{status}");
     // A client asking at once waits for it and gets its tools.
     let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "eager", "version": "1"}}});
-    let (code, head, body) = request(a, "POST", "/mcp", &MCP, &init.to_string());
+    let (code, head, body) = request_whole(a, "POST", "/mcp", &MCP, &init.to_string(), LONG);
     assert_eq!(code, 200, "{body}");
     let instructions = message(&body)["result"]["instructions"].as_str().unwrap().to_owned();
     assert!(instructions.contains(&format!("{} tools", 38 * lines.len())), "{instructions}");
@@ -117,10 +72,10 @@ fn the_gateway_listens_before_a_large_catalog_is_read_and_answers_with_its_tools
     headers.push(("Mcp-Session-Id", &session));
     headers.push(("Mcp-Protocol-Version", "2025-06-18"));
     let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-    let _ = request(a, "POST", "/mcp", &headers, &initialized.to_string());
+    let _ = request_whole(a, "POST", "/mcp", &headers, &initialized.to_string(), LONG);
     let search = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
         "name": "tool_search", "arguments": {"query": "send a slack message"}}});
-    let (_, _, body) = request(a, "POST", "/mcp", &headers, &search.to_string());
+    let (_, _, body) = request_whole(a, "POST", "/mcp", &headers, &search.to_string(), LONG);
     let found = message(&body);
     let matches = found["result"]["structuredContent"]["matches"].as_array().cloned().unwrap_or_default();
     assert!(!matches.is_empty(), "{found}");

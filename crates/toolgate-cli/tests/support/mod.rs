@@ -207,17 +207,18 @@ pub fn serve(args: &[&str], envs: &[(&str, &str)]) -> Server {
     Server { child, addr, stderr: rx }
 }
 
-/// One HTTP/1.1 request with `headers`; returns the status, the head and the body read until
-/// the reply is complete (a JSON-RPC result or error, or the connection's end).
-pub fn request(
+/// Writes one HTTP/1.1 request (`Connection: close`) and returns the connection, its reads
+/// timing out after `timeout`.
+fn send(
     addr: &str,
     method: &str,
     path: &str,
     headers: &[(&str, &str)],
     body: &str,
-) -> (u16, String, String) {
+    timeout: Duration,
+) -> TcpStream {
     let mut stream = TcpStream::connect(addr).unwrap();
-    stream.set_read_timeout(Some(Duration::from_secs(5))).unwrap();
+    stream.set_read_timeout(Some(timeout)).unwrap();
     let mut head =
         format!("{method} {path} HTTP/1.1\r\nConnection: close\r\nContent-Length: {}\r\n", body.len());
     if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
@@ -227,6 +228,27 @@ pub fn request(
         head.push_str(&format!("{k}: {v}\r\n"));
     }
     write!(stream, "{head}\r\n{body}").unwrap();
+    stream
+}
+
+/// A reply's status, head and body.
+fn split_reply(data: &[u8]) -> (u16, String, String) {
+    let text = String::from_utf8_lossy(data).into_owned();
+    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
+    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
+    (status, head.to_owned(), body.to_owned())
+}
+
+/// One HTTP/1.1 request with `headers`; returns the status, the head and the body read until
+/// the reply is complete (a JSON-RPC result or error, or the connection's end).
+pub fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, String, String) {
+    let mut stream = send(addr, method, path, headers, body, Duration::from_secs(5));
     let mut data = Vec::new();
     let mut buf = [0u8; 4096];
     loop {
@@ -239,8 +261,38 @@ pub fn request(
             break;
         }
     }
-    let text = String::from_utf8_lossy(&data).into_owned();
-    let (head, body) = text.split_once("\r\n\r\n").unwrap_or((&text, ""));
-    let status = head.split_whitespace().nth(1).and_then(|s| s.parse().ok()).unwrap_or(0);
-    (status, head.to_owned(), body.to_owned())
+    split_reply(&data)
+}
+
+/// Like [`request`], but reads the reply to the end of the connection (waiting up to
+/// `timeout`) and joins a chunked body back together.
+pub fn request_whole(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+    timeout: Duration,
+) -> (u16, String, String) {
+    let mut stream = send(addr, method, path, headers, body, timeout);
+    let mut data = Vec::new();
+    let _ = stream.read_to_end(&mut data);
+    let (status, head, body) = split_reply(&data);
+    let chunked = head.to_ascii_lowercase().contains("transfer-encoding: chunked");
+    (status, head, if chunked { unchunk(&body) } else { body })
+}
+
+/// A chunked HTTP body joined back together.
+fn unchunk(mut body: &str) -> String {
+    let mut out = String::new();
+    while let Some((size, rest)) = body.split_once("\r\n") {
+        let Ok(size) = usize::from_str_radix(size.trim(), 16) else { break };
+        if size == 0 || rest.len() < size {
+            out.push_str(&rest[..size.min(rest.len())]);
+            break;
+        }
+        out.push_str(&rest[..size]);
+        body = rest[size..].strip_prefix("\r\n").unwrap_or(&rest[size..]);
+    }
+    out
 }

@@ -152,20 +152,28 @@ mod tests {
 
     use crate::{Catalog, Conversation, Policy, Toolbox};
 
-    #[test]
-    fn a_saved_conversation_reads_back_and_still_may_call_what_it_was_shown() {
+    const SHOT: &str = "playwright__playwright_screenshot";
+
+    /// A permissive toolbox over the embedded catalog and a conversation that searched for
+    /// [`SHOT`] and was shown it.
+    fn shown_a_screenshot_tool() -> (Toolbox, Conversation) {
         let toolbox = Toolbox::builder(&Catalog::embedded(), Policy::permissive()).build().unwrap();
         let mut chat = toolbox.conversation();
-        let shot = "playwright__playwright_screenshot";
         toolbox
             .tool_search(&mut chat, &json!({"query": "take a screenshot of a web page", "limit": 3}))
             .unwrap();
         toolbox.tools(&mut chat).unwrap();
+        (toolbox, chat)
+    }
+
+    #[test]
+    fn a_saved_conversation_reads_back_and_still_may_call_what_it_was_shown() {
+        let (toolbox, chat) = shown_a_screenshot_tool();
         let saved = chat.to_json();
         let mut back = Conversation::from_json(&saved).unwrap();
         assert_eq!(back.active(), chat.active());
         assert_eq!(back.to_json(), saved, "the saved form is stable");
-        assert!(toolbox.check(&mut back, shot, &json!({"name": "page"})).is_allow());
+        assert!(toolbox.check(&mut back, SHOT, &json!({"name": "page"})).is_allow());
         // Through text, as a store keeps it.
         let text = serde_json::to_string(&saved).unwrap();
         let again = Conversation::from_json(&serde_json::from_str(&text).unwrap()).unwrap();
@@ -174,18 +182,12 @@ mod tests {
 
     #[test]
     fn a_resumed_conversation_is_checked_against_the_policy_of_now() {
-        let toolbox = Toolbox::builder(&Catalog::embedded(), Policy::permissive()).build().unwrap();
-        let mut chat = toolbox.conversation();
-        let shot = "playwright__playwright_screenshot";
-        toolbox
-            .tool_search(&mut chat, &json!({"query": "take a screenshot of a web page", "limit": 3}))
-            .unwrap();
-        toolbox.tools(&mut chat).unwrap();
+        let (_, chat) = shown_a_screenshot_tool();
         let saved = chat.to_json();
         let config = toolgate_config("[policy]\ndeny = [\"playwright__*\"]\n");
         let strict = Toolbox::builder(&Catalog::embedded(), config).build().unwrap();
         let mut back = Conversation::from_json(&saved).unwrap();
-        assert!(!strict.check(&mut back, shot, &json!({"name": "page"})).is_allow());
+        assert!(!strict.check(&mut back, SHOT, &json!({"name": "page"})).is_allow());
         let listed = strict.tools(&mut back).unwrap();
         assert!(listed.iter().all(|t| !t.qualified_name().starts_with("playwright__")));
     }
