@@ -465,24 +465,6 @@ impl Index {
         Found { form: QueryForm::Keywords, hits, unmatched_terms: unmatched }
     }
 
-    /// Sorts the best `k` of `hits` to the front (score descending, then name) and drops the rest.
-    fn top(&self, hits: &mut Vec<Hit>, k: usize) {
-        let cmp = |a: &Hit, b: &Hit| {
-            b.score
-                .total_cmp(&a.score)
-                .then_with(|| self.name_rank[a.tool.index()].cmp(&self.name_rank[b.tool.index()]))
-        };
-        if k < hits.len() {
-            if k == 0 {
-                hits.clear();
-                return;
-            }
-            hits.select_nth_unstable_by(k - 1, cmp);
-            hits.truncate(k);
-        }
-        hits.sort_unstable_by(cmp);
-    }
-
     fn rank_keyword(&self, k: &KeywordIndex, words: &[&str], required: &[&str]) -> (Vec<Hit>, Vec<String>) {
         let terms: Vec<String> = words.iter().map(|w| w.to_lowercase()).collect();
         let required: Vec<String> = required.iter().map(|w| w.to_lowercase()).collect();
@@ -606,6 +588,8 @@ fn is_identifier_like(w: &str) -> bool {
     w.contains(['_', '-', '.'])
         || w.chars().zip(w.chars().skip(1)).any(|(a, b)| a.is_lowercase() && b.is_uppercase())
 }
+
+mod top;
 
 #[cfg(test)]
 mod tests;
