@@ -9,6 +9,9 @@
 //! - `query/<strategy>/<N>` runs one query per iteration from a fixed rotating list of realistic
 //!   queries, English and Chinese, so the time reported is the mean time of one query.
 //!
+//! A third, `tasks/lexical/<N>`, runs LiveMCPBench's task requests (whole sentences) instead
+//! of the short queries.
+//!
 //! Both check their result inside the timed loop, so that a fast run doing nothing fails.
 //! `query/keyword/100000` is left out: the keyword scorer scans every tool, and one query on
 //! 100,000 tools takes about 0.2 s. In criterion's test mode (`cargo test --benches`, each
@@ -148,5 +151,47 @@ fn query(c: &mut Criterion) {
     group.finish();
 }
 
-criterion_group!(benches, build, query);
+/// The task requests of LiveMCPBench (English and Chinese sentences, as users write them),
+/// one per line of its query set.
+fn task_queries() -> Vec<String> {
+    include_str!("../../../bench/livemcpbench/queries.jsonl")
+        .lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a query line is JSON");
+            v["query"].as_str().expect("a query line has a query").to_owned()
+        })
+        .collect()
+}
+
+/// `tasks/lexical/<N>`: the default strategy answering whole task requests (longer than
+/// [`QUERIES`], and expanded into more terms), rotating over those that find something.
+fn tasks(c: &mut Criterion) {
+    let mut group = c.benchmark_group("tasks");
+    let all = task_queries();
+    for n in sizes() {
+        configure(&mut group, expected(Kind::Query, Strategy::Lexical, n) * 4);
+        let index = OnceCell::new();
+        let answered = OnceCell::new();
+        let mut next = 0;
+        group.bench_function(BenchmarkId::new(Strategy::Lexical.as_str(), n), |b| {
+            let index = index.get_or_init(|| Index::builder().build(catalog(n)));
+            let answered: &Vec<&str> = answered.get_or_init(|| {
+                let found = |q: &&str| !index.search(Request::new(q, LIMIT)).hits.is_empty();
+                all.iter().map(String::as_str).filter(found).collect()
+            });
+            assert!(answered.len() * 2 > all.len(), "most task requests find something among {n} tools");
+            b.iter(|| {
+                let query = answered[next % answered.len()];
+                next += 1;
+                let found = index.search(Request::new(black_box(query), LIMIT));
+                assert!(!found.hits.is_empty(), "nothing for {query:?} among {n} tools");
+                found
+            });
+        });
+    }
+    group.finish();
+}
+
+criterion_group!(benches, build, query, tasks);
 criterion_main!(benches);
