@@ -67,11 +67,18 @@ pub async fn open(config: &SessionStoreConfig) -> Result<Arc<dyn SessionStore>, 
 /// Records in this process's memory: sessions end with it.
 #[derive(Debug, Default)]
 pub struct MemoryStore {
-    records: Mutex<HashMap<String, (String, Instant)>>,
+    records: Mutex<Records>,
+}
+
+/// The records, and how many there were after expired ones last went.
+#[derive(Debug, Default)]
+struct Records {
+    by_id: HashMap<String, (String, Instant)>,
+    after_sweep: usize,
 }
 
 impl MemoryStore {
-    fn records(&self) -> std::sync::MutexGuard<'_, HashMap<String, (String, Instant)>> {
+    fn records(&self) -> std::sync::MutexGuard<'_, Records> {
         self.records.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
@@ -81,22 +88,32 @@ impl SessionStore for MemoryStore {
     async fn load(&self, id: &str, ttl: Duration) -> Result<Option<String>, StoreError> {
         let now = Instant::now();
         let mut records = self.records();
-        // Expired records go when any is read: the map never holds more than the sessions of
-        // the last `ttl`.
-        records.retain(|_, (_, until)| *until > now);
-        Ok(records.get_mut(id).map(|(record, until)| {
-            *until = now + ttl;
-            record.clone()
-        }))
+        let Some((record, until)) = records.by_id.get_mut(id) else {
+            return Ok(None);
+        };
+        if *until <= now {
+            records.by_id.remove(id);
+            return Ok(None);
+        }
+        *until = now + ttl;
+        Ok(Some(record.clone()))
     }
 
     async fn save(&self, id: &str, record: &str, ttl: Duration) -> Result<(), StoreError> {
-        self.records().insert(id.to_owned(), (record.to_owned(), Instant::now() + ttl));
+        let now = Instant::now();
+        let mut records = self.records();
+        records.by_id.insert(id.to_owned(), (record.to_owned(), now + ttl));
+        // Expired records go once the map has doubled since they last went: a request costs
+        // a lookup, and the map holds at most twice the sessions of the last `ttl`.
+        if records.by_id.len() > 2 * records.after_sweep.max(64) {
+            records.by_id.retain(|_, (_, until)| *until > now);
+            records.after_sweep = records.by_id.len();
+        }
         Ok(())
     }
 
     async fn delete(&self, id: &str) -> Result<(), StoreError> {
-        self.records().remove(id);
+        self.records().by_id.remove(id);
         Ok(())
     }
 
@@ -371,6 +388,16 @@ mod tests {
         store.save("b", "two", Duration::from_secs(5)).await.unwrap();
         store.delete("b").await.unwrap();
         assert_eq!(store.load("b", Duration::from_secs(5)).await.unwrap(), None);
+        // Expired records that are never read again still go, as the map grows.
+        for i in 0..200 {
+            store.save(&format!("old{i}"), "x", Duration::from_millis(1)).await.unwrap();
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        for i in 0..200 {
+            store.save(&format!("new{i}"), "x", Duration::from_secs(60)).await.unwrap();
+        }
+        let held = store.records().by_id.len();
+        assert!(held < 300, "{held} records held for 200 live sessions");
     }
 
     #[test]
