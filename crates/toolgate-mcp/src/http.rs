@@ -22,7 +22,7 @@ use crate::gateway::Gateway;
 use crate::server::PROFILE_HEADER;
 
 /// The header that names a streamable HTTP session.
-const SESSION_HEADER: &str = "mcp-session-id";
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The router: `/mcp`, `/` and `/status.json`. Cancelling `shutdown` ends every MCP session.
 ///

@@ -21,13 +21,10 @@ use rmcp::transport::streamable_http_server::session::SessionRestoreMarker;
 use rmcp::{ErrorData, RoleServer};
 use toolgate::Conversation;
 
-use crate::access::Caller;
 use crate::gateway::Gateway;
+use crate::http::SESSION_HEADER;
 use crate::server::{GatewayServer, PROFILE_HEADER};
-use crate::store::Saved;
-
-/// The header that names a streamable HTTP session.
-const SESSION_HEADER: &str = "mcp-session-id";
+use crate::store::{Saved, StoreError};
 
 /// How one HTTP session is kept in the store (none of it on stdio).
 #[derive(Debug, Default)]
@@ -53,7 +50,16 @@ fn http_parts(context: &RequestContext<RoleServer>) -> Option<&axum::http::reque
 
 /// The caller's token (by name) as the access guard found it.
 fn caller(parts: &axum::http::request::Parts) -> Option<String> {
-    parts.extensions.get::<Caller>().and_then(|c| c.token.clone())
+    parts.extensions.get::<crate::access::Caller>().and_then(|c| c.token.clone())
+}
+
+/// A request of an HTTP session that [`GatewayServer::check_caller`] let through.
+#[derive(Debug)]
+pub(crate) struct Checked {
+    /// The session's `Mcp-Session-Id`, once a request named it.
+    session: Option<String>,
+    /// The caller's token, by name.
+    token: Option<String>,
 }
 
 fn other_token() -> ErrorData {
@@ -85,18 +91,16 @@ impl GatewayServer {
             return Ok(());
         };
         let id = marker.id.to_string();
-        let settings = self.gateway().settings();
         let refuse = |why: String| {
             tracing::warn!(target: "toolgate::audit", session = %id, "refused to resume a session: {why}");
             ErrorData::invalid_request(why, None)
         };
-        let text = match settings.sessions.load(&id, settings.session_idle).await {
-            Ok(Some(text)) => text,
+        let saved = match self.saved(&id).await {
+            Ok(Some(saved)) => saved,
             Ok(None) => return Err(refuse("the session is not in the session store any more".into())),
             Err(e) => return Err(refuse(e.to_string())),
         };
-        let saved = Saved::from_text(&text).map_err(|e| refuse(e.to_string()))?;
-        if saved.token.is_some() && saved.token != token {
+        if !saved.answers(&token) {
             return Err(refuse("the request's bearer token is not the one that opened the session".into()));
         }
         let asked =
@@ -127,52 +131,60 @@ impl GatewayServer {
         }
         state.stored.id = Some(id.clone());
         state.stored.seq = saved.seq;
-        tracing::info!(session = %id, seq = saved.seq, store = %settings.sessions.describe(), "session resumed from the store");
+        let store = self.gateway().settings().sessions.describe();
+        tracing::info!(session = %id, seq = saved.seq, store = %store, "session resumed from the store");
         Ok(())
     }
 
-    /// Before a request that reads the session: refuses another token, and takes a newer
-    /// record written by another gateway.
-    pub(crate) async fn pull(&self, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+    /// The session's record in the store, read back.
+    async fn saved(&self, id: &str) -> Result<Option<Saved>, StoreError> {
+        let settings = self.gateway().settings();
+        match settings.sessions.load(id, settings.session_idle).await? {
+            Some(text) => Saved::from_text(&text).map(Some),
+            None => Ok(None),
+        }
+    }
+
+    /// Before any request of an HTTP session: refuses a token other than the one that opened
+    /// it and a request naming another session. `None` on stdio.
+    pub(crate) fn check_caller(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<Checked>, ErrorData> {
         let Some(parts) = http_parts(context) else {
-            return Ok(());
+            return Ok(None);
         };
         let token = caller(parts);
-        let id = {
-            let mut state = self.state();
-            if state.stored.token != token {
-                return Err(other_token());
+        let mut state = self.state();
+        if state.stored.token != token {
+            return Err(other_token());
+        }
+        let header = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+        match (&state.stored.id, header) {
+            (None, Some(header)) => state.stored.id = Some(header.to_owned()),
+            (Some(id), Some(header)) if id != header => {
+                return Err(ErrorData::invalid_request("the request names another session", None));
             }
-            let header = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
-            match (&state.stored.id, header) {
-                (None, Some(header)) => state.stored.id = Some(header.to_owned()),
-                (Some(id), Some(header)) if id != header => {
-                    return Err(ErrorData::invalid_request("the request names another session", None));
-                }
-                _ => {}
-            }
-            match &state.stored.id {
-                Some(id) => id.clone(),
-                None => return Ok(()),
-            }
+            _ => {}
+        }
+        Ok(Some(Checked { session: state.stored.id.clone(), token }))
+    }
+
+    /// Before a request that reads the conversation: [`GatewayServer::check_caller`], then
+    /// takes a newer record written by another gateway.
+    pub(crate) async fn pull(&self, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        let Some(Checked { session: Some(id), token }) = self.check_caller(context)? else {
+            return Ok(());
         };
-        let settings = self.gateway().settings();
-        let text = match settings.sessions.load(&id, settings.session_idle).await {
-            Ok(Some(text)) => text,
+        let saved = match self.saved(&id).await {
+            Ok(Some(saved)) => saved,
             Ok(None) => return Ok(()),
             Err(e) => {
                 tracing::warn!(session = %id, "{e}; answering from this gateway's own state");
                 return Ok(());
             }
         };
-        let saved = match Saved::from_text(&text) {
-            Ok(saved) => saved,
-            Err(e) => {
-                tracing::warn!(session = %id, "{e}; answering from this gateway's own state");
-                return Ok(());
-            }
-        };
-        if saved.token.is_some() && saved.token != token {
+        if !saved.answers(&token) {
             return Err(other_token());
         }
         let mut state = self.state();
@@ -220,9 +232,7 @@ impl GatewayServer {
             self.state().stored.pushed = None;
         }
     }
-}
 
-impl GatewayServer {
     /// After a search that changed this session's tool list: tells the other gateways, one of
     /// which may hold the client's event stream.
     pub(crate) async fn announce(&self) {

@@ -480,7 +480,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        self.pull(&context).await?;
+        self.check_caller(&context)?;
         Ok(self.gateway.list_prompts(self.subject().as_deref()).await)
     }
 
@@ -489,7 +489,7 @@ impl ServerHandler for GatewayServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        self.pull(&context).await?;
+        self.check_caller(&context)?;
         self.gateway.get_prompt(request, self.subject().as_deref()).await
     }
 
@@ -498,7 +498,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        self.pull(&context).await?;
+        self.check_caller(&context)?;
         Ok(self.gateway.list_resources(self.subject().as_deref()).await)
     }
 
@@ -507,7 +507,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        self.pull(&context).await?;
+        self.check_caller(&context)?;
         Ok(self.gateway.list_resource_templates(self.subject().as_deref()).await)
     }
 
@@ -516,7 +516,7 @@ impl ServerHandler for GatewayServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        self.pull(&context).await?;
+        self.check_caller(&context)?;
         self.gateway.read_resource(request, self.subject().as_deref()).await
     }
 }

@@ -307,6 +307,12 @@ pub(crate) struct Saved {
 }
 
 impl Saved {
+    /// Whether a request with `token` may use the session (a record not yet bound to a token,
+    /// written by rmcp before the session's first own write, binds whoever restores it).
+    pub(crate) fn answers(&self, token: &Option<String>) -> bool {
+        self.token.is_none() || self.token == *token
+    }
+
     /// A record as the store keeps it.
     pub(crate) fn to_text(&self) -> String {
         json!({
