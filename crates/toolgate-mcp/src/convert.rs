@@ -19,7 +19,7 @@ pub const ALWAYS_LOAD_META: &str = "anthropic/alwaysLoad";
 /// `_meta["anthropic/alwaysLoad"] == true` makes the tool core.
 pub fn spec_from_mcp(server: &str, tool: &rmcp::model::Tool) -> ToolSpec {
     let mut spec = ToolSpec::mcp(server, &tool.name, tool.description.as_deref().unwrap_or_default());
-    spec.input_schema = Value::Object(tool.input_schema.as_ref().clone());
+    spec.input_schema = Value::Object(tool.input_schema.as_ref().clone()).into();
     if let Some(annotations) = &tool.annotations
         && let Ok(Value::Object(map)) = serde_json::to_value(annotations)
     {
@@ -80,7 +80,7 @@ mod tests {
         let spec = spec_from_mcp("fs", &tool);
         assert_eq!(spec.server, "fs");
         assert_eq!(spec.name, "read_file");
-        assert_eq!(spec.input_schema["properties"]["path"]["type"], "string");
+        assert_eq!(spec.input_schema.value()["properties"]["path"]["type"], "string");
         assert_eq!(spec.annotations["readOnlyHint"], true);
         assert!(spec.always_load);
 

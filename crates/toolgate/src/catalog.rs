@@ -4,6 +4,7 @@
 //! server to its MCP `tools/list` result, or from code ([`ToolSpec`]). Each tool gets a
 //! [qualified name](crate::naming) `server__tool` and a [definition hash](DefinitionHash).
 
+mod input_schema;
 mod load;
 
 use std::collections::HashMap;
@@ -13,6 +14,7 @@ use std::sync::Arc;
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
+pub use input_schema::InputSchema;
 pub use load::{CatalogError, CatalogErrorKind, Location};
 
 use crate::naming;
@@ -88,8 +90,8 @@ pub struct ToolSpec {
     pub name: String,
     /// The published description, verbatim.
     pub description: String,
-    /// The JSON Schema of the arguments.
-    pub input_schema: Value,
+    /// The JSON Schema of the arguments, held as text and parsed when needed.
+    pub input_schema: InputSchema,
     /// MCP tool annotations (`readOnlyHint`, `title`, ...).
     pub annotations: Map<String, Value>,
     /// MCP or built-in.
@@ -109,7 +111,7 @@ impl ToolSpec {
             server: server.to_owned(),
             name: name.to_owned(),
             description: description.to_owned(),
-            input_schema: serde_json::json!({"type": "object", "properties": {}}),
+            input_schema: InputSchema::empty_object(),
             annotations: Map::new(),
             origin: Origin::Mcp,
             always_load: false,
@@ -124,8 +126,8 @@ impl ToolSpec {
     }
 
     /// Replaces the input schema.
-    pub fn with_schema(mut self, schema: Value) -> ToolSpec {
-        self.input_schema = schema;
+    pub fn with_schema(mut self, schema: impl Into<InputSchema>) -> ToolSpec {
+        self.input_schema = schema.into();
         self
     }
 }
@@ -157,8 +159,12 @@ impl Tool {
     pub fn description(&self) -> &str {
         &self.spec.description
     }
-    /// The JSON Schema of the arguments.
+    /// The JSON Schema of the arguments (parsed on first use; see [`InputSchema`]).
     pub fn input_schema(&self) -> &Value {
+        self.spec.input_schema.value()
+    }
+    /// The input schema as held: its canonical text and the words search reads.
+    pub fn schema(&self) -> &InputSchema {
         &self.spec.input_schema
     }
     /// The spec the tool was built from, shared: give it to [`CatalogBuilder::shared`] to put
@@ -209,7 +215,7 @@ impl Tool {
     /// A meta-tool of toolgate itself (`tool_search`, `call_tool`): its qualified name is its
     /// bare name, and it belongs to no catalog.
     pub fn meta(name: &str, description: &str, input_schema: Value) -> Tool {
-        let spec = ToolSpec { input_schema, ..ToolSpec::builtin(name, description) };
+        let spec = ToolSpec { input_schema: input_schema.into(), ..ToolSpec::builtin(name, description) };
         let hash = definition_hash(&spec);
         Tool { qualified: name.to_owned(), spec: Arc::new(spec), hash }
     }
@@ -220,8 +226,24 @@ impl Tool {
         serde_json::json!({
             "name": self.qualified,
             "description": self.spec.description,
-            "input_schema": self.spec.input_schema,
+            "input_schema": self.spec.input_schema.value(),
         })
+    }
+}
+
+impl Tool {
+    /// [`Tool::definition`] as compact JSON text (keys sorted), written from the schema's text
+    /// without parsing it: what token counts read for every tool of a catalog.
+    pub fn definition_text(&self) -> String {
+        let mut out = Sink(Vec::with_capacity(self.spec.input_schema.text().len() + 64));
+        out.put(b"{\"description\":");
+        out.string(&self.spec.description);
+        out.put(b",\"input_schema\":");
+        out.put(self.spec.input_schema.text().as_bytes());
+        out.put(b",\"name\":");
+        out.string(&self.qualified);
+        out.put(b"}");
+        String::from_utf8(out.0).expect("JSON written here is UTF-8")
     }
 }
 
@@ -368,22 +390,28 @@ impl CatalogBuilder {
     /// Adds every tool of a catalog text (JSONL or a `tools/list` map); see
     /// [`Catalog::from_text`].
     pub fn text(mut self, label: &str, text: &str) -> Result<CatalogBuilder, CatalogError> {
-        for (spec, location) in load::parse(label, text)? {
-            self.specs.push(Arc::new(spec));
-            self.origins.push(Some((label.to_owned(), location)));
-        }
+        self.add_parsed(label, load::parse(label, text)?);
         Ok(self)
     }
 
     /// Adds every tool of a catalog file.
     pub fn path(self, path: &std::path::Path) -> Result<CatalogBuilder, CatalogError> {
         let label = path.display().to_string();
-        let text = std::fs::read_to_string(path).map_err(|e| CatalogError {
+        let file = std::fs::File::open(path).map_err(|e| CatalogError {
             source_label: label.clone(),
             location: Location::File,
             kind: CatalogErrorKind::Io(e.to_string()),
         })?;
-        self.text(&label, &text)
+        let mut builder = self;
+        builder.add_parsed(&label, load::parse_file(&label, file)?);
+        Ok(builder)
+    }
+
+    fn add_parsed(&mut self, label: &str, parsed: load::Parsed) {
+        for (spec, location) in parsed {
+            self.specs.push(Arc::new(spec));
+            self.origins.push(Some((label.to_owned(), location)));
+        }
     }
 
     /// Names (see [`crate::naming`]), hashes and indexes the tools.
@@ -429,7 +457,8 @@ fn definition_hash(spec: &ToolSpec) -> DefinitionHash {
     h.put(b",\"description\":");
     h.string(&spec.description);
     h.put(b",\"input_schema\":");
-    canonical(&spec.input_schema, &mut h);
+    // The schema's text is its canonical JSON already.
+    h.put(spec.input_schema.text().as_bytes());
     h.put(b",\"name\":");
     h.string(&spec.name);
     h.put(b"}");
@@ -522,6 +551,16 @@ mod tests {
         let c = ToolSpec::mcp("s", "t", "d2");
         assert_ne!(definition_hash(&a), definition_hash(&c));
         assert_eq!(definition_hash(&a).to_string().len(), 64);
+    }
+
+    #[test]
+    fn the_definition_text_is_the_definition_serialized() {
+        for tool in Catalog::embedded().tools() {
+            assert_eq!(tool.definition_text(), tool.definition().to_string(), "{}", tool.qualified_name());
+        }
+        let meta =
+            Tool::meta("x", "say \"hi\"\n", serde_json::json!({"type": "object", "b": 1, "a": [null]}));
+        assert_eq!(meta.definition_text(), meta.definition().to_string());
     }
 
     #[test]

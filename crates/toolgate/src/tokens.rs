@@ -41,7 +41,7 @@ impl TokenCounter {
     /// Tokens of a tool definition as a model API receives it (`{"name", "description",
     /// "input_schema"}`, compact JSON).
     pub fn definition(&self, tool: &Tool) -> usize {
-        self.count(&tool.definition().to_string())
+        self.count(&tool.definition_text())
     }
 }
 

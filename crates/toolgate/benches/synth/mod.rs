@@ -201,7 +201,7 @@ impl Material {
                 server,
                 name,
                 description: self.description(&mut rng, template),
-                input_schema: tool.input_schema().clone(),
+                input_schema: tool.schema().clone(),
                 annotations: tool.annotations().clone(),
                 origin: Origin::Mcp,
                 always_load: false,

@@ -11,10 +11,11 @@
 //! keys are tolerated, since the protocol grows.
 
 use std::fmt;
+use std::io::{BufRead, Read};
 
 use serde_json::{Map, Value};
 
-use super::{Origin, ToolSpec};
+use super::{InputSchema, Origin, ToolSpec};
 
 /// Where in a catalog source a problem was found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -145,21 +146,70 @@ fn looks_like_line(map: &Map<String, Value>) -> bool {
     map.values().any(|v| !v.is_object() && !v.is_array())
 }
 
+/// Reads a catalog file as [`parse`] reads its text, a JSONL file a line at a time (a large
+/// catalog's text is never held whole); the format is told apart by the first line that is not
+/// blank, as [`parse`] would tell it.
+pub(crate) fn parse_file(label: &str, file: std::fs::File) -> Result<Parsed, CatalogError> {
+    let err = |location, kind| CatalogError { source_label: label.to_owned(), location, kind };
+    let io = |e: std::io::Error| err(Location::File, CatalogErrorKind::Io(e.to_string()));
+    let mut reader = std::io::BufReader::new(file);
+    let mut line = String::new();
+    let mut n = 0;
+    loop {
+        line.clear();
+        if reader.read_line(&mut line).map_err(io)? == 0 {
+            return Err(err(Location::File, CatalogErrorKind::NoTools));
+        }
+        n += 1;
+        if !line.trim().is_empty() {
+            break;
+        }
+    }
+    let is_line =
+        matches!(serde_json::from_str::<Value>(&line), Ok(Value::Object(map)) if looks_like_line(&map));
+    if !is_line {
+        // A `tools/list` map (or not JSON at all): read whole, as before.
+        let mut text = "\n".repeat(n - 1);
+        text.push_str(&line);
+        reader.read_to_string(&mut text).map_err(io)?;
+        return parse(label, &text);
+    }
+    let mut out = Vec::new();
+    loop {
+        // What `str::lines` strips: the line feed, and a carriage return before it.
+        let text = line.strip_suffix('\n').map_or(line.as_str(), |l| l.strip_suffix('\r').unwrap_or(l));
+        if let Some(tool) = jsonl_line(n, text).map_err(|(n, k)| err(Location::Line(n), k))? {
+            out.push(tool);
+        }
+        line.clear();
+        if reader.read_line(&mut line).map_err(io)? == 0 {
+            return Ok(out);
+        }
+        n += 1;
+    }
+}
+
 fn parse_jsonl(text: &str) -> Result<Parsed, (usize, CatalogErrorKind)> {
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
-        let n = i + 1;
-        if line.trim().is_empty() {
-            continue;
+        if let Some(tool) = jsonl_line(i + 1, line)? {
+            out.push(tool);
         }
-        let value: Value =
-            serde_json::from_str(line).map_err(|e| (n, CatalogErrorKind::Json(json_message(&e))))?;
-        let Value::Object(map) = value else {
-            return Err((n, CatalogErrorKind::NotAnObject));
-        };
-        out.push((line_tool(&map).map_err(|k| (n, k))?, Location::Line(n)));
     }
     Ok(out)
+}
+
+/// Line `n` of a JSONL catalog: a tool, or nothing when the line is blank.
+fn jsonl_line(n: usize, line: &str) -> Result<Option<(ToolSpec, Location)>, (usize, CatalogErrorKind)> {
+    if line.trim().is_empty() {
+        return Ok(None);
+    }
+    let value: Value =
+        serde_json::from_str(line).map_err(|e| (n, CatalogErrorKind::Json(json_message(&e))))?;
+    let Value::Object(map) = value else {
+        return Err((n, CatalogErrorKind::NotAnObject));
+    };
+    Ok(Some((line_tool(&map).map_err(|k| (n, k))?, Location::Line(n))))
 }
 
 /// serde_json's message without its own "at line 1 column N" (the line is ours to name).
@@ -230,8 +280,8 @@ fn common_fields(
     let schema_value =
         map.get(schema_key).or_else(|| map.get("inputSchema")).or_else(|| map.get("input_schema"));
     let input_schema = match schema_value {
-        None | Some(Value::Null) => serde_json::json!({"type": "object", "properties": {}}),
-        Some(v @ Value::Object(_)) => v.clone(),
+        None | Some(Value::Null) => InputSchema::empty_object(),
+        Some(v @ Value::Object(_)) => InputSchema::from(v.clone()),
         Some(_) => return Err(wrong(schema_key, "an object")),
     };
     let annotations = match map.get("annotations") {
@@ -325,6 +375,41 @@ mod tests {
 
     fn error(text: &str) -> String {
         parse("cat.jsonl", text).unwrap_err().to_string()
+    }
+
+    /// What `parse` makes of a text, and what `parse_file` makes of a file holding it, each
+    /// as the tools' names and lines or the error.
+    fn both_ways(text: &str) -> (String, String) {
+        let show = |r: Result<Parsed, CatalogError>| match r {
+            Ok(tools) => tools.iter().map(|(t, at)| format!("{}@{at:?} ", t.name)).collect(),
+            Err(e) => e.to_string(),
+        };
+        let path = std::env::temp_dir().join(format!("toolgate-load-{}-{}", std::process::id(), text.len()));
+        std::fs::write(&path, text).unwrap();
+        let from_file = parse_file("cat.jsonl", std::fs::File::open(&path).unwrap());
+        std::fs::remove_file(&path).unwrap();
+        (show(parse("cat.jsonl", text)), show(from_file))
+    }
+
+    #[test]
+    fn a_file_read_a_line_at_a_time_reads_as_its_whole_text() {
+        let good = r#"{"server": "git", "name": "git_log", "description": "", "input_schema": {}, "annotations": {}}"#;
+        let other = good.replace("git_log", "git_diff");
+        let texts = [
+            format!("{good}\n{other}\n"),
+            format!("\n\n{good}\r\n\r\n{other}"),
+            format!("{good}\n{{\"server\": \"git\", \"name\": \"x\"\n"),
+            format!("\n{good}\n[1]\n"),
+            r#"{"git": {"tools": [{"name": "log", "inputSchema": {}}]}}"#.to_owned(),
+            "{\n  \"git\": {\"tools\": [{\"name\": \"log\"}]}\n}\n".to_owned(),
+            "\n\n".to_owned(),
+            String::new(),
+            "not json\n".to_owned(),
+        ];
+        for text in texts {
+            let (whole, by_lines) = both_ways(&text);
+            assert_eq!(whole, by_lines, "{text:?}");
+        }
     }
 
     #[test]

@@ -15,8 +15,6 @@ use std::cell::RefCell;
 
 use rustc_hash::FxHashMap;
 
-use serde_json::Value;
-
 use super::Hit;
 use super::text::Analyzer;
 use crate::catalog::{Catalog, Tool, ToolId};
@@ -98,7 +96,9 @@ pub(crate) fn each_field_term(tool: &Tool, analyzer: &Analyzer, f: &mut dyn FnMu
     if let Some(h) = tool.search_hint() {
         analyzer.each_term(h, &mut |t| f(3, t));
     }
-    schema_text(tool.input_schema(), 0, &mut |s| analyzer.each_term(s, &mut |t| f(4, t)));
+    for s in tool.schema().words() {
+        analyzer.each_term(s, &mut |t| f(4, t));
+    }
 }
 
 /// The terms of each field of a tool, as strings (for explanations and tests).
@@ -106,44 +106,6 @@ pub(crate) fn tool_fields(tool: &Tool, analyzer: &Analyzer) -> [Vec<String>; 5] 
     let mut f: [Vec<String>; 5] = Default::default();
     each_field_term(tool, analyzer, &mut |fi, t| f[fi].push(t.to_owned()));
     f
-}
-
-/// Calls `emit` with every property name and description of a JSON Schema, recursively
-/// through `properties`, `items`, `additionalProperties`, `anyOf`, `oneOf` and `allOf`.
-pub(crate) fn schema_text(schema: &Value, depth: usize, emit: &mut dyn FnMut(&str)) {
-    let Value::Object(map) = schema else { return };
-    if depth > 12 {
-        return;
-    }
-    // One pass over the keys (a schema object is a sorted map: lookups by key cost compares).
-    for (key, value) in map {
-        match (key.as_str(), value) {
-            ("properties", Value::Object(props)) => {
-                for (name, sub) in props {
-                    emit(name);
-                    if let Some(Value::String(d)) = sub.get("description") {
-                        emit(d);
-                    }
-                    schema_text(sub, depth + 1, emit);
-                }
-            }
-            ("items" | "additionalProperties", sub @ Value::Object(_)) => {
-                if let Some(Value::String(d)) = sub.get("description") {
-                    emit(d);
-                }
-                schema_text(sub, depth + 1, emit);
-            }
-            ("anyOf" | "oneOf" | "allOf", Value::Array(subs)) => {
-                for sub in subs {
-                    if let Some(Value::String(d)) = sub.get("description") {
-                        emit(d);
-                    }
-                    schema_text(sub, depth + 1, emit);
-                }
-            }
-            _ => {}
-        }
-    }
 }
 
 /// An inverted index with precomputed BM25(F) contributions.
@@ -161,8 +123,43 @@ pub(crate) struct Bm25Index {
     n_docs: usize,
 }
 
-/// One term's postings while building: (tool, term frequency per field), tools ascending.
-type Postings = Vec<(u32, [u16; 5])>;
+/// One term's postings while building, tools ascending: each a [`Packed`] tool and term
+/// frequencies.
+type Postings = Vec<Packed>;
+
+/// A posting while building, in 8 bytes (the index's largest transient): the tool in the low
+/// 32 bits, then each field's term frequency in 6 bits. A frequency of 63 or more sets bit 62
+/// instead, and the frequencies are in [`Partial::overflow`].
+#[derive(Debug, Clone, Copy)]
+struct Packed(u64);
+
+impl Packed {
+    const BITS: u32 = 6;
+    const MAX: u16 = (1 << Packed::BITS) - 1;
+    const OVERFLOW: u64 = 1 << 62;
+
+    /// Packs `tf`, or marks the posting as overflowing when a frequency does not fit.
+    fn new(doc: u32, tf: [u16; 5]) -> Packed {
+        if tf.iter().any(|&f| f >= Packed::MAX) {
+            return Packed(u64::from(doc) | Packed::OVERFLOW);
+        }
+        let fields = tf.iter().rev().fold(0u64, |acc, &f| (acc << Packed::BITS) | u64::from(f));
+        Packed(u64::from(doc) | fields << 32)
+    }
+
+    fn doc(self) -> u32 {
+        self.0 as u32
+    }
+
+    /// The frequencies, or `None` when they are in the overflow table.
+    fn tf(self) -> Option<[u16; 5]> {
+        if self.0 & Packed::OVERFLOW != 0 {
+            return None;
+        }
+        let fields = self.0 >> 32;
+        Some(std::array::from_fn(|fi| ((fields >> (fi as u32 * Packed::BITS)) as u16) & Packed::MAX))
+    }
+}
 
 /// The postings of some consecutive tools, with their own term dictionary.
 #[derive(Debug, Default)]
@@ -170,6 +167,8 @@ struct Partial {
     terms: FxHashMap<Box<str>, u32>,
     /// term -> its postings.
     per_term: Vec<Postings>,
+    /// The term frequencies of the postings too large to pack, by (term, tool).
+    overflow: FxHashMap<(u32, u32), [u16; 5]>,
     /// Length of each field of each tool.
     lens: Vec<[u32; 5]>,
 }
@@ -211,7 +210,11 @@ impl Partial {
             });
             p.lens.push(len);
             for &(id, tf) in &local {
-                p.per_term[id as usize].push((d, tf));
+                let packed = Packed::new(d, tf);
+                if packed.tf().is_none() {
+                    p.overflow.insert((id, d), tf);
+                }
+                p.per_term[id as usize].push(packed);
             }
         }
         p
@@ -220,15 +223,25 @@ impl Partial {
     /// Appends the tools of `later`, which all come after this part's.
     fn absorb(&mut self, later: Partial) {
         let mut postings: Vec<Option<Postings>> = later.per_term.into_iter().map(Some).collect();
+        // later's term id -> this part's.
+        let mut renamed = vec![0u32; postings.len()];
         for (term, id) in later.terms {
             let list = postings[id as usize].take().expect("each term id once");
-            match self.terms.get(&term) {
-                Some(&mine) => self.per_term[mine as usize].extend(list),
-                None => {
-                    self.terms.insert(term, self.per_term.len() as u32);
-                    self.per_term.push(list);
+            renamed[id as usize] = match self.terms.get(&term) {
+                Some(&mine) => {
+                    self.per_term[mine as usize].extend(list);
+                    mine
                 }
-            }
+                None => {
+                    let mine = self.per_term.len() as u32;
+                    self.terms.insert(term, mine);
+                    self.per_term.push(list);
+                    mine
+                }
+            };
+        }
+        for ((term, doc), tf) in later.overflow {
+            self.overflow.insert((renamed[term as usize], doc), tf);
         }
         self.lens.extend(later.lens);
     }
@@ -355,7 +368,7 @@ impl Bm25Index {
         for part in parts {
             merged.absorb(part);
         }
-        let Partial { terms, per_term, lens } = merged;
+        let Partial { terms, per_term, overflow, lens } = merged;
         let mut avg_len = [0f32; 5];
         for len in &lens {
             for (a, l) in avg_len.iter_mut().zip(len) {
@@ -376,11 +389,13 @@ impl Bm25Index {
             .iter()
             .map(|len| std::array::from_fn(|fi| field_tf(&params, fi, 1, len[fi], &avg_len)))
             .collect();
-        for postings in &per_term {
+        for (t, postings) in per_term.into_iter().enumerate() {
             let df = postings.len() as f32;
             let w = (1.0 + (n as f32 - df + 0.5) / (df + 0.5)).ln();
             idf.push(w);
-            for &(d, tf) in postings {
+            for packed in postings {
+                let d = packed.doc();
+                let tf = packed.tf().unwrap_or_else(|| overflow[&(t as u32, d)]);
                 let f = &factors[d as usize];
                 let tf_tilde: f32 = (0..5).map(|fi| tf[fi] as f32 * f[fi]).sum();
                 docs.push(d);
@@ -569,4 +584,52 @@ pub(crate) fn brute_force(
         }
     }
     score
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalog::ToolSpec;
+
+    #[test]
+    fn a_posting_packs_small_frequencies_and_marks_large_ones() {
+        for tf in [[0, 0, 0, 0, 0], [1, 0, 3, 0, 62], [62, 62, 62, 62, 62], [5, 1, 0, 0, 1]] {
+            let p = Packed::new(u32::MAX, tf);
+            assert_eq!((p.doc(), p.tf()), (u32::MAX, Some(tf)));
+        }
+        for tf in [[63, 0, 0, 0, 0], [0, 0, 0, 0, 1000], [u16::MAX; 5]] {
+            let p = Packed::new(7, tf);
+            assert_eq!((p.doc(), p.tf()), (7, None));
+        }
+    }
+
+    /// A word 70 times in one tool's description and 200 times in another's schema, in the
+    /// second of two parts (so that its term id is renamed on merging): the scores are those
+    /// computed from scratch.
+    #[test]
+    fn frequencies_too_large_to_pack_score_exactly() {
+        let mut builder = Catalog::builder();
+        for i in 0..600 {
+            builder = builder.tool(ToolSpec::mcp("s", &format!("tool_{i}"), "an ordinary tool"));
+        }
+        let many = vec!["zebra"; 70].join(" ");
+        let props: serde_json::Map<String, serde_json::Value> =
+            (0..200).map(|i| (format!("p{i}"), serde_json::json!({"description": "zebra"}))).collect();
+        let catalog = builder
+            .tool(ToolSpec::mcp("s", "striped", &many))
+            .tool(
+                ToolSpec::mcp("s", "schema_heavy", "").with_schema(serde_json::json!({"properties": props})),
+            )
+            .build()
+            .unwrap();
+        let params = Bm25Params::bm25f();
+        let index = Bm25Index::build(&catalog, params.clone());
+        let term = index.term("zebra").expect("indexed");
+        let (docs, scores) = index.postings(term);
+        assert_eq!(docs.len(), 2);
+        for (&d, &s) in docs.iter().zip(scores) {
+            let want = brute_force(&catalog, &params, ToolId(d), &["zebra".to_owned()]);
+            assert!((s - want).abs() < 1e-5, "{s} vs {want}");
+        }
+    }
 }

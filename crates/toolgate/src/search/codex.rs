@@ -9,7 +9,6 @@
 
 use bm25::{Document, Language, SearchEngine, SearchEngineBuilder};
 
-use super::bm25f::schema_text;
 use super::text::split_identifier;
 use crate::catalog::Catalog;
 
@@ -33,10 +32,10 @@ impl CodexIndex {
                 text.push(' ');
                 text.push_str(part);
             }
-            schema_text(t.input_schema(), 0, &mut |s| {
+            for s in t.schema().words() {
                 text.push(' ');
                 text.push_str(s);
-            });
+            }
             Document::new(i as u32, text)
         });
         let engine = SearchEngineBuilder::<u32>::with_documents(Language::English, documents).build();

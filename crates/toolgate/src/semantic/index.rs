@@ -475,7 +475,7 @@ pub fn fuse(lexical: &[(ToolId, f32)], dense: &[(ToolId, f32)], fusion: Fusion) 
 /// The texts of a tool's fields: name words, server words, description, property names.
 fn fields_of(tool: &Tool) -> [String; 4] {
     let mut props = String::new();
-    property_names(tool.input_schema(), &mut props, 0);
+    property_names(&tool.schema().value_once(), &mut props, 0);
     [split_identifier(tool.name()), split_identifier(tool.server()), tool.description().to_owned(), props]
 }
 
