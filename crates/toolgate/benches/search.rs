@@ -17,9 +17,16 @@
 //! 100,000 tools takes about 0.2 s. In criterion's test mode (`cargo test --benches`, each
 //! benchmark run once in a debug build) the 100,000-tool benchmarks are left out too.
 //!
+//! With the `compare` feature (`cargo bench -p toolgate --features compare --bench search`)
+//! every group also runs the `bm25` crate as Codex configures it (`bm25-crate`) and tantivy
+//! 0.27 over the same text (`tantivy`, see [`compare`]), and the run ends with a table of
+//! their mean times as ratios to the default strategy's, read back from criterion's estimates.
+//!
 //! The Chinese queries carry an ASCII word, as real ones often do: the keyword baseline splits
 //! on white space only and never matches a run of Chinese characters inside a sentence.
 
+#[cfg(feature = "compare")]
+mod compare;
 mod synth;
 
 use std::cell::OnceCell;
@@ -28,7 +35,7 @@ use std::sync::OnceLock;
 use std::time::Duration;
 
 use criterion::measurement::WallTime;
-use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, criterion_group, criterion_main};
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, SamplingMode, criterion_group};
 use toolgate::search::Request;
 use toolgate::{Catalog, Index, Strategy};
 
@@ -44,6 +51,8 @@ const STRATEGIES: &[Strategy] = &[
     Strategy::Lexical,
     Strategy::Bm25f,
     Strategy::Keyword,
+    #[cfg(feature = "bm25-crate")]
+    Strategy::Bm25Crate,
     #[cfg(feature = "semantic")]
     Strategy::Semantic,
 ];
@@ -120,6 +129,18 @@ fn build(c: &mut Criterion) {
                 });
             });
         }
+        #[cfg(feature = "compare")]
+        {
+            configure(&mut group, expected(Kind::Build, Strategy::Lexical, n));
+            group.bench_function(BenchmarkId::new(TANTIVY, n), |b| {
+                let catalog = catalog(n);
+                b.iter(|| {
+                    let index = compare::TantivyIndex::build(black_box(catalog));
+                    assert_eq!(index.len(), n as u64);
+                    index
+                });
+            });
+        }
     }
     group.finish();
 }
@@ -147,6 +168,22 @@ fn query(c: &mut Criterion) {
                 });
             });
         }
+        #[cfg(feature = "compare")]
+        {
+            configure(&mut group, expected(Kind::Query, Strategy::Lexical, n));
+            let index = OnceCell::new();
+            let mut next = 0;
+            group.bench_function(BenchmarkId::new(TANTIVY, n), |b| {
+                let index = index.get_or_init(|| compare::TantivyIndex::build(catalog(n)));
+                b.iter(|| {
+                    let query = QUERIES[next % QUERIES.len()];
+                    next += 1;
+                    let found = index.search(black_box(query), LIMIT);
+                    assert!(!found.is_empty(), "tantivy found nothing for {query:?} among {n} tools");
+                    found
+                });
+            });
+        }
     }
     group.finish();
 }
@@ -166,32 +203,128 @@ fn task_queries() -> Vec<String> {
 
 /// `tasks/lexical/<N>`: the default strategy answering whole task requests (longer than
 /// [`QUERIES`], and expanded into more terms), rotating over those that find something.
+///
+/// With `compare`, the `bm25` crate and tantivy answer the same requests: those the default
+/// strategy answers (each engine's own empty answers are allowed, not counted as work skipped,
+/// since all of them read every posting of the request's terms).
 fn tasks(c: &mut Criterion) {
     let mut group = c.benchmark_group("tasks");
     let all = task_queries();
+    let strategies = [
+        Strategy::Lexical,
+        #[cfg(feature = "bm25-crate")]
+        Strategy::Bm25Crate,
+    ];
     for n in sizes() {
-        configure(&mut group, expected(Kind::Query, Strategy::Lexical, n) * 4);
-        let index = OnceCell::new();
-        let answered = OnceCell::new();
-        let mut next = 0;
-        group.bench_function(BenchmarkId::new(Strategy::Lexical.as_str(), n), |b| {
-            let index = index.get_or_init(|| Index::builder().build(catalog(n)));
-            let answered: &Vec<&str> = answered.get_or_init(|| {
+        // The requests the default strategy answers at this size, found once.
+        let answered: OnceCell<Vec<&str>> = OnceCell::new();
+        let answered = || {
+            answered.get_or_init(|| {
+                let index = Index::builder().build(catalog(n));
                 let found = |q: &&str| !index.search(Request::new(q, LIMIT)).hits.is_empty();
-                all.iter().map(String::as_str).filter(found).collect()
+                let answered: Vec<&str> = all.iter().map(String::as_str).filter(found).collect();
+                assert!(answered.len() * 2 > all.len(), "most task requests find something among {n} tools");
+                answered
+            })
+        };
+        for strategy in strategies {
+            configure(&mut group, expected(Kind::Query, strategy, n) * 4);
+            let index = OnceCell::new();
+            let mut next = 0;
+            group.bench_function(BenchmarkId::new(strategy.as_str(), n), |b| {
+                let index = index.get_or_init(|| Index::builder().strategy(strategy).build(catalog(n)));
+                let answered = answered();
+                b.iter(|| {
+                    let query = answered[next % answered.len()];
+                    next += 1;
+                    let found = index.search(Request::new(black_box(query), LIMIT));
+                    if strategy == Strategy::Lexical {
+                        assert!(!found.hits.is_empty(), "nothing for {query:?} among {n} tools");
+                    }
+                    found
+                });
             });
-            assert!(answered.len() * 2 > all.len(), "most task requests find something among {n} tools");
-            b.iter(|| {
-                let query = answered[next % answered.len()];
-                next += 1;
-                let found = index.search(Request::new(black_box(query), LIMIT));
-                assert!(!found.hits.is_empty(), "nothing for {query:?} among {n} tools");
-                found
+        }
+        #[cfg(feature = "compare")]
+        {
+            configure(&mut group, expected(Kind::Query, Strategy::Lexical, n) * 4);
+            let index = OnceCell::new();
+            let mut next = 0;
+            group.bench_function(BenchmarkId::new(TANTIVY, n), |b| {
+                let index = index.get_or_init(|| compare::TantivyIndex::build(catalog(n)));
+                let answered = answered();
+                b.iter(|| {
+                    let query = answered[next % answered.len()];
+                    next += 1;
+                    index.search(black_box(query), LIMIT)
+                });
             });
-        });
+        }
     }
     group.finish();
 }
 
+/// The name of tantivy's benchmarks, beside the strategies'.
+#[cfg(feature = "compare")]
+const TANTIVY: &str = "tantivy";
+
+/// With `compare`: each size's mean time of the `bm25` crate and of tantivy as a multiple of
+/// the default strategy's, for every group this run measured (criterion's `estimates.json`).
+#[cfg(feature = "compare")]
+#[allow(clippy::print_stdout, reason = "the table is the benchmark's report, beside criterion's")]
+fn ratios() {
+    let Some(root) = criterion_dir() else { return };
+    let mean = |group: &str, engine: &str, n: usize| -> Option<f64> {
+        let path = root.join(group).join(engine).join(n.to_string()).join("new/estimates.json");
+        let text = std::fs::read_to_string(path).ok()?;
+        let v: serde_json::Value = serde_json::from_str(&text).ok()?;
+        v["mean"]["point_estimate"].as_f64()
+    };
+    println!("\nmean time as a multiple of lexical's (this run):");
+    println!("{:<8} {:>7} {:>12} {:>11} {:>11}", "group", "tools", "lexical", "bm25-crate", "tantivy");
+    for group in ["build", "query", "tasks"] {
+        for n in sizes() {
+            let Some(base) = mean(group, Strategy::Lexical.as_str(), n) else { continue };
+            let ratio = |engine: &str| {
+                mean(group, engine, n).map_or_else(|| "-".to_owned(), |m| format!("{:.1}x", m / base))
+            };
+            println!(
+                "{group:<8} {n:>7} {:>12} {:>11} {:>11}",
+                format_nanos(base),
+                ratio(Strategy::Bm25Crate.as_str()),
+                ratio(TANTIVY)
+            );
+        }
+    }
+}
+
+/// Where criterion writes its estimates: `$CARGO_TARGET_DIR/criterion`, else `criterion`
+/// beside the directory of this executable's `deps`.
+#[cfg(feature = "compare")]
+fn criterion_dir() -> Option<std::path::PathBuf> {
+    if let Some(dir) = std::env::var_os("CARGO_TARGET_DIR") {
+        return Some(std::path::PathBuf::from(dir).join("criterion"));
+    }
+    let exe = std::env::current_exe().ok()?;
+    Some(exe.parent()?.parent()?.parent()?.join("criterion"))
+}
+
+#[cfg(feature = "compare")]
+fn format_nanos(nanos: f64) -> String {
+    match nanos {
+        n if n >= 1e6 => format!("{:.1} ms", n / 1e6),
+        n if n >= 1e3 => format!("{:.1} µs", n / 1e3),
+        n => format!("{n:.0} ns"),
+    }
+}
+
 criterion_group!(benches, build, query, tasks);
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    #[cfg(feature = "compare")]
+    if !test_mode() {
+        ratios();
+    }
+}

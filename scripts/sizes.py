@@ -1,0 +1,202 @@
+#!/usr/bin/env python3
+"""The sizes of docs/deploy.md: a gateway's memory and start-up on large catalogs, and what an
+idle HTTP session costs.
+
+    python3 scripts/sizes.py --toolgate target/release/toolgate [--tools 10000,100000] [--sessions 2000]
+
+Makes catalogs of N tools by repeating LiveMCPBench's 527 (bench/livemcpbench/catalog.jsonl)
+under new server names, in a temporary directory. For each N, three runs of
+`/usr/bin/time -v toolgate serve --stdio` answering one `initialize` and one `tool_search`:
+the time to each answer and the peak RSS. Then one `toolgate serve --http` on a free loopback
+port with the largest catalog: RSS (VmRSS) before and after opening the sessions (each an
+`initialize` and `notifications/initialized`, nothing after), and after closing them all with
+DELETE. Only the standard library; talks to loopback only.
+"""
+
+import argparse
+import http.client
+import json
+import os
+import re
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "sizes", "version": "1"}},
+}
+INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+SEARCH = {
+    "jsonrpc": "2.0",
+    "id": 2,
+    "method": "tools/call",
+    "params": {"name": "tool_search", "arguments": {"query": "search the web for recent news"}},
+}
+
+
+def make_catalog(directory, n):
+    """A JSONL catalog of n tools and a config serving it; returns the config's path."""
+    with open(os.path.join(ROOT, "bench/livemcpbench/catalog.jsonl"), encoding="utf-8") as f:
+        tools = [json.loads(line) for line in f if line.strip()]
+    path = os.path.join(directory, f"cat{n}.jsonl")
+    with open(path, "w", encoding="utf-8") as out:
+        for i in range(n):
+            tool = dict(tools[i % len(tools)])
+            tool["server"] = f"{tool['server']}-{i // len(tools)}"
+            out.write(json.dumps(tool, ensure_ascii=False) + "\n")
+    config = os.path.join(directory, f"big{n}.toml")
+    with open(config, "w", encoding="utf-8") as out:
+        out.write(f'[servers.big]\ncatalog = "{path}"\n')
+    return config
+
+
+def stdio_run(toolgate, config):
+    """Seconds to the initialize answer, to the search answer, and the peak RSS in MB."""
+    t0 = time.monotonic()
+    p = subprocess.Popen(
+        ["/usr/bin/time", "-v", toolgate, "serve", "--stdio", "--config", config],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    p.stdin.write((json.dumps(INIT) + "\n").encode())
+    p.stdin.flush()
+    p.stdout.readline()
+    initialized = time.monotonic() - t0
+    for message in (INITIALIZED, SEARCH):
+        p.stdin.write((json.dumps(message) + "\n").encode())
+    p.stdin.flush()
+    while True:
+        line = p.stdout.readline()
+        if not line or b'"id":2' in line:
+            break
+    # The search's answer waits for a re-list that never comes (1 s): what a client that
+    # lists again would not wait for; the search itself is the time to `initialize` and less.
+    searched = time.monotonic() - t0
+    p.stdin.close()
+    err = p.stderr.read().decode()
+    p.wait()
+    rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", err).group(1)) / 1024
+    return initialized, searched, rss
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def rss_mb(pid):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith("VmRSS:"):
+                return int(line.split()[1]) / 1024
+    raise RuntimeError("no VmRSS")
+
+
+def post(port, body, session=None):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
+    if session:
+        headers["Mcp-Session-Id"] = session
+    conn.request("POST", "/mcp", json.dumps(body), headers)
+    response = conn.getresponse()
+    response.read()
+    conn.close()
+    return response.status, response.getheader("Mcp-Session-Id")
+
+
+def delete(port, session):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.request("DELETE", "/mcp", headers={"Mcp-Session-Id": session})
+    response = conn.getresponse()
+    response.read()
+    conn.close()
+    return response.status
+
+
+def sessions_run(toolgate, config, count, directory):
+    port = free_port()
+    settings = os.path.join(directory, "http.toml")
+    with open(config, encoding="utf-8") as f, open(settings, "w", encoding="utf-8") as out:
+        out.write(f"[gateway]\nmax_sessions = {count + 10}\n\n" + f.read())
+    p = subprocess.Popen(
+        [toolgate, "serve", "--http", f"127.0.0.1:{port}", "--config", settings],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        # The first session waits for the catalog; then the gateway settles.
+        status, first = post(port, INIT) if wait_listening(port) else (None, None)
+        if status != 200 or not first:
+            raise RuntimeError(f"initialize answered {status}")
+        post(port, INITIALIZED, first)
+        time.sleep(2)
+        before = rss_mb(p.pid)
+        ids = []
+        for _ in range(count):
+            status, sid = post(port, INIT)
+            if status != 200 or not sid:
+                raise RuntimeError(f"initialize answered {status}")
+            post(port, INITIALIZED, sid)
+            ids.append(sid)
+        time.sleep(2)
+        opened = rss_mb(p.pid)
+        closed_ok = sum(1 for sid in ids if delete(port, sid) in (200, 202, 204))
+        time.sleep(3)
+        closed = rss_mb(p.pid)
+        return before, opened, closed, closed_ok
+    finally:
+        p.terminate()
+        p.wait()
+
+
+def wait_listening(port, seconds=30):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return True
+        except OSError:
+            time.sleep(0.02)
+    return False
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--toolgate", default=os.path.join(ROOT, "target/release/toolgate"))
+    parser.add_argument("--tools", default="10000,100000")
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--sessions", type=int, default=2000)
+    args = parser.parse_args()
+    sizes = [int(n) for n in args.tools.split(",")]
+    with tempfile.TemporaryDirectory() as directory:
+        configs = {n: make_catalog(directory, n) for n in sizes}
+        for n in sizes:
+            runs = [stdio_run(args.toolgate, configs[n]) for _ in range(args.runs)]
+            init = statistics.median(r[0] for r in runs)
+            rss = [r[2] for r in runs]
+            print(
+                f"{n:>7} tools: initialize answered after {init:.2f} s (median of {args.runs}), "
+                f"peak RSS {min(rss):.0f}-{max(rss):.0f} MB"
+            )
+        if args.sessions:
+            n = sizes[-1]
+            before, opened, closed, closed_ok = sessions_run(args.toolgate, configs[n], args.sessions, directory)
+            per = (opened - before) * 1024 / args.sessions
+            print(
+                f"{args.sessions} idle HTTP sessions on {n} tools: RSS {before:.0f} -> {opened:.0f} MB "
+                f"({per:.1f} KB a session); after {closed_ok} DELETEs {closed:.0f} MB"
+            )
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
