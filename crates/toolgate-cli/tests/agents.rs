@@ -212,12 +212,16 @@ fn codex_runs_a_task_through_toolgate_in_the_bridge_it_picks_for_codex() {
     let codex_home = task.home.join(".codex");
     std::fs::create_dir_all(&codex_home).unwrap();
     let args: Vec<String> = task.toolgate_args();
+    // Codex gives an MCP server 10 s to start unless told otherwise; a debug build of toolgate
+    // starting its own upstreams on a loaded 2-core machine has taken longer, and Codex then
+    // runs the task without it. Users set the same key for slow servers.
     std::fs::write(
         codex_home.join("config.toml"),
         format!(
             "model = \"gpt-5\"\nmodel_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\n\
              base_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"SCRIPTED_API_KEY\"\n\n\
-             [mcp_servers.toolgate]\ncommand = {:?}\nargs = {:?}\ndefault_tools_approval_mode = \"approve\"\n",
+             [mcp_servers.toolgate]\ncommand = {:?}\nargs = {:?}\ndefault_tools_approval_mode = \"approve\"\n\
+             startup_timeout_sec = 60\n",
             model.url, args[0], &args[1..]
         ),
     )

@@ -1,6 +1,7 @@
 //! A gateway listens before it has read a large static catalog: its server shows as starting
 //! meanwhile, and a client that asks at once is answered once the catalog is in (within
-//! `ready_timeout_secs`), with its tools.
+//! `ready_timeout_secs`), with its tools. With `[search] index_cache`, the next start reads the
+//! index saved by the first and answers the same.
 
 mod support;
 
@@ -46,8 +47,39 @@ fn the_gateway_listens_before_a_large_catalog_is_read_and_answers_with_its_tools
     }
     std::fs::write(dir.join("big.jsonl"), out).unwrap();
     let config = dir.join("toolgate.toml");
-    std::fs::write(&config, "[gateway]\nready_timeout_secs = 120\n[servers.big]\ncatalog = \"big.jsonl\"\n")
-        .unwrap();
+    std::fs::write(
+        &config,
+        "[gateway]\nready_timeout_secs = 120\n[search]\nindex_cache = \"cache\"\n[servers.big]\ncatalog = \"big.jsonl\"\n",
+    )
+    .unwrap();
+    let first = start_and_search(&config, 38 * lines.len());
+    // The index was saved (beside an empty catalog's, from before the catalog was in).
+    let saved = cache_files(&dir.join("cache"));
+    assert!(saved.iter().any(|(_, len)| *len > 1_000_000), "{saved:?}");
+    // The next start reads it: the same answer, and no file written.
+    let second = start_and_search(&config, 38 * lines.len());
+    assert_eq!(second, first);
+    assert_eq!(cache_files(&dir.join("cache")), saved);
+}
+
+/// The cache files of `dir`: each one's name, length and time of change.
+fn cache_files(dir: &Path) -> Vec<(String, u64)> {
+    let mut files: Vec<(String, u64)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap())
+        .map(|e| {
+            let meta = e.metadata().unwrap();
+            let at = meta.modified().unwrap().duration_since(std::time::UNIX_EPOCH).unwrap().as_nanos();
+            (format!("{} {at}", e.file_name().to_string_lossy()), meta.len())
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+/// Starts a gateway on `config`, checks that it listens before its catalog of `tools` tools
+/// is read and answers once it is, and returns what a search found.
+fn start_and_search(config: &Path, tools: usize) -> Vec<Value> {
     let server = serve(&["--http", "127.0.0.1:0", "--config", config.to_str().unwrap()], &[]);
     let a = &server.addr;
     // At once, before the catalog is in: the status says so.
@@ -61,7 +93,7 @@ fn the_gateway_listens_before_a_large_catalog_is_read_and_answers_with_its_tools
     let (code, head, body) = request_whole(a, "POST", "/mcp", &MCP, &init.to_string(), LONG);
     assert_eq!(code, 200, "{body}");
     let instructions = message(&body)["result"]["instructions"].as_str().unwrap().to_owned();
-    assert!(instructions.contains(&format!("{} tools", 38 * lines.len())), "{instructions}");
+    assert!(instructions.contains(&format!("{tools} tools")), "{instructions}");
     let session = head
         .lines()
         .find_map(|l| {
@@ -83,4 +115,5 @@ fn the_gateway_listens_before_a_large_catalog_is_read_and_answers_with_its_tools
     // `serve`, looking for it).
     let log = server.log();
     assert!(log.contains("static catalogs read and indexed"), "{log}");
+    matches
 }

@@ -270,6 +270,9 @@ pub struct SearchConfig {
     pub strategy: crate::search::Strategy,
     /// A sentence-transformers model directory for `bert` (`model`, relative to the file).
     pub model: Option<PathBuf>,
+    /// Where the default strategy's index is saved and read back at the next start
+    /// (`index_cache`, a directory relative to the file; `None`: built every time).
+    pub index_cache: Option<PathBuf>,
 }
 
 /// The `[budget]` table: tool definitions per request, every tool counted (EthanKit's

@@ -74,11 +74,18 @@ impl InputSchema {
 
 impl From<Value> for InputSchema {
     fn from(value: Value) -> InputSchema {
+        InputSchema::from(&value)
+    }
+}
+
+impl From<&Value> for InputSchema {
+    /// Reads the document; nothing of it is kept but the text and the words.
+    fn from(value: &Value) -> InputSchema {
         let mut text = String::new();
-        write_canonical(&value, &mut text);
+        write_canonical(value, &mut text);
         let mut words = String::new();
         let mut ends = Vec::new();
-        schema_words(&value, 0, &mut |w| {
+        schema_words(value, 0, &mut |w| {
             words.push_str(w);
             ends.push(words.len() as u32);
         });

@@ -281,7 +281,7 @@ fn common_fields(
         map.get(schema_key).or_else(|| map.get("inputSchema")).or_else(|| map.get("input_schema"));
     let input_schema = match schema_value {
         None | Some(Value::Null) => InputSchema::empty_object(),
-        Some(v @ Value::Object(_)) => InputSchema::from(v.clone()),
+        Some(v @ Value::Object(_)) => InputSchema::from(v),
         Some(_) => return Err(wrong(schema_key, "an object")),
     };
     let annotations = match map.get("annotations") {

@@ -111,6 +111,7 @@ fn design_example_parses_to_the_expected_values() {
             search: SearchConfig {
                 strategy: Lexical,
                 model: None,
+                index_cache: None,
             },
             models: {},
             policy: PolicyConfig {
@@ -646,6 +647,17 @@ fn the_search_table_names_every_strategy_a_name_can_give() {
         expect![[
             r#"toolgate.toml: search.strategy: `model` is only read by strategy "bert"; remove it or set strategy = "bert""#
         ]],
+    );
+}
+
+#[test]
+fn the_index_cache_is_a_directory_relative_to_the_file() {
+    let c = toml("[search]\nindex_cache = \"cache/index\"\n").unwrap();
+    assert_eq!(c.search.index_cache.as_deref(), Some(Path::new("/etc/toolgate/cache/index")));
+    assert_eq!(c.search.strategy, crate::search::Strategy::DEFAULT);
+    check_error(
+        "[search]\nindex_cache = true\n",
+        expect!["toolgate.toml: search.index_cache: expected a directory path, found a boolean (true)"],
     );
 }
 

@@ -54,7 +54,7 @@ const GATEWAY_KEYS: &[&str] = &[
     "sessions",
 ];
 const BUDGET_KEYS: &[&str] = &["first_turn", "dynamic", "hard"];
-const SEARCH_KEYS: &[&str] = &["strategy", "model"];
+const SEARCH_KEYS: &[&str] = &["strategy", "model", "index_cache"];
 const POLICY_KEYS: &[&str] = &["deny"];
 const SERVER_KEYS: &[&str] = &[
     "command",
@@ -279,6 +279,7 @@ pub(super) fn strategy_names() -> &'static [&'static str] {
 
 fn search(f: &Fields<'_, '_>) -> Result<SearchConfig, ConfigError> {
     let model = f.string("model", "a model directory path")?.map(|p| f.src.path(p));
+    let index_cache = f.string("index_cache", "a directory path")?.map(|p| f.src.path(p));
     let named = f.choice("strategy", STRATEGY_NAMES)?;
     let fail = |problem| {
         Err(f.src.error(
@@ -304,7 +305,7 @@ fn search(f: &Fields<'_, '_>) -> Result<SearchConfig, ConfigError> {
         (false, Some(_)) => {
             fail("`model` is only read by strategy \"bert\"; remove it or set strategy = \"bert\"")
         }
-        _ => Ok(SearchConfig { strategy, model }),
+        _ => Ok(SearchConfig { strategy, model, index_cache }),
     }
 }
 

@@ -11,7 +11,10 @@
 //! Every (term, tool) contribution is computed once at build time and stored in the posting
 //! list, so a query only adds numbers up. See `docs/ranking.md` for the weights and why.
 
+mod cache;
+
 use std::cell::RefCell;
+use std::path::Path;
 
 use rustc_hash::FxHashMap;
 
@@ -404,6 +407,25 @@ impl Bm25Index {
             offsets.push(docs.len() as u32);
         }
         Bm25Index { params, terms, offsets, docs, scores, idf, avg_len, n_docs: n }
+    }
+
+    /// [`Bm25Index::build`], or with `cache` (a directory), the index saved there for this
+    /// catalog and these parameters if there is one (see `bm25f/cache.rs`), else built and
+    /// saved. Says whether it came from the cache.
+    pub(crate) fn build_cached(
+        catalog: &Catalog,
+        params: Bm25Params,
+        cache: Option<&Path>,
+    ) -> (Bm25Index, bool) {
+        let Some(dir) = cache else { return (Bm25Index::build(catalog, params), false) };
+        let key = cache::key(catalog, &params);
+        let path = cache::path(dir, &key);
+        if let Some(index) = Bm25Index::read_cache(&path, &key, params.clone()) {
+            return (index, true);
+        }
+        let index = Bm25Index::build(catalog, params);
+        index.write_cache(&path, &key);
+        (index, false)
     }
 
     pub(crate) fn analyzer(&self) -> &Analyzer {

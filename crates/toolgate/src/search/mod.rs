@@ -138,6 +138,8 @@ pub struct Index {
     /// Lower-case qualified names (also without `mcp__`), bare names and normalised bare names
     /// → the tools they name, sorted by qualified name.
     names: FxHashMap<String, Vec<ToolId>>,
+    /// Whether the index was read from the cache directory rather than built.
+    from_cache: bool,
 }
 
 /// Builds an [`Index`].
@@ -146,6 +148,8 @@ pub struct IndexBuilder {
     strategy: Strategy,
     params: Option<Bm25Params>,
     expansion: Expansion,
+    /// Where the default strategy's index is saved and read back (`None`: nowhere).
+    cache: Option<std::path::PathBuf>,
     #[cfg(feature = "bert")]
     model: Option<Arc<crate::semantic::bert::BertModel>>,
 }
@@ -171,13 +175,25 @@ impl IndexBuilder {
     pub fn from_config(
         search: &crate::config::SearchConfig,
     ) -> Result<IndexBuilder, crate::semantic::ModelError> {
-        let builder = Index::builder().strategy(search.strategy);
+        let mut builder = Index::builder().strategy(search.strategy);
+        if let Some(dir) = &search.index_cache {
+            builder = builder.cache_dir(dir);
+        }
         #[cfg(feature = "bert")]
         if let Some(dir) = &search.model {
             let model = crate::semantic::bert::BertModel::open(dir)?;
             return Ok(builder.model(Arc::new(model)));
         }
         Ok(builder)
+    }
+
+    /// Keeps the `lexical` strategy's index in `dir`, keyed by the catalog (every tool's
+    /// qualified name, server, definition hash and search hint, in order) and the parameters:
+    /// a later build over the same catalog reads it back instead of analysing every tool. A
+    /// file that is missing, stale, damaged or unwritable only means a build as without it.
+    pub fn cache_dir(mut self, dir: impl Into<std::path::PathBuf>) -> IndexBuilder {
+        self.cache = Some(dir.into());
+        self
     }
 
     /// The strategy an index built now ranks with.
@@ -201,6 +217,7 @@ impl IndexBuilder {
     pub fn build(self, catalog: &Catalog) -> Index {
         #[cfg_attr(not(feature = "bert"), allow(unused_mut))]
         let mut strategy = self.strategy;
+        let mut from_cache = false;
         let engine = match self.strategy {
             Strategy::Keyword => Engine::Keyword(KeywordIndex::build(catalog)),
             Strategy::Bm25 => {
@@ -209,10 +226,12 @@ impl IndexBuilder {
             Strategy::Bm25f => {
                 Engine::Bm25(Bm25Index::build(catalog, self.params.unwrap_or_else(Bm25Params::bm25f)))
             }
-            Strategy::Lexical => Engine::Lexical(
-                Bm25Index::build(catalog, self.params.unwrap_or_else(Bm25Params::lexical)),
-                self.expansion,
-            ),
+            Strategy::Lexical => {
+                let params = self.params.unwrap_or_else(Bm25Params::lexical);
+                let (index, cached) = Bm25Index::build_cached(catalog, params, self.cache.as_deref());
+                from_cache = cached;
+                Engine::Lexical(index, self.expansion)
+            }
             #[cfg(feature = "bm25-crate")]
             Strategy::Bm25Crate => Engine::Codex(CodexIndex::build(catalog)),
             #[cfg(feature = "semantic")]
@@ -268,7 +287,7 @@ impl IndexBuilder {
         for (k, id) in qualified {
             names.insert(k, vec![id]);
         }
-        Index { catalog: catalog.clone(), strategy, engine, name_rank, names }
+        Index { catalog: catalog.clone(), strategy, engine, name_rank, names, from_cache }
     }
 }
 
@@ -279,6 +298,7 @@ impl Index {
             strategy: Strategy::DEFAULT,
             params: None,
             expansion: Expansion::default(),
+            cache: None,
             #[cfg(feature = "bert")]
             model: None,
         }
@@ -302,6 +322,11 @@ impl Index {
             Engine::Bert(_, _, _, model) => model.cache_problem(),
             _ => None,
         }
+    }
+
+    /// Whether this index was read back from [`IndexBuilder::cache_dir`] rather than built.
+    pub fn from_cache(&self) -> bool {
+        self.from_cache
     }
 
     /// Runs one query in the query language.
