@@ -420,7 +420,7 @@ impl Bm25Index {
         let Some(dir) = cache else { return (Bm25Index::build(catalog, params), false) };
         let key = cache::key(catalog, &params);
         let path = cache::path(dir, &key);
-        if let Some(index) = Bm25Index::read_cache(&path, &key, params.clone()) {
+        if let Some(index) = Bm25Index::read_cache(&path, &key, catalog.len(), params.clone()) {
             return (index, true);
         }
         let index = Bm25Index::build(catalog, params);

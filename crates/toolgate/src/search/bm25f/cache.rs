@@ -56,10 +56,16 @@ pub(crate) fn path(dir: &Path, key: &[u8; 32]) -> PathBuf {
 }
 
 impl Bm25Index {
-    /// The index saved at `path` for `key`, if the file is there, whole and consistent.
-    pub(crate) fn read_cache(path: &Path, key: &[u8; 32], params: Bm25Params) -> Option<Bm25Index> {
+    /// The index of a catalog of `n_docs` tools saved at `path` for `key`, if the file is
+    /// there, whole and consistent.
+    pub(crate) fn read_cache(
+        path: &Path,
+        key: &[u8; 32],
+        n_docs: usize,
+        params: Bm25Params,
+    ) -> Option<Bm25Index> {
         let bytes = std::fs::read(path).ok()?;
-        decode(&bytes, key, params)
+        decode(&bytes, key, n_docs, params)
     }
 
     /// Saves the index at `path` for `key`, and removes the oldest cache files of its
@@ -114,8 +120,9 @@ impl Bm25Index {
     }
 }
 
-/// The index in `bytes`, if they are a whole file of this format for `key`.
-fn decode(bytes: &[u8], key: &[u8; 32], params: Bm25Params) -> Option<Bm25Index> {
+/// The index in `bytes`, if they are a whole file of this format for `key` and a catalog of
+/// `tools` tools (every posting then names one of them).
+fn decode(bytes: &[u8], key: &[u8; 32], tools: usize, params: Bm25Params) -> Option<Bm25Index> {
     let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
     if checksum(body) != u64::from_le_bytes(sum.try_into().ok()?) {
         return None;
@@ -125,6 +132,9 @@ fn decode(bytes: &[u8], key: &[u8; 32], params: Bm25Params) -> Option<Bm25Index>
         return None;
     }
     let n_docs = usize::try_from(r.u64()?).ok()?;
+    if n_docs != tools {
+        return None;
+    }
     let avg_len: [f32; 5] = std::array::from_fn(|_| r.f32().unwrap_or(f32::NAN));
     let n_terms = usize::try_from(r.u64()?).ok()?;
     let n_postings = usize::try_from(r.u64()?).ok()?;
@@ -258,17 +268,21 @@ mod tests {
         let file = path(&dir, &key);
         Index::builder().cache_dir(&dir).build(&catalog);
         let good = std::fs::read(&file).unwrap();
-        assert!(decode(&good, &key, params.clone()).is_some());
+        assert!(decode(&good, &key, catalog.len(), params.clone()).is_some());
         let mut other = key;
         other[0] ^= 1;
-        assert!(decode(&good, &other, params.clone()).is_none(), "another catalog's key");
+        assert!(decode(&good, &other, catalog.len(), params.clone()).is_none(), "another catalog's key");
+        assert!(decode(&good, &key, catalog.len() + 1, params.clone()).is_none(), "another catalog's size");
         for at in [0, 5, 40, good.len() / 2, good.len() - 9, good.len() - 1] {
             let mut bad = good.clone();
             bad[at] ^= 0x40;
-            assert!(decode(&bad, &key, params.clone()).is_none(), "byte {at} flipped");
+            assert!(decode(&bad, &key, catalog.len(), params.clone()).is_none(), "byte {at} flipped");
         }
         for len in [0, 7, 8, 60, good.len() / 3, good.len() - 1] {
-            assert!(decode(&good[..len], &key, params.clone()).is_none(), "cut to {len} bytes");
+            assert!(
+                decode(&good[..len], &key, catalog.len(), params.clone()).is_none(),
+                "cut to {len} bytes"
+            );
         }
         // A damaged file on disk: built again, and written whole again.
         std::fs::write(&file, &good[..good.len() / 2]).unwrap();
