@@ -229,9 +229,7 @@ impl Tool {
             "input_schema": self.spec.input_schema.value(),
         })
     }
-}
 
-impl Tool {
     /// [`Tool::definition`] as compact JSON text (keys sorted), written from the schema's text
     /// without parsing it: what token counts read for every tool of a catalog.
     pub fn definition_text(&self) -> String {
@@ -395,16 +393,15 @@ impl CatalogBuilder {
     }
 
     /// Adds every tool of a catalog file.
-    pub fn path(self, path: &std::path::Path) -> Result<CatalogBuilder, CatalogError> {
+    pub fn path(mut self, path: &std::path::Path) -> Result<CatalogBuilder, CatalogError> {
         let label = path.display().to_string();
         let file = std::fs::File::open(path).map_err(|e| CatalogError {
             source_label: label.clone(),
             location: Location::File,
             kind: CatalogErrorKind::Io(e.to_string()),
         })?;
-        let mut builder = self;
-        builder.add_parsed(&label, load::parse_file(&label, file)?);
-        Ok(builder)
+        self.add_parsed(&label, load::parse_file(&label, file)?);
+        Ok(self)
     }
 
     fn add_parsed(&mut self, label: &str, parsed: load::Parsed) {

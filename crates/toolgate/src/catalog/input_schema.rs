@@ -33,9 +33,15 @@ pub struct InputSchema {
 }
 
 impl InputSchema {
-    /// An object schema without properties: `{"type": "object", "properties": {}}`.
+    /// An object schema without properties: `{"type": "object", "properties": {}}` (every
+    /// tool's until it is given its own, so written out rather than built from a document).
     pub fn empty_object() -> InputSchema {
-        InputSchema::from(serde_json::json!({"type": "object", "properties": {}}))
+        InputSchema {
+            text: r#"{"properties":{},"type":"object"}"#.into(),
+            words: "".into(),
+            ends: Box::new([]),
+            parsed: OnceLock::new(),
+        }
     }
 
     /// The document. Parsed from the text on the first call, and kept for the next ones.
@@ -215,6 +221,10 @@ mod tests {
             ]
         );
         assert_eq!(InputSchema::empty_object().words().count(), 0);
+        assert_eq!(
+            InputSchema::empty_object(),
+            InputSchema::from(json!({"type": "object", "properties": {}}))
+        );
     }
 
     #[test]

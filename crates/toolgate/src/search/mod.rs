@@ -372,8 +372,7 @@ impl Index {
                 return Found { form: QueryForm::Prefix, hits: sure(ids), unmatched_terms: Vec::new() };
             }
         }
-        let every = req.servers.is_none();
-        self.keywords(query, req.limit, &allowed, every)
+        self.keywords(query, req.limit, req.servers.is_some().then_some(&allowed))
     }
 
     /// Tools a name refers to: a qualified name (with or without `mcp__`, any case), or a bare
@@ -402,9 +401,10 @@ impl Index {
         v
     }
 
-    /// Ranks the words of `query`; `every` says that `allowed` accepts every tool, so that
-    /// no hit need be asked.
-    fn keywords(&self, query: &str, limit: usize, allowed: &dyn Fn(ToolId) -> bool, every: bool) -> Found {
+    /// Ranks the words of `query` among the tools `only` accepts (`None`: every tool, so that
+    /// no hit need be asked).
+    fn keywords(&self, query: &str, limit: usize, only: Option<&dyn Fn(ToolId) -> bool>) -> Found {
+        let allowed = |id: ToolId| only.is_none_or(|only| only(id));
         let mut required: Vec<&str> = Vec::new();
         let mut words: Vec<&str> = Vec::new();
         for w in query.split_whitespace() {
@@ -479,7 +479,7 @@ impl Index {
         };
         // Asked of every hit only when some tool may not be shown (thousands of hits, each
         // call through `dyn`: a fifth of a large catalog's search).
-        if !(every && named.is_empty()) {
+        if only.is_some() || !named.is_empty() {
             scored.retain(|h| allowed(h.tool) && !named.contains(&h.tool));
         }
         let mut hits: Vec<Hit> = named
@@ -491,7 +491,7 @@ impl Index {
         self.top(&mut scored, room);
         hits.extend(scored);
         if required.is_empty() && self.engine.lexical().is_some_and(|(_, e)| e.needs) {
-            self.make_room_for_needs(&reading, &mut hits, allowed);
+            self.make_room_for_needs(&reading, &mut hits, &allowed);
         }
         hits.truncate(limit);
         Found { form: QueryForm::Keywords, hits, unmatched_terms: unmatched }
