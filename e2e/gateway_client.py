@@ -98,7 +98,7 @@ async def wait_for_servers(session: ClientSession, want: int, exposure: str) -> 
     while True:
         result = await session.call_tool("tool_search", {"query": "select:time__get_current_time"})
         text = text_of(result)
-        if "still connecting" not in text and "time__get_current_time" in text:
+        if "still starting" not in text and "time__get_current_time" in text:
             return
         if time.monotonic() > deadline:
             fail(f"upstreams did not finish starting in 60 s; last tool_search said: {text}")

@@ -34,7 +34,13 @@ pub fn spec_from_mcp(server: &str, tool: &rmcp::model::Tool) -> ToolSpec {
 }
 
 /// A catalog tool (or a meta-tool) as a downstream client lists it: the qualified name, the
-/// description, the full input schema and the annotations.
+/// description, the full input schema and the annotations, marked always loaded
+/// (`_meta["anthropic/alwaysLoad"]`).
+///
+/// What toolgate lists is already the working set its toolbox chose for this turn, and
+/// `tool_search` must reach the model: a client with a tool search of its own (Claude Code
+/// defers every MCP tool by default) must not defer it again. Claude Code reads the mark per
+/// tool; no client setting is needed.
 ///
 /// An input schema that is not a JSON object is listed as `{"type": "object"}`, since MCP
 /// requires an object; annotations whose values have the wrong type are left out.
@@ -58,7 +64,52 @@ pub fn mcp_from_tool(tool: &Tool) -> rmcp::model::Tool {
     {
         out.annotations = Some(annotations);
     }
+    let mut meta = JsonObject::new();
+    meta.insert(ALWAYS_LOAD_META.to_owned(), Value::Bool(true));
+    out.meta = Some(rmcp::model::MetaObject(meta));
     out
+}
+
+/// An upstream's result, made valid for a client on any revision. 2026-07-28 requires
+/// `resultType` on every result; an upstream on an older revision sends none, so a forwarded
+/// result is marked complete here, and rmcp takes the mark off again for a client on an older
+/// revision. Every result the gateway passes on goes through one of these.
+pub(crate) mod complete {
+    use rmcp::model::{CallToolResult, CompleteResult, GetPromptResponse, ReadResourceResponse, ResultType};
+
+    /// A forwarded `tools/call` result.
+    pub(crate) fn call(mut result: CallToolResult) -> CallToolResult {
+        result.result_type = Some(ResultType::COMPLETE);
+        result
+    }
+
+    /// A forwarded `prompts/get` answer (an input request passes as it is).
+    pub(crate) fn prompt(answer: GetPromptResponse) -> GetPromptResponse {
+        match answer {
+            GetPromptResponse::Complete(mut result) => {
+                result.result_type = Some(ResultType::COMPLETE);
+                GetPromptResponse::Complete(result)
+            }
+            other => other,
+        }
+    }
+
+    /// A forwarded `resources/read` answer (an input request passes as it is).
+    pub(crate) fn resource(answer: ReadResourceResponse) -> ReadResourceResponse {
+        match answer {
+            ReadResourceResponse::Complete(mut result) => {
+                result.result_type = Some(ResultType::COMPLETE);
+                ReadResourceResponse::Complete(result)
+            }
+            other => other,
+        }
+    }
+
+    /// A forwarded `completion/complete` result.
+    pub(crate) fn completion(mut result: CompleteResult) -> CompleteResult {
+        result.result_type = Some(ResultType::COMPLETE);
+        result
+    }
 }
 
 #[cfg(test)]
@@ -90,6 +141,8 @@ mod tests {
         assert_eq!(back.description.as_deref(), Some("Read a file"));
         assert_eq!(back.annotations.and_then(|a| a.read_only_hint), Some(true));
         assert_eq!(back.input_schema["type"], "object");
+        let meta = back.meta.expect("listed tools carry _meta");
+        assert_eq!(meta.0[ALWAYS_LOAD_META], true, "a client's own tool search must not defer it again");
     }
 
     #[test]

@@ -84,6 +84,12 @@ impl ResourceRoutes {
         if let Some(owner) = self.uris.get(uri) {
             return Some(owner.clone());
         }
+        self.template_owner(uri)
+    }
+
+    /// The upstream whose template has the longest fixed part that `uri` (a URI or a
+    /// template) starts with.
+    pub(crate) fn template_owner(&self, uri: &str) -> Option<String> {
         self.templates
             .iter()
             .filter(|(prefix, _)| !prefix.is_empty() && uri.starts_with(prefix.as_str()))
@@ -464,6 +470,12 @@ impl Gateway {
         if known.is_empty() { "none".to_owned() } else { known.join(", ") }
     }
 
+    /// Whether requests stop waiting for starting upstreams: none is starting, or
+    /// [`Settings::ready_wait`] has passed since the gateway started.
+    pub(crate) fn is_ready(&self) -> bool {
+        self.inner.started.elapsed() >= self.inner.settings.ready_wait || self.snapshot().pending.is_empty()
+    }
+
     /// Waits for upstreams still starting, until [`Settings::ready_wait`] after the gateway
     /// started (a server that hangs at start delays the first requests, never every request).
     pub(crate) async fn ready(&self) {
@@ -727,7 +739,7 @@ pub(crate) fn exposure_name(exposure: Exposure) -> &'static str {
 }
 
 /// A fingerprint of a tool list: names and definition hashes, in order.
-pub(crate) fn fingerprint(tools: &[&Tool]) -> u64 {
+pub(crate) fn fingerprint(tools: &[toolgate::toolbox::Listed<'_>]) -> u64 {
     let mut h = std::collections::hash_map::DefaultHasher::new();
     for t in tools {
         t.qualified_name().hash(&mut h);

@@ -26,13 +26,15 @@
 use std::time::Duration;
 
 use rmcp::model::{
-    GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, LoggingLevel, LoggingMessageNotificationParam, Prompt, ReadResourceRequestParams,
-    ReadResourceResponse, Resource, ResourceTemplate, SetLevelRequestParams,
+    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, LoggingLevel, LoggingMessageNotificationParam, Prompt,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, Resource, ResourceTemplate,
+    SetLevelRequestParams,
 };
 use rmcp::{ErrorData, Peer, RoleClient, ServiceError};
 use toolgate::config::Exposure;
 
+use crate::convert::complete;
 use crate::gateway::{Gateway, ResourceRoutes, View};
 use crate::upstream::State;
 
@@ -59,6 +61,7 @@ enum Feature {
     Logging,
     Prompts,
     Resources,
+    Completions,
 }
 
 impl Gateway {
@@ -83,6 +86,7 @@ impl Gateway {
                     Feature::Logging => caps.logging.is_some(),
                     Feature::Prompts => caps.prompts.is_some(),
                     Feature::Resources => caps.resources.is_some(),
+                    Feature::Completions => caps.completions.is_some(),
                 };
                 declared.then(|| (u.name.clone(), peer))
             })
@@ -229,7 +233,9 @@ impl Gateway {
         }
         params.name = own;
         params.meta = None;
-        self.ask(&name, &format!("give prompt `{qualified}`"), peer.get_prompt_once(params)).await
+        self.ask(&name, &format!("give prompt `{qualified}`"), peer.get_prompt_once(params))
+            .await
+            .map(complete::prompt)
     }
 
     /// Every offered resource (or, with `templates`, resource template) of every upstream, and
@@ -292,7 +298,55 @@ impl Gateway {
             ));
         };
         params.meta = None;
-        self.ask(&name, &format!("read resource `{uri}`"), peer.read_resource_once(params)).await
+        self.ask(&name, &format!("read resource `{uri}`"), peer.read_resource_once(params))
+            .await
+            .map(complete::resource)
+    }
+
+    /// `completion/complete`, asked of the upstream that serves the prompt (by its namespaced
+    /// name, under the same policy as `prompts/get`) or the resource template (by its URI). A
+    /// reference no upstream serves, or one whose upstream offers no completions, completes to
+    /// nothing.
+    pub(crate) async fn complete(
+        &self,
+        mut params: CompleteRequestParams,
+        subject: Option<&str>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let offered = self.offering(Feature::Completions, subject);
+        let target = match &mut params.r#ref {
+            Reference::Prompt(prompt) => {
+                let qualified = prompt.name.clone();
+                offered
+                    .into_iter()
+                    .find(|(server, _)| qualified.starts_with(&prompt_name(server, "")))
+                    .and_then(|(server, peer)| {
+                        let own = qualified[prompt_name(&server, "").len()..].to_owned();
+                        let policy = self.view(subject, Exposure::Native);
+                        let allowed =
+                            policy.toolbox.policy().decide_prompt(&server, &own, &qualified).is_allow();
+                        prompt.name = own;
+                        allowed.then_some((server, peer))
+                    })
+            }
+            Reference::Resource(template) => {
+                if self.inner.resources.lock().unwrap_or_else(|e| e.into_inner()).templates.is_empty() {
+                    self.gather_resources(subject).await;
+                }
+                let owner = self
+                    .inner
+                    .resources
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .template_owner(&template.uri);
+                owner.and_then(|o| offered.into_iter().find(|(n, _)| *n == o))
+            }
+            _ => None,
+        };
+        let Some((name, peer)) = target else {
+            return Ok(CompleteResult::default());
+        };
+        params.meta = None;
+        self.ask(&name, "complete an argument", peer.complete(params)).await.map(complete::completion)
     }
 
     /// Awaits one request to upstream `server` within the call timeout; a failure becomes the
@@ -322,7 +376,7 @@ fn offers_data(view: &View, profiled: bool, upstream: &str, feature: Feature) ->
     if !view.toolbox.policy().decide_server(upstream).is_allow() {
         return false;
     }
-    matches!(feature, Feature::Prompts) || !profiled || view.sees_upstream(upstream)
+    matches!(feature, Feature::Prompts | Feature::Completions) || !profiled || view.sees_upstream(upstream)
 }
 
 /// The name a prompt of `server` is offered under: the server's qualified-name part, `__`, and

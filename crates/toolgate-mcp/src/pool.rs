@@ -15,6 +15,7 @@ use rmcp::{Peer, RoleClient, RoleServer, ServiceError};
 use tokio_util::sync::CancellationToken;
 use toolgate::{Tool, ToolSpec};
 
+use crate::convert::complete;
 use crate::gateway::Gateway;
 use crate::progress::Relay;
 use crate::upstream::{Host, State, error_result, transport_error};
@@ -169,7 +170,7 @@ impl Gateway {
             }
         };
         match outcome {
-            Ok(ServerResult::CallToolResult(result)) => CallToolResponse::Complete(result),
+            Ok(ServerResult::CallToolResult(result)) => CallToolResponse::Complete(complete::call(result)),
             Ok(ServerResult::InputRequiredResult(result)) => CallToolResponse::InputRequired(result),
             Ok(ServerResult::CreateTaskResult(_)) => error_result(format!(
                 "server `{owner}` answered `{}` with a task, which toolgate does not relay yet",

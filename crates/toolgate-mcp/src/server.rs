@@ -13,11 +13,11 @@ use std::sync::Arc;
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -116,10 +116,16 @@ impl GatewayServer {
         &self.gateway
     }
 
-    /// The server instructions, fixed when first asked for so that they stay byte-identical.
+    /// The server instructions, fixed when first asked for once the gateway is ready, so that
+    /// they stay byte-identical. Asked for earlier (rmcp reads the server's info for other
+    /// requests too), they are written afresh and not kept: instructions fixed while servers
+    /// start would announce their tools as missing for the whole session.
     fn fixed_instructions(&self) -> Arc<str> {
         if let Some(fixed) = &self.state().instructions {
             return fixed.clone();
+        }
+        if !self.gateway.is_ready() {
+            return self.draft_instructions();
         }
         // Written without holding the state: they read the session's subject.
         let fresh = self.instructions();
@@ -299,6 +305,14 @@ impl GatewayServer {
             .clone()
     }
 
+    /// The instructions as they would read now, without fixing this session's announcement.
+    fn draft_instructions(&self) -> Arc<str> {
+        let view = self.view();
+        let mut scratch = view.toolbox.conversation();
+        let announcement = view.toolbox.announcement(&mut scratch);
+        Self::write_instructions(&view, self.exposure(), &announcement)
+    }
+
     fn write_instructions(view: &View, exposure: Exposure, announcement: &str) -> Arc<str> {
         let toolbox = &view.toolbox;
         let servers = toolbox.visible().servers();
@@ -331,6 +345,7 @@ impl ServerHandler for GatewayServer {
         #[allow(deprecated)]
         let capabilities = ServerCapabilities::builder()
             .enable_logging()
+            .enable_completions()
             .enable_prompts()
             .enable_resources()
             .enable_tools()
@@ -371,6 +386,15 @@ impl ServerHandler for GatewayServer {
         let id = context.sink().id();
         self.state().subscriptions.retain(|s| s.id() != id);
         Ok(())
+    }
+
+    /// The 2026-07-28 opener (Claude Code sends it first on stdio): answered, like
+    /// `initialize`, once the upstreams still starting are ready or the ready wait is over, so
+    /// that its instructions announce their tools.
+    async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        self.register(&context);
+        self.ready().await;
+        Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info()))
     }
 
     async fn initialize(
@@ -431,7 +455,7 @@ impl ServerHandler for GatewayServer {
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
             state.listed = Some(fingerprint(&list));
             state.relisted.notify_waiters();
-            list.into_iter().map(mcp_from_tool).collect()
+            list.iter().map(|t| mcp_from_tool(t)).collect()
         };
         self.push().await;
         Ok(ListToolsResult::with_all_items(tools))
@@ -491,6 +515,15 @@ impl ServerHandler for GatewayServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         self.check_caller(&context)?;
         self.gateway.get_prompt(request, self.subject().as_deref()).await
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.check_caller(&context)?;
+        self.gateway.complete(request, self.subject().as_deref()).await
     }
 
     async fn list_resources(

@@ -3,10 +3,10 @@
 //! with `--explain`'s reasons). Reads the gateway; decides nothing.
 
 use serde_json::{Value, json};
+use toolgate::Conversation;
 use toolgate::config::Exposure;
 use toolgate::search::Request;
 use toolgate::tokens::TokenCounter;
-use toolgate::{Conversation, Tool};
 
 use crate::gateway::{Gateway, exposure_name};
 use crate::pins::Held;
@@ -112,7 +112,7 @@ impl Gateway {
         let full = *view
             .full_load_tokens
             .get_or_init(|| view.toolbox.visible().tools().iter().map(|t| counter.definition(t)).sum());
-        let shown = view.toolbox.preview(conversation).iter().map(|t: &&Tool| counter.definition(t)).sum();
+        let shown = view.toolbox.preview(conversation).iter().map(|t| counter.definition(t)).sum();
         (shown, full)
     }
 

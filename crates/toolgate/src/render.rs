@@ -200,7 +200,8 @@ pub fn render(
     if provider.exposure() != toolbox.exposure() {
         return Err(RenderError::Exposure { provider: provider.name() });
     }
-    let listed = toolbox.tools(conversation).map_err(RenderError::OverHardLimit)?;
+    let owned = toolbox.tools(conversation).map_err(RenderError::OverHardLimit)?;
+    let listed: Vec<&Tool> = owned.iter().map(|t| &**t).collect();
     let system = if provider == Provider::Bridge {
         String::new()
     } else {

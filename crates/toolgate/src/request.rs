@@ -70,6 +70,16 @@ pub const ANNOUNCEMENT_BUDGET: usize = 12 * 1024;
 /// not fit, one last line counts the servers and tools left out. Byte-identical for the same
 /// names, whatever their order.
 pub fn grouped_announcement<'a>(names: impl IntoIterator<Item = &'a str>, budget: usize) -> String {
+    grouped_block("<available-deferred-tools>\n", "</available-deferred-tools>", names, budget)
+}
+
+/// [`grouped_announcement`]'s lines between `open` and `close`, within `budget` bytes.
+fn grouped_block<'a>(
+    open: &str,
+    close: &str,
+    names: impl IntoIterator<Item = &'a str>,
+    budget: usize,
+) -> String {
     let sorted: BTreeSet<&str> = names.into_iter().collect();
     let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
     for name in sorted {
@@ -79,18 +89,16 @@ pub fn grouped_announcement<'a>(names: impl IntoIterator<Item = &'a str>, budget
             _ => groups.push((server, vec![tool])),
         }
     }
-    const OPEN: &str = "<available-deferred-tools>\n";
-    const CLOSE: &str = "</available-deferred-tools>";
     let full = |server: &str, tools: &[&str]| format!("{server}: {}\n", tools.join(", "));
     let counted = |server: &str, n: usize| format!("{server}: {n} tools, find them with tool_search\n");
     // The longest tail line, kept free so that the block always ends within the budget.
     let tail_room = 120;
-    let mut out = String::from(OPEN);
+    let mut out = String::from(open);
     let mut left = groups.len();
     let mut listing = true;
     for (i, (server, tools)) in groups.iter().enumerate() {
         let line = if listing { full(server, tools) } else { counted(server, tools.len()) };
-        let fits = out.len() + line.len() + CLOSE.len() + tail_room <= budget;
+        let fits = out.len() + line.len() + close.len() + tail_room <= budget;
         if fits {
             out.push_str(&line);
             left -= 1;
@@ -100,7 +108,7 @@ pub fn grouped_announcement<'a>(names: impl IntoIterator<Item = &'a str>, budget
             // From here on, counts only: try this server again as a count.
             listing = false;
             let line = counted(server, tools.len());
-            if out.len() + line.len() + CLOSE.len() + tail_room <= budget {
+            if out.len() + line.len() + close.len() + tail_room <= budget {
                 out.push_str(&line);
                 left -= 1;
                 continue;
@@ -112,8 +120,80 @@ pub fn grouped_announcement<'a>(names: impl IntoIterator<Item = &'a str>, budget
         ));
         break;
     }
-    out.push_str(CLOSE);
+    out.push_str(close);
     out
+}
+
+/// Most bytes of the news [`tool_search_with_news`] adds to `tool_search`'s description, so
+/// that the whole description stays within what clients keep of one (Claude Code keeps 2,048
+/// characters).
+pub const NEWS_BUDGET: usize = 1024;
+
+/// What an announcement told the model, read back from its text: the names it lists, the
+/// servers it gives only a count for, and whether its last line left servers out unnamed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(crate) struct Told {
+    names: BTreeSet<String>,
+    counted: BTreeSet<String>,
+    cut: bool,
+}
+
+impl Told {
+    /// Reads an announcement [`grouped_announcement`] wrote (any other text tells nothing).
+    pub(crate) fn read(announcement: &str) -> Told {
+        let mut told = Told::default();
+        for line in announcement.lines() {
+            if line.starts_with('<') {
+                continue;
+            }
+            if line.starts_with("and ") && line.contains(" more servers with ") {
+                told.cut = true;
+                continue;
+            }
+            let Some((server, tools)) = line.split_once(": ") else { continue };
+            if tools.ends_with(" tools, find them with tool_search") {
+                told.counted.insert(server.to_owned());
+                continue;
+            }
+            for tool in tools.split(", ") {
+                told.names.insert(if server.is_empty() {
+                    tool.to_owned()
+                } else {
+                    format!("{server}__{tool}")
+                });
+            }
+        }
+        told
+    }
+
+    /// Whether the model was told of `name` (by name, or by its server's count). Past a cut,
+    /// a server the text does not name may have been among those left out: it counts as told.
+    pub(crate) fn covers(&self, name: &str) -> bool {
+        if self.names.contains(name) {
+            return true;
+        }
+        let server = name.split_once("__").map_or("", |(server, _)| server);
+        if self.counted.contains(server) {
+            return true;
+        }
+        let named = |s: &str| self.names.iter().any(|n| n.split_once("__").is_some_and(|(t, _)| t == s));
+        self.cut && !named(server)
+    }
+}
+
+/// `tool_search` with news for a model whose announcement no longer lists every deferred name:
+/// the names that became loadable since (`late`, grouped by server as in the announcement,
+/// within [`NEWS_BUDGET`] bytes) follow the usual description.
+pub(crate) fn tool_search_with_news<'a>(late: impl IntoIterator<Item = &'a str>) -> Tool {
+    let usual = tool_search_tool();
+    let news = grouped_block(
+        "\n\nLoadable since <available-deferred-tools> was written (servers that finished starting \
+         later); load them the same way:\n<deferred-tools-added>\n",
+        "</deferred-tools-added>",
+        late,
+        NEWS_BUDGET,
+    );
+    Tool::meta(TOOL_SEARCH, &format!("{}{news}", usual.description()), usual.input_schema().clone())
 }
 
 /// What changed in the deferred names since the last announcement.

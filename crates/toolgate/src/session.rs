@@ -55,6 +55,15 @@ impl SearchResult {
     /// The result as the model reads it.
     pub fn render(&self, catalog: &Catalog) -> String {
         let mut out = String::new();
+        // First, so that a search that found nothing is never read as "no such tool" while
+        // the server that has it is still starting.
+        if !self.pending_servers.is_empty() {
+            out.push_str(&format!(
+                "Servers still starting, so their tools are not searchable yet: {}. Search again in a \
+                 few seconds before concluding that a tool does not exist.\n",
+                self.pending_servers.join(", ")
+            ));
+        }
         let loaded: Vec<ToolId> = self.loaded().collect();
         if !loaded.is_empty() {
             let s = if loaded.len() == 1 { "" } else { "s" };
@@ -89,12 +98,6 @@ impl SearchResult {
         }
         if !self.unmatched_terms.is_empty() {
             out.push_str(&format!("Terms that matched no tool: {}\n", self.unmatched_terms.join(", ")));
-        }
-        if !self.pending_servers.is_empty() {
-            out.push_str(&format!(
-                "Servers still connecting (their tools are not searchable yet; try again shortly): {}\n",
-                self.pending_servers.join(", ")
-            ));
         }
         out.truncate(out.trim_end().len());
         out

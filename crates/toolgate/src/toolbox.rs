@@ -197,6 +197,10 @@ impl ToolboxBuilder {
     }
 }
 
+/// One definition of a turn's tool list: the toolbox's own, or a meta-tool written for this
+/// conversation (`tool_search` telling of servers that finished starting late).
+pub type Listed<'a> = std::borrow::Cow<'a, Tool>;
+
 /// Everything one subject's turns need over one catalog snapshot. Immutable, `Send + Sync`.
 #[derive(Debug)]
 pub struct Toolbox {
@@ -240,6 +244,11 @@ pub struct Conversation {
     /// The announcement, fixed when first rendered so that it stays byte-identical (shared with
     /// the toolbox that rendered it: a conversation holds no copy of its own).
     announcement: Option<Arc<str>>,
+    /// What the fixed announcement told, read back once from its text.
+    told: Option<Arc<request::Told>>,
+    /// `tool_search` with the names that became loadable since the announcement was fixed,
+    /// when there are any (worked out when the conversation meets a new toolbox).
+    news: Option<Tool>,
 }
 
 /// What a conversation was shown under one name.
@@ -432,18 +441,37 @@ impl Toolbox {
             }
         }
         conversation.changed.extend(changed.iter().cloned());
+        conversation.news = self.news(conversation);
         changed
+    }
+
+    /// `tool_search` with the deferred names the conversation's fixed announcement does not
+    /// tell of (servers that finished starting after it was written), if there are any.
+    fn news(&self, conversation: &mut Conversation) -> Option<Tool> {
+        let text = conversation.announcement.as_ref()?;
+        let now = self.current_announcement();
+        if Arc::ptr_eq(now, text) || now == text {
+            return None;
+        }
+        let told = conversation.told.get_or_insert_with(|| Arc::new(request::Told::read(text))).clone();
+        let late: Vec<&str> = request::deferred_names(&self.visible, &self.deferral)
+            .into_iter()
+            .filter(|name| !told.covers(name))
+            .collect();
+        (!late.is_empty() && self.deferral.enabled()).then(|| request::tool_search_with_news(late))
     }
 
     /// This turn's definitions, in cache-stable order: core tools (by name), the meta-tools,
     /// then the active tools in activation order; in bridge exposure the meta-tools alone.
     /// Every definition listed counts as shown. Fails when the list is over `[budget] hard`.
-    pub fn tools<'a>(&'a self, conversation: &mut Conversation) -> Result<Vec<&'a Tool>, OverHardLimit> {
+    pub fn tools<'a>(&'a self, conversation: &mut Conversation) -> Result<Vec<Listed<'a>>, OverHardLimit> {
         self.resume(conversation);
         let list = self.preview(conversation);
         self.budget.check_hard(list.len())?;
         for tool in &list {
-            if !self.meta.iter().any(|m| std::ptr::eq(m, *tool)) {
+            if let Listed::Borrowed(tool) = tool
+                && !self.meta.iter().any(|m| std::ptr::eq(m, *tool))
+            {
                 conversation.shown.insert(tool.qualified_name().to_owned(), Shown::of(tool));
             }
         }
@@ -453,22 +481,30 @@ impl Toolbox {
     /// The definitions [`Toolbox::tools`] would send now, without counting them as shown (to
     /// tell whether a conversation's list changed). Call [`Toolbox::resume`] first when the
     /// conversation may come from another toolbox.
-    pub fn preview<'a>(&'a self, conversation: &Conversation) -> Vec<&'a Tool> {
+    pub fn preview<'a>(&'a self, conversation: &Conversation) -> Vec<Listed<'a>> {
+        // `tool_search` carries the news of late servers, when the conversation has any.
+        let meta = self.meta.iter().map(|m| match &conversation.news {
+            Some(news) if m.qualified_name() == request::TOOL_SEARCH => Listed::Owned(news.clone()),
+            _ => Listed::Borrowed(m),
+        });
         match self.exposure {
-            Exposure::Bridge => self.meta.iter().collect(),
-            Exposure::Native if !self.deferral.enabled() => self.visible.tools().iter().collect(),
+            Exposure::Bridge => meta.collect(),
+            Exposure::Native if !self.deferral.enabled() => {
+                self.visible.tools().iter().map(Listed::Borrowed).collect()
+            }
             Exposure::Native => {
-                let mut list: Vec<&Tool> = self
+                let mut core: Vec<&Tool> = self
                     .visible
                     .ids()
                     .filter(|&id| !self.deferral.is_deferred(id))
                     .map(|id| self.visible.tool(id))
                     .collect();
-                list.sort_by(|a, b| a.qualified_name().cmp(b.qualified_name()));
-                list.extend(self.meta.iter());
+                core.sort_by(|a, b| a.qualified_name().cmp(b.qualified_name()));
+                let mut list: Vec<Listed<'a>> = core.into_iter().map(Listed::Borrowed).collect();
+                list.extend(meta);
                 for name in conversation.active.active() {
                     if let Some(id) = self.visible.get(name).filter(|&id| self.deferral.is_deferred(id)) {
-                        list.push(self.visible.tool(id));
+                        list.push(Listed::Borrowed(self.visible.tool(id)));
                     }
                 }
                 list
@@ -484,15 +520,20 @@ impl Toolbox {
         if let Some(fixed) = &conversation.announcement {
             return fixed.clone();
         }
-        let text = self.announced.get_or_init(|| {
+        let text = self.current_announcement();
+        conversation.announcement.get_or_insert_with(|| text.clone()).clone()
+    }
+
+    /// This toolbox's announcement, rendered once for every conversation.
+    fn current_announcement(&self) -> &Arc<str> {
+        self.announced.get_or_init(|| {
             let names = request::deferred_names(&self.visible, &self.deferral);
             if names.is_empty() {
                 Arc::from("")
             } else {
                 Arc::from(request::grouped_announcement(names, request::ANNOUNCEMENT_BUDGET))
             }
-        });
-        conversation.announcement.get_or_insert_with(|| text.clone()).clone()
+        })
     }
 
     /// The first turn's working set (EthanKit's preselection): the required tools, then the

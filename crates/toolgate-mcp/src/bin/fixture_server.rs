@@ -18,7 +18,11 @@
 //! `FIXTURE_EXTRAS=1` adds what is not tools: two more tools, `log {level, text}` (sends a
 //! `notifications/message` with logger `fixture`) and `cancel_count` (how many calls of `slow`
 //! were cancelled by their client); a prompt `greet {name}`; a resource `fixture://readme` and a
-//! template `fixture://notes/{id}`.
+//! template `fixture://notes/{id}`; completions of `greet`'s `name` (`alice`, `alex`, `bob`,
+//! those that start with what was typed).
+//!
+//! `FIXTURE_START_MS=N` makes it wait N milliseconds before it reads anything (a server that is
+//! slow to start, as `npx -y` ones are).
 //!
 //! `FIXTURE_TOOLS=FILE` serves the tools of FILE (a JSON array of MCP tool objects, as a hostile
 //! or changing upstream would list them) in place of the four above; a call of one of them
@@ -39,12 +43,12 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
-    Prompt, PromptArgument, PromptMessage, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
-    Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult, JsonObject,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
+    PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptArgument, PromptMessage,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
+    ResourceTemplate, Role, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -197,6 +201,7 @@ impl ServerHandler for Fixture {
             #[allow(deprecated)]
             let capabilities = ServerCapabilities::builder()
                 .enable_logging()
+                .enable_completions()
                 .enable_prompts()
                 .enable_resources()
                 .enable_tools()
@@ -244,6 +249,21 @@ impl ServerHandler for Fixture {
             .to_owned();
         let message = PromptMessage::new_text(Role::User, format!("Hello, {who}!"));
         Ok(GetPromptResponse::Complete(GetPromptResult::new(vec![message])))
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let typed = request.argument.value.as_str();
+        let values: Vec<String> = ["alice", "alex", "bob"]
+            .iter()
+            .filter(|v| v.starts_with(typed))
+            .map(|v| (*v).to_owned())
+            .collect();
+        let completion = CompletionInfo::new(values).map_err(|e| ErrorData::internal_error(e, None))?;
+        Ok(CompleteResult::new(completion))
     }
 
     async fn list_resources(
@@ -425,6 +445,9 @@ async fn only_garbage() {
 #[tokio::main(flavor = "current_thread")]
 async fn main() {
     eprintln!("fixture: starting");
+    if let Some(ms) = std::env::var("FIXTURE_START_MS").ok().and_then(|v| v.parse().ok()) {
+        tokio::time::sleep(Duration::from_millis(ms)).await;
+    }
     let garbage = std::env::var("FIXTURE_GARBAGE").unwrap_or_default();
     let served = match garbage.as_str() {
         "" => Fixture::default().serve(rmcp::transport::stdio()).await,

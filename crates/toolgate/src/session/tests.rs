@@ -48,8 +48,8 @@ fn tool_search_activates_and_reports_already_loaded() {
         0.0,
     );
     expect![[r#"
-        Already loaded — call it directly: github__list_issues, builtin__Read
-        Servers still connecting (their tools are not searchable yet; try again shortly): jira"#]]
+        Servers still starting, so their tools are not searchable yet: jira. Search again in a few seconds before concluding that a tool does not exist.
+        Already loaded — call it directly: github__list_issues, builtin__Read"#]]
     .assert_eq(&r.render(&cat));
     assert_eq!(s.active().len(), 2, "a core tool is never added to the active set");
     let r = s.tool_search(&index, &deferral, Request::new("zzqqxx", 5), &[], 0.0);

@@ -109,6 +109,8 @@ impl Conversation {
             shown,
             changed,
             announcement,
+            told: None,
+            news: None,
         })
     }
 }

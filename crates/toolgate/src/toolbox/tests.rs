@@ -204,3 +204,88 @@ fn an_index_is_shared_only_over_the_same_visible_tools_and_a_quarantined_call_sa
         other => panic!("{other:?}"),
     }
 }
+
+/// `tool_search`'s description as a conversation is listed it.
+fn search_description(toolbox: &Toolbox, chat: &mut Conversation) -> String {
+    let list = toolbox.tools(chat).unwrap();
+    let search =
+        list.iter().find(|t| t.qualified_name() == request::TOOL_SEARCH).expect("tool_search is listed");
+    search.description().to_owned()
+}
+
+#[test]
+fn servers_that_start_after_the_announcement_was_fixed_are_told_in_tool_search() {
+    let early = vec![ToolSpec::mcp("fs", "read_file", "Read"), ToolSpec::mcp("fs", "write_file", "Write")];
+    let first = catalog(early.clone());
+    let toolbox = Toolbox::builder(&first, Policy::permissive()).defer(on()).build().unwrap();
+    let mut chat = toolbox.conversation();
+    let announced = toolbox.announcement(&mut chat);
+    assert!(announced.contains("fs: read_file, write_file"), "{announced}");
+    let usual = search_description(&toolbox, &mut chat);
+    assert!(!usual.contains("deferred-tools-added"), "nothing is late yet: {usual}");
+
+    // The memory server finishes starting after the instructions went out.
+    let mut later = early.clone();
+    later.push(ToolSpec::mcp("memory", "create_entities", "Create"));
+    later.push(ToolSpec::mcp("memory", "read_graph", "Read the graph"));
+    let next = Toolbox::builder(&catalog(later), Policy::permissive()).defer(on()).build().unwrap();
+    let told = search_description(&next, &mut chat);
+    assert!(told.starts_with(&usual), "the usual description comes first");
+    assert!(
+        told.contains("<deferred-tools-added>\nmemory: create_entities, read_graph\n</deferred-tools-added>"),
+        "{told}"
+    );
+    assert!(!told.contains("fs: "), "names already announced are not repeated: {told}");
+    assert_eq!(next.announcement(&mut chat), announced, "the announcement itself stays byte-identical");
+
+    // A conversation that starts now is told everything in its announcement instead.
+    let mut fresh = next.conversation();
+    next.announcement(&mut fresh);
+    assert_eq!(search_description(&next, &mut fresh), usual);
+
+    // The news survives the session store: read back, the conversation is told the same.
+    let mut back = Conversation::from_json(&chat.to_json()).unwrap();
+    assert_eq!(search_description(&next, &mut back), told);
+}
+
+#[test]
+fn an_announcement_fixed_before_any_server_was_ready_leaves_every_name_to_the_news() {
+    let empty = Toolbox::builder(&Catalog::default(), Policy::permissive()).defer(on()).build().unwrap();
+    let mut chat = empty.conversation();
+    assert_eq!(&*empty.announcement(&mut chat), "");
+    let cat = catalog(vec![ToolSpec::mcp("fs", "read_file", "Read")]);
+    let next = Toolbox::builder(&cat, Policy::permissive()).defer(on()).build().unwrap();
+    assert!(search_description(&next, &mut chat).contains("<deferred-tools-added>\nfs: read_file\n"));
+}
+
+#[test]
+fn the_news_stays_within_its_budget_whatever_the_number_of_late_tools() {
+    let empty = Toolbox::builder(&Catalog::default(), Policy::permissive()).defer(on()).build().unwrap();
+    let mut chat = empty.conversation();
+    empty.announcement(&mut chat);
+    let many: Vec<ToolSpec> = (0..40)
+        .flat_map(|s| {
+            (0..30).map(move |t| ToolSpec::mcp(&format!("server{s:02}"), &format!("tool_number_{t:02}"), ""))
+        })
+        .collect();
+    let next = Toolbox::builder(&catalog(many), Policy::permissive()).defer(on()).build().unwrap();
+    let told = search_description(&next, &mut chat);
+    let usual = request::tool_search_tool().description().len();
+    assert!(told.len() <= usual + request::NEWS_BUDGET, "{} bytes", told.len());
+    assert!(told.ends_with("</deferred-tools-added>"), "{told}");
+    assert!(told.contains("find them with tool_search"), "the rest are counted: {told}");
+}
+
+#[test]
+fn an_announcement_reads_back_as_the_names_it_told() {
+    let names: Vec<String> =
+        (0..400).map(|i| format!("server{:03}__tool_with_a_long_name_{i}", i / 4)).collect();
+    let text = request::grouped_announcement(names.iter().map(String::as_str), 4096);
+    let told = request::Told::read(&text);
+    assert!(names.iter().all(|n| told.covers(n)), "every name is listed, counted or past the cut");
+    assert!(text.contains(" more servers with "), "the budget cut the listing: {text}");
+    // Past the cut the text names no server, so an unnamed one may have been among them.
+    assert!(told.covers("brand_new__tool"));
+    let short = request::Told::read(&request::grouped_announcement(["fs__read", "fs__write"], 4096));
+    assert!(short.covers("fs__read") && !short.covers("fs__delete") && !short.covers("memory__read"));
+}

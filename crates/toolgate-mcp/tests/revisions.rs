@@ -1,0 +1,205 @@
+//! MCP 2026-07-28 on a connection of its own (stdio), as today's clients speak it first:
+//! `server/discover` before anything else, the revision in every request's `_meta`, and every
+//! result carrying `resultType`, forwarded ones included. The client here is raw JSON lines, so
+//! that what the wire carries is what is checked (rmcp's own client would fill gaps in).
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use common::WAIT;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, WriteHalf};
+use toolgate::config::{Config, ServerConfig, Transport};
+use toolgate::defer::{DeferConfig, DeferMode};
+use toolgate_mcp::{Gateway, Settings};
+
+const FIXTURE: &str = env!("CARGO_BIN_EXE_toolgate-fixture-server");
+
+/// A gateway in front of the fixture server (with its prompts, resources and completions),
+/// which waits `start_ms` before it reads its first message.
+fn gateway(start_ms: u64, ready_wait: Duration) -> Gateway {
+    let fixture = ServerConfig::new(Transport::Stdio {
+        command: FIXTURE.to_owned(),
+        args: Vec::new(),
+        env: [("FIXTURE_EXTRAS", "1".to_owned()), ("FIXTURE_START_MS", start_ms.to_string())]
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v))
+            .collect(),
+        cwd: None,
+    });
+    let settings = Settings {
+        defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
+        restart_backoff: None,
+        ready_wait,
+        ..Settings::default()
+    };
+    let config = Config { servers: BTreeMap::from([("fix".to_owned(), fixture)]), ..Config::default() };
+    Gateway::start(settings, &config).expect("the gateway starts")
+}
+
+/// A 2026-07-28 client speaking raw JSON lines to one session of a gateway.
+struct Modern {
+    to_server: WriteHalf<DuplexStream>,
+    from_server: Lines<BufReader<tokio::io::ReadHalf<DuplexStream>>>,
+    next_id: u64,
+    /// Notifications that arrived while waiting for a response, in order.
+    notifications: Vec<Value>,
+}
+
+impl Modern {
+    fn open(gateway: &Gateway) -> Modern {
+        let (ours, theirs) = tokio::io::duplex(1 << 20);
+        let gateway = gateway.clone();
+        tokio::spawn(async move {
+            let (read, write) = tokio::io::split(theirs);
+            let _ = toolgate_mcp::server::serve_stdio_on(
+                gateway,
+                tokio_util::sync::CancellationToken::new(),
+                read,
+                write,
+            )
+            .await;
+        });
+        let (read, write) = tokio::io::split(ours);
+        Modern {
+            to_server: write,
+            from_server: BufReader::new(read).lines(),
+            next_id: 1,
+            notifications: Vec::new(),
+        }
+    }
+
+    /// The `_meta` every 2026-07-28 request carries.
+    fn meta() -> Value {
+        json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "raw-modern", "version": "1.0.0"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        })
+    }
+
+    async fn send(&mut self, message: Value) {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.to_server.write_all(line.as_bytes()).await.unwrap();
+    }
+
+    /// Sends request `method` with `params` (and the revision's `_meta`) and returns its
+    /// whole response object.
+    async fn request(&mut self, method: &str, mut params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        params["_meta"] = Modern::meta();
+        self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        loop {
+            let message = self.next().await;
+            if message["id"] == id {
+                return message;
+            }
+            self.notifications.push(message);
+        }
+    }
+
+    /// The next message from the server.
+    async fn next(&mut self) -> Value {
+        let line = tokio::time::timeout(WAIT, self.from_server.next_line())
+            .await
+            .expect("the server answers in time")
+            .unwrap()
+            .expect("the server is still there");
+        serde_json::from_str(&line).unwrap()
+    }
+
+    /// Calls a tool and returns the response's `result`.
+    async fn call(&mut self, name: &str, arguments: Value) -> Value {
+        let answer = self.request("tools/call", json!({"name": name, "arguments": arguments})).await;
+        answer.get("result").cloned().unwrap_or_else(|| panic!("tools/call {name} failed: {answer}"))
+    }
+}
+
+#[tokio::test]
+async fn discover_waits_for_a_starting_server_and_every_result_is_complete() {
+    let gateway = gateway(1500, Duration::from_secs(20));
+    let mut client = Modern::open(&gateway);
+    let discovered = client.request("server/discover", json!({})).await;
+    let instructions = discovered["result"]["instructions"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        instructions.contains("<available-deferred-tools>\nfix: ")
+            && !instructions.contains("Still connecting"),
+        "server/discover answers once the server is ready, announcing its tools: {discovered}"
+    );
+    assert_eq!(discovered["result"]["resultType"], "complete");
+
+    let listed = client.request("tools/list", json!({})).await;
+    assert_eq!(listed["result"]["resultType"], "complete", "{listed}");
+    let search = client.call("tool_search", json!({"query": "select:fix__echo"})).await;
+    assert_eq!(search["resultType"], "complete", "{search}");
+
+    // The upstream speaks 2025-11-25 and sends no resultType: forwarded, the result has one.
+    let echoed = client.call("fix__echo", json!({"text": "hello"})).await;
+    assert_eq!(echoed["resultType"], "complete", "a forwarded tool result: {echoed}");
+    assert_eq!(echoed["content"][0]["text"], "hello");
+    let refused = client.call("fix__slow", json!({"ms": 1})).await;
+    assert_eq!(refused["resultType"], "complete", "a refusal: {refused}");
+    assert_eq!(refused["isError"], true);
+
+    let prompt =
+        client.request("prompts/get", json!({"name": "fix__greet", "arguments": {"name": "Ada"}})).await;
+    assert_eq!(prompt["result"]["resultType"], "complete", "a forwarded prompt: {prompt}");
+    assert_eq!(prompt["result"]["messages"][0]["content"]["text"], "Hello, Ada!");
+    let read = client.request("resources/read", json!({"uri": "fixture://notes/7"})).await;
+    assert_eq!(read["result"]["resultType"], "complete", "a forwarded resource: {read}");
+    assert_eq!(read["result"]["contents"][0]["text"], "note 7");
+    let completed = client
+        .request(
+            "completion/complete",
+            json!({"ref": {"type": "ref/prompt", "name": "fix__greet"}, "argument": {"name": "name", "value": "al"}}),
+        )
+        .await;
+    assert_eq!(completed["result"]["resultType"], "complete", "a forwarded completion: {completed}");
+    assert_eq!(completed["result"]["completion"]["values"], json!(["alice", "alex"]));
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_server_that_finishes_starting_after_discover_is_told_in_tool_search_and_on_the_subscription() {
+    // The ready wait runs out long before the server starts.
+    let gateway = gateway(2500, Duration::from_millis(300));
+    let mut client = Modern::open(&gateway);
+    let discovered = client.request("server/discover", json!({})).await;
+    let instructions = discovered["result"]["instructions"].as_str().unwrap_or_default().to_owned();
+    assert!(instructions.contains("Still connecting") && instructions.contains("fix"), "{instructions}");
+
+    let listen = json!({"jsonrpc": "2.0", "id": "listen", "method": "subscriptions/listen",
+        "params": {"_meta": Modern::meta(), "notifications": {"toolsListChanged": true}}});
+    client.send(listen).await;
+    let first = client.request("tools/list", json!({})).await;
+    let description = |list: &Value| -> String {
+        let tools = list["result"]["tools"].as_array().unwrap();
+        let search = tools.iter().find(|t| t["name"] == "tool_search").unwrap();
+        search["description"].as_str().unwrap().to_owned()
+    };
+    assert!(!description(&first).contains("deferred-tools-added"), "nothing has arrived yet");
+    let early = client.call("tool_search", json!({"query": "echo the text"})).await;
+    let text = early["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("Servers still starting"), "a search names them before anything else: {text}");
+
+    // The server arrives: the subscription hears of it, and the list's tool_search tells it.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while !client.notifications.iter().any(|n| n["method"] == "notifications/tools/list_changed") {
+        assert!(tokio::time::Instant::now() < deadline, "no list_changed: {:?}", client.notifications);
+        let message = client.next().await;
+        client.notifications.push(message);
+    }
+    let changed =
+        client.notifications.iter().find(|n| n["method"] == "notifications/tools/list_changed").unwrap();
+    assert_eq!(changed["params"]["_meta"]["io.modelcontextprotocol/subscriptionId"], "listen", "{changed}");
+    let again = client.request("tools/list", json!({})).await;
+    let told = description(&again);
+    assert!(told.contains("<deferred-tools-added>\nfix: "), "{told}");
+    let found = client.call("tool_search", json!({"query": "select:fix__echo"})).await;
+    assert!(found["content"][0]["text"].as_str().unwrap().starts_with("Loaded "), "{found}");
+    gateway.shutdown().await;
+}
