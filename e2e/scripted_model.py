@@ -1,8 +1,10 @@
 """A scripted model endpoint on 127.0.0.1 for driving real agent CLIs through toolgate.
 
-It speaks the Anthropic Messages API (POST /v1/messages, streaming or not; Claude Code) and
-the OpenAI Responses API (POST /v1/responses, streaming; Codex CLI), and decides each turn from
-the request it got, like a model that follows one plan:
+It speaks the Anthropic Messages API (POST /v1/messages, streaming or not; Claude Code), the
+OpenAI Responses API (POST /v1/responses, streaming; Codex CLI) and the Gemini API (POST
+/v1beta/models/MODEL:streamGenerateContent?alt=sse, :generateContent and :countTokens; Gemini
+CLI with GOOGLE_GEMINI_BASE_URL), and decides each turn from the request it got, like a model
+that follows one plan:
 
 1. call a tool it was never shown (a never-loaded memory tool) and read the refusal;
 2. call toolgate's `tool_search` for "read the notes file";
@@ -10,9 +12,12 @@ the request it got, like a model that follows one plan:
 4. answer with what the file says.
 
 In bridge exposure (only `tool_search` and `call_tool` offered), steps 1 and 3 go through
-`call_tool`. Every request body is appended to the log (one JSON line each), so a test can
-check what the CLI sent on each turn. Requests that are not the agent's turns (title
-generation, token counting, quota checks) get a short text answer.
+`call_tool`. Tools are found by the end of their names, whatever prefix the CLI gives a
+server's tools (`mcp__toolgate__` in Claude Code, `mcp_toolgate_` in Gemini CLI), and the
+never-loaded tool is called under `tool_search`'s prefix. Every request body is appended to
+the log (one JSON line each), so a test can check what the CLI sent on each turn. Requests
+that are not the agent's turns (title generation, token counting, quota checks, Gemini CLI's
+model router) get a short text answer, or `{}` when they ask for JSON.
 
     python scripted_model.py --port-file F --log F --notes PATH
 """
@@ -46,6 +51,14 @@ def tool_names_openai(body: dict) -> list[str]:
     return names
 
 
+def tool_names_gemini(body: dict) -> list[str]:
+    names = []
+    for t in body.get("tools", []):
+        if isinstance(t, dict):
+            names += [d.get("name", "") for d in t.get("functionDeclarations", []) if isinstance(d, dict)]
+    return names
+
+
 def find(names: list[str], suffix: str) -> str | None:
     return next((n for n in names if n.endswith(suffix)), None)
 
@@ -74,7 +87,8 @@ class Plan:
             args = {"entities": [{"name": "intruder", "entityType": "x", "observations": ["y"]}]}
             if bridge:
                 return ("call", bridge, {"name": NEVER_LOADED, "arguments": args})
-            return ("call", "mcp__toolgate__" + NEVER_LOADED, args)
+            # The name the CLI would give it: tool_search's, with the tool's name at the end.
+            return ("call", search[: -len("tool_search")] + NEVER_LOADED, args)
         if "Loaded " not in transcript:
             return ("call", search, {"query": QUERY})
         reader = find(names, READER)
@@ -107,7 +121,7 @@ class Handler(BaseHTTPRequestHandler):
                 f.write(json.dumps({"path": self.path, "body": body}) + "\n")
         return body
 
-    def _send(self, status: int, payload: dict) -> None:
+    def _send(self, status: int, payload: dict | list) -> None:
         data = json.dumps(payload).encode()
         self.send_response(status)
         self.send_header("Content-Type", "application/json")
@@ -151,6 +165,10 @@ class Handler(BaseHTTPRequestHandler):
             self.anthropic(body)
         elif path.endswith("/responses"):
             self.openai(body)
+        elif path.endswith(":countTokens"):
+            self._send(200, {"totalTokens": 100})
+        elif path.endswith(":generateContent") or path.endswith(":streamGenerateContent"):
+            self.gemini(body, path)
         else:
             self._send(404, {"error": {"message": f"no route {path}"}})
 
@@ -219,6 +237,36 @@ class Handler(BaseHTTPRequestHandler):
             ("response.output_item.done", {"type": "response.output_item.done", "output_index": 0, "item": item}),
             ("response.completed", {"type": "response.completed", "response": done}),
         ])
+
+    # Gemini API ---------------------------------------------------------------------------
+    def gemini(self, body: dict, path: str) -> None:
+        transcript = json.dumps(body.get("contents", []), ensure_ascii=False)
+        kind, what, args = self.plan.next(tool_names_gemini(body), transcript)
+        if kind == "call":
+            # Gemini CLI adds `wait_for_previous` to every MCP tool and tells the model to set
+            # it; a model that does sends it along with the tool's own arguments.
+            part = {"functionCall": {"name": what, "args": dict(args, wait_for_previous=False)}}
+        elif (body.get("generationConfig") or {}).get("responseMimeType") == "application/json":
+            # A side request for JSON (Gemini CLI's model router, without --model) gets `{}`:
+            # the router rejects it at once and keeps its default; plain text it retries 5 times.
+            part = {"text": "{}"}
+        else:
+            part = {"text": what}
+        model = path.rsplit("/", 1)[-1].split(":")[0]
+        candidate = {"content": {"role": "model", "parts": [part]}, "finishReason": "STOP", "index": 0}
+        response = {
+            "candidates": [candidate],
+            "usageMetadata": {"promptTokenCount": 10, "candidatesTokenCount": 5, "totalTokenCount": 15},
+            "modelVersion": model,
+            "responseId": self._id("gemini_"),
+        }
+        if not path.endswith(":streamGenerateContent"):
+            self._send(200, response)
+        elif "alt=sse" in self.path:
+            self._sse([(None, response)])
+        else:
+            # Without alt=sse the stream is one JSON array of responses.
+            self._send(200, [response])
 
 
 def main() -> None:

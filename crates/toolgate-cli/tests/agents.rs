@@ -1,17 +1,26 @@
 //! The real agent CLIs run a whole task through `toolgate serve --stdio`, in front of the real
 //! `server-filesystem` and `server-memory`, with a configuration as a new user writes it (no
-//! `mode` or `exposure` line). Only the model is scripted: `e2e/scripted_model.py` serves the
-//! provider API each CLI speaks on 127.0.0.1 and follows one plan (call a never-loaded memory
-//! tool, search for "read the notes file", call the reader it loaded, answer with the file).
+//! `mode` or `exposure` line), registered with the snippet `docs/gateway.md` gives for each CLI.
+//! The memory server takes 3 s to start, as `npx -y` servers do. Only the model is scripted:
+//! `e2e/scripted_model.py` serves the provider API each CLI speaks on 127.0.0.1 and follows one
+//! plan (call a never-loaded memory tool, search for "read the notes file", call the reader it
+//! loaded, answer with the file).
+//!
+//! What each CLI's model reads is asserted, not only that the calls went through: its first
+//! request offers toolgate's `tool_search` (never deferred by the CLI's own tool search, with no
+//! variable set) and names every deferred tool, the slow server's included.
 //!
 //! - Claude Code (npm `@anthropic-ai/claude-code`) over Anthropic Messages via
 //!   `ANTHROPIC_BASE_URL`: the request right after the search already lists the loaded reader.
 //! - Codex CLI (npm `@openai/codex`) over OpenAI Responses via a model provider with
 //!   `base_url`: toolgate picks bridge exposure for it (it ignores `list_changed`), and refuses
 //!   the never-loaded call itself with the loading hint.
+//! - Gemini CLI (npm `@google/gemini-cli`) over the Gemini API via `GOOGLE_GEMINI_BASE_URL`:
+//!   it refuses the never-loaded name itself, and the model's `wait_for_previous` (an argument
+//!   Gemini CLI adds to every MCP tool) does not break `tool_search`.
 //!
-//! In both, the memory server never sees a call (its file is never written). The CLIs and
-//! servers are installed by `e2e/setup.sh`; both run without an account.
+//! In all three, the memory server never sees a call (its file is never written). The CLIs and
+//! servers are installed by `e2e/setup.sh`; none needs an account.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -51,13 +60,15 @@ impl Task {
         std::fs::write(&notes, "buy oat milk\n").unwrap();
         let memory = dir.join("memory.jsonl");
         let config = dir.join("toolgate.toml");
+        // The memory server starts 3 s late, as a server fetched by `npx -y` does.
+        let slow_memory = format!("sleep 3; exec {}", bin("mcp-server-memory").display());
         std::fs::write(
             &config,
             format!(
-                "[servers.filesystem]\ncommand = {:?}\nargs = [{:?}]\n\n[servers.memory]\ncommand = {:?}\nenv = {{ MEMORY_FILE_PATH = {:?} }}\n",
+                "[servers.filesystem]\ncommand = {:?}\nargs = [{:?}]\n\n[servers.memory]\ncommand = \"sh\"\n\
+                 args = [\"-c\", {slow_memory:?}]\nenv = {{ MEMORY_FILE_PATH = {:?} }}\n",
                 bin("mcp-server-filesystem").display().to_string(),
                 files.display().to_string(),
-                bin("mcp-server-memory").display().to_string(),
                 memory.display().to_string(),
             ),
         )
@@ -82,6 +93,14 @@ impl Task {
         let text = std::fs::read_to_string(&self.log).unwrap_or_default();
         text.lines().map(|l| serde_json::from_str::<Value>(l).unwrap()["body"].clone()).collect()
     }
+}
+
+/// Whether `text` (what a model read) names every deferred tool of the task's two servers, the
+/// slow one's included: toolgate's announcement.
+fn names_every_deferred_tool(text: &str) -> bool {
+    text.contains("<available-deferred-tools>")
+        && text.contains("filesystem: create_directory, ")
+        && text.contains("memory: add_observations, create_entities, ")
 }
 
 /// The scripted model, on a port of its own; killed when dropped.
@@ -143,44 +162,79 @@ fn cli(task: &Task, program: &Path) -> Command {
     command
 }
 
-#[test]
-fn claude_code_runs_a_task_through_toolgate_and_sees_the_loaded_tool_at_once() {
-    let task = Task::new("claude");
-    let model = Model::start(&task);
+/// Registers toolgate in Claude Code as `docs/gateway.md` says: `claude mcp add-json` with
+/// `alwaysLoad`, so that Claude Code waits for toolgate (and toolgate for its servers) before
+/// the first request; with `plain`, `claude mcp add` as a user who skipped the snippet would.
+fn claude_add(task: &Task, plain: bool) {
     let claude = bin("claude");
-    let mut add = cli(&task, &claude);
-    add.args(["mcp", "add", "-s", "user", "toolgate", "--"]).args(task.toolgate_args());
+    let mut add = cli(task, &claude);
+    if plain {
+        add.args(["mcp", "add", "-s", "user", "toolgate", "--"]).args(task.toolgate_args());
+    } else {
+        let args = task.toolgate_args();
+        let entry =
+            serde_json::json!({"type": "stdio", "command": args[0], "args": args[1..], "alwaysLoad": true});
+        add.args(["mcp", "add-json", "-s", "user", "toolgate", &entry.to_string()]);
+    }
     run(&mut add, "claude mcp add");
-    let listed = run(cli(&task, &claude).args(["mcp", "list"]), "claude mcp list");
+    let listed = run(cli(task, &claude).args(["mcp", "list"]), "claude mcp list");
     assert!(listed.contains("toolgate") && listed.contains("Connected"), "{listed}");
+}
 
-    let mut ask = cli(&task, &claude);
+/// `claude -p "read the notes file"` against the scripted model, with no `ENABLE_TOOL_SEARCH`
+/// set (Claude Code's own tool search is on by default); its answer.
+fn claude_ask(task: &Task, model: &Model) -> Value {
+    let mut ask = cli(task, &bin("claude"));
     ask.args(["-p", "read the notes file", "--output-format", "json", "--allowedTools", "mcp__toolgate"])
         .env("ANTHROPIC_BASE_URL", &model.url)
         .env("ANTHROPIC_API_KEY", "sk-scripted")
-        // Claude Code's own tool search would defer toolgate's tool_search behind another one.
-        .env("ENABLE_TOOL_SEARCH", "false")
         .env("DISABLE_AUTOUPDATER", "1")
         .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
-    let answer: Value = serde_json::from_str(&run(&mut ask, "claude -p")).expect("JSON output");
-    assert_eq!(answer["result"], "The notes say: buy oat milk", "{answer}");
+    serde_json::from_str(&run(&mut ask, "claude -p")).expect("JSON output")
+}
 
-    let turns: Vec<Value> = task
-        .requests()
+/// The Claude Code requests that carry toolgate's `tool_search` (the agent's turns).
+fn claude_turns(task: &Task) -> Vec<Value> {
+    task.requests()
         .into_iter()
         .filter(|b| {
             b["tools"].as_array().is_some_and(|t| t.iter().any(|t| t["name"] == "mcp__toolgate__tool_search"))
         })
-        .collect();
+        .collect()
+}
+
+/// `tool_search` as Claude Code sent it to the model in `request`.
+fn claude_search_tool(request: &Value) -> Value {
+    let tools = request["tools"].as_array().unwrap();
+    tools.iter().find(|t| t["name"] == "mcp__toolgate__tool_search").cloned().unwrap()
+}
+
+#[test]
+fn claude_code_runs_a_task_through_toolgate_and_its_model_reads_every_deferred_tool_at_once() {
+    let task = Task::new("claude");
+    let model = Model::start(&task);
+    claude_add(&task, false);
+    let answer = claude_ask(&task, &model);
+    assert_eq!(answer["result"], "The notes say: buy oat milk", "{answer}");
+
+    let turns = claude_turns(&task);
     let names = |b: &Value| -> Vec<String> {
         b["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).map(str::to_owned).collect()
     };
-    // Before the search: toolgate offers tool_search alone.
-    let first = names(&turns[0]);
+    // Before the search: toolgate offers tool_search alone, not deferred behind Claude Code's
+    // own tool search, and the model reads the announcement of every deferred tool, the slow
+    // server's included (Claude Code puts server instructions in the messages).
+    let first = &turns[0];
     assert!(
-        first.iter().filter(|n| n.starts_with("mcp__toolgate__")).eq(["mcp__toolgate__tool_search"].iter()),
-        "{first:?}"
+        names(first)
+            .iter()
+            .filter(|n| n.starts_with("mcp__toolgate__"))
+            .eq(["mcp__toolgate__tool_search"].iter()),
+        "{:?}",
+        names(first)
     );
+    assert_ne!(claude_search_tool(first)["defer_loading"], true, "tool_search must not be deferred");
+    assert!(names_every_deferred_tool(&first["messages"].to_string()), "{}", first["messages"]);
     // The request right after the search result already lists the reader it loaded.
     let after = turns
         .iter()
@@ -188,10 +242,10 @@ fn claude_code_runs_a_task_through_toolgate_and_sees_the_loaded_tool_at_once() {
             b["messages"]
                 .as_array()
                 .unwrap()
-                .last()
-                .unwrap()
-                .to_string()
-                .contains("filesystem__read_text_file")
+                .iter()
+                .rev()
+                .take(2)
+                .any(|m| m.to_string().contains("filesystem__read_text_file"))
         })
         .expect("a request carrying the search result");
     assert!(
@@ -206,22 +260,52 @@ fn claude_code_runs_a_task_through_toolgate_and_sees_the_loaded_tool_at_once() {
 }
 
 #[test]
+fn claude_code_does_not_defer_tool_search_even_when_registered_without_the_snippet() {
+    let task = Task::new("claude-plain");
+    let model = Model::start(&task);
+    // `claude mcp add` with no alwaysLoad, as a user who skipped the snippet, and toolgate on its
+    // embedded catalog, which is ready at once: Claude Code (which does not wait for MCP servers
+    // without alwaysLoad) has it connected by its first request.
+    let claude = bin("claude");
+    let mut add = cli(&task, &claude);
+    add.args([
+        "mcp",
+        "add",
+        "-s",
+        "user",
+        "toolgate",
+        "--",
+        env!("CARGO_BIN_EXE_toolgate"),
+        "serve",
+        "--stdio",
+    ]);
+    run(&mut add, "claude mcp add");
+    claude_ask(&task, &model);
+    let turns = claude_turns(&task);
+    let first = turns.first().unwrap_or_else(|| panic!("toolgate's tool_search is not in any request's tools: deferred behind Claude Code's own tool search?"));
+    // Claude Code's own tool search defers every MCP tool unless the tool is marked: toolgate's
+    // tool_search is sent in full, and the model reads toolgate's announcement.
+    assert_ne!(claude_search_tool(first)["defer_loading"], true, "{}", claude_search_tool(first));
+    assert!(first["messages"].to_string().contains("<available-deferred-tools>"), "{}", first["messages"]);
+}
+
+#[test]
 fn codex_runs_a_task_through_toolgate_in_the_bridge_it_picks_for_codex() {
     let task = Task::new("codex");
     let model = Model::start(&task);
     let codex_home = task.home.join(".codex");
     std::fs::create_dir_all(&codex_home).unwrap();
     let args: Vec<String> = task.toolgate_args();
-    // Codex gives an MCP server 10 s to start unless told otherwise; a debug build of toolgate
-    // starting its own upstreams on a loaded 2-core machine has taken longer, and Codex then
-    // runs the task without it. Users set the same key for slow servers.
+    // The snippet of docs/gateway.md: `required = true` makes Codex wait for toolgate before
+    // its first request (an optional server that is still starting is left out of it), and
+    // `startup_timeout_sec` gives toolgate, waiting for its own servers, the time it needs.
     std::fs::write(
         codex_home.join("config.toml"),
         format!(
             "model = \"gpt-5\"\nmodel_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\n\
              base_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"SCRIPTED_API_KEY\"\n\n\
              [mcp_servers.toolgate]\ncommand = {:?}\nargs = {:?}\ndefault_tools_approval_mode = \"approve\"\n\
-             startup_timeout_sec = 60\n",
+             required = true\nstartup_timeout_sec = 60\n",
             model.url, args[0], &args[1..]
         ),
     )
@@ -251,8 +335,61 @@ fn codex_runs_a_task_through_toolgate_in_the_bridge_it_picks_for_codex() {
         namespace["tools"].as_array().unwrap().iter().map(|t| t["name"].as_str().unwrap()).collect();
     inner.sort_unstable();
     assert_eq!(inner, ["call_tool", "tool_search"], "bridge exposure for Codex");
+    // The model reads toolgate's instructions as the namespace's description: every deferred
+    // tool, the slow server's included.
+    let description = namespace["description"].as_str().unwrap_or_default();
+    assert!(names_every_deferred_tool(description), "{description}");
     // toolgate itself refused the never-loaded call, with the loading hint.
     let all = serde_json::to_string(&requests).unwrap();
     assert!(all.contains(r#"select:memory__create_entities"#), "the loading hint reached the model");
+    assert!(!task.memory.exists(), "the memory server stored something");
+}
+
+#[test]
+fn gemini_cli_runs_a_task_through_toolgate_and_its_model_reads_every_deferred_tool() {
+    let task = Task::new("gemini");
+    let model = Model::start(&task);
+    let gemini = bin("gemini");
+    // The snippet of docs/gateway.md: a user-scope server, trusted (so that a non-interactive
+    // run may call its tools without asking).
+    let mut add = cli(&task, &gemini);
+    add.args(["mcp", "add", "-s", "user", "--trust", "toolgate"]).args(task.toolgate_args());
+    add.env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+    run(&mut add, "gemini mcp add");
+    // An API key (any: the endpoint is scripted), and no usage statistics to send.
+    let settings = task.home.join(".gemini/settings.json");
+    let mut written: Value = serde_json::from_str(&std::fs::read_to_string(&settings).unwrap()).unwrap();
+    written["security"] = serde_json::json!({"auth": {"selectedType": "gemini-api-key"}});
+    written["privacy"] = serde_json::json!({"usageStatisticsEnabled": false});
+    std::fs::write(&settings, written.to_string()).unwrap();
+
+    let mut ask = cli(&task, &gemini);
+    ask.args(["-p", "read the notes file", "--model", "gemini-2.5-flash", "--output-format", "json"])
+        .env("GEMINI_API_KEY", "scripted")
+        .env("GOOGLE_GEMINI_BASE_URL", &model.url)
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true");
+    let answer: Value = serde_json::from_str(&run(&mut ask, "gemini -p")).expect("JSON output");
+    assert_eq!(answer["response"], "The notes say: buy oat milk", "{answer}");
+
+    let requests = task.requests();
+    let declared = |b: &Value| -> Vec<String> {
+        b["tools"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .flat_map(|t| t["functionDeclarations"].as_array().cloned().unwrap_or_default())
+            .filter_map(|d| d["name"].as_str().map(str::to_owned))
+            .collect()
+    };
+    let first =
+        requests.iter().find(|b| declared(b).iter().any(|n| n.ends_with("tool_search"))).expect("a turn");
+    let mine: Vec<String> = declared(first).into_iter().filter(|n| n.starts_with("mcp_toolgate_")).collect();
+    assert_eq!(mine, ["mcp_toolgate_tool_search"], "toolgate offers tool_search alone at first");
+    // Gemini CLI puts server instructions in the first user turn.
+    assert!(names_every_deferred_tool(&first["contents"].to_string()), "{}", first["contents"]);
+    // The reader the search loaded was offered on the next turn and ran.
+    assert!(
+        requests.iter().any(|b| declared(b).iter().any(|n| n == "mcp_toolgate_filesystem__read_text_file"))
+    );
     assert!(!task.memory.exists(), "the memory server stored something");
 }

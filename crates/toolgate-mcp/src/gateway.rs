@@ -103,6 +103,12 @@ impl ResourceRoutes {
 /// native exposure the tools they load would never appear. Codex lists once and never again.
 pub const BRIDGE_CLIENTS: &[&str] = &["codex"];
 
+/// Arguments a client adds to every tool's schema for its own use and then sends along, by a
+/// word of the client's `clientInfo.name` (lower case). Gemini CLI adds `wait_for_previous` to
+/// every MCP tool and passes it on; toolgate drops it before the gate, so that a schema that
+/// allows no other properties (`tool_search`'s, or an upstream's) does not refuse the call.
+pub const INJECTED_ARGUMENTS: &[(&str, &str)] = &[("gemini-cli", "wait_for_previous")];
+
 /// A view's key: the session profile (`None`: the served subject) and the exposure.
 type ViewKey = (Option<String>, Exposure);
 
@@ -185,6 +191,10 @@ pub(crate) struct SessionState {
     pub(crate) ignores_list_changed: bool,
     /// How this HTTP session is kept in the session store.
     pub(crate) stored: crate::resume::Stored,
+    /// Calls waiting for this client's answer to an upstream's question (2026-07-28).
+    pub(crate) waiting: crate::elicit::Waiting,
+    /// The protocol revision the client speaks, once known.
+    pub(crate) revision: Option<rmcp::model::ProtocolVersion>,
 }
 
 /// The gateway: shared by every session, cheap to clone.
@@ -213,6 +223,8 @@ pub(crate) struct Inner {
     tasks: Mutex<Vec<JoinHandle<()>>>,
     /// Routes of upstream progress notifications back to their clients.
     pub(crate) progress: Arc<Relay>,
+    /// The calls in flight to each upstream, to route an upstream's questions to their client.
+    pub(crate) inflight: Arc<crate::elicit::InFlight>,
     /// Which upstream serves which resource, as last listed.
     pub(crate) resources: Mutex<ResourceRoutes>,
     /// Per subject (`None`: the served one; `Some(profile)`: a session profile) and exposure,
@@ -259,6 +271,7 @@ impl Gateway {
                 shutdown: CancellationToken::new(),
                 tasks: Mutex::new(Vec::new()),
                 progress: Arc::new(Relay::default()),
+                inflight: Arc::default(),
                 resources: Mutex::new(ResourceRoutes::default()),
                 views: Mutex::new(HashMap::new()),
                 deferred_once: AtomicBool::new(false),
@@ -323,6 +336,7 @@ impl Gateway {
                 cwd: None,
             },
             call_timeout,
+            protocol: Default::default(),
         });
     }
 
@@ -709,11 +723,22 @@ impl Gateway {
 }
 
 impl SessionState {
+    /// Whether the client speaks 2026-07-28 or later, which hears of changes only on the
+    /// subscriptions it opened, never on the connection.
+    pub(crate) fn is_modern(&self) -> bool {
+        self.revision.as_ref().is_some_and(|v| !v.has_initialize())
+    }
+
+    /// The client, when notices go on the connection (up to 2025-11-25, no subscription open).
+    pub(crate) fn connection_notices(&self) -> Option<Peer<RoleServer>> {
+        if self.subscriptions.is_empty() && !self.is_modern() { self.peer.clone() } else { None }
+    }
+
     /// Sends `notifications/tools/list_changed` to this session's client, on the path its
     /// protocol version uses: the connection (up to 2025-11-25) or its open subscriptions
     /// (2026-07-28).
     pub(crate) fn list_changed_notice(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
-        let peer = if self.subscriptions.is_empty() { self.peer.clone() } else { None };
+        let peer = self.connection_notices();
         let sinks = self.subscriptions.clone();
         async move {
             if let Some(peer) = peer

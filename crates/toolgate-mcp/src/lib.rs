@@ -17,6 +17,8 @@
 //! - [`pins`]: the store of approved definitions (SQLite) and the quarantine.
 //! - [`convert`]: `rmcp::model::Tool` to and from the catalog's tools.
 //! - `passthrough`: log messages, prompts and resources, under the same policy as tools.
+//! - `elicit`: an upstream's questions to the user, put to the client whose call they belong
+//!   to, in either revision on either side.
 //! - `progress`: upstream progress notifications relayed to the client that asked for them.
 //! - [`store`]: where HTTP sessions' state lives between requests (memory, or Redis shared by
 //!   replicas), and `resume`: a session read from it, and written back, by its server.
@@ -28,13 +30,14 @@
 
 pub mod access;
 pub mod convert;
+mod elicit;
 pub mod gateway;
 pub mod http;
 pub mod limits;
 mod metrics;
 mod passthrough;
 pub mod pins;
-mod pool;
+pub(crate) mod pool;
 mod progress;
 pub mod redact;
 mod resume;

@@ -111,6 +111,10 @@ impl Gateway {
             if state.log_level.is_some_and(|wanted| rank(params.level) < rank(wanted)) {
                 continue;
             }
+            // 2026-07-28 has no logging on the connection (SEP-2577): only older clients hear it.
+            if state.is_modern() {
+                continue;
+            }
             let Some(peer) = state.peer.clone() else { continue };
             let params = params.clone();
             tokio::spawn(async move {
@@ -158,7 +162,7 @@ impl Gateway {
     pub(crate) fn relay_list_changed(&self, prompts: bool) {
         for slot in self.live_sessions() {
             let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-            let peer = if state.subscriptions.is_empty() { state.peer.clone() } else { None };
+            let peer = state.connection_notices();
             let sinks = state.subscriptions.clone();
             tokio::spawn(async move {
                 if let Some(peer) = peer {

@@ -7,15 +7,17 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotificationParam, ClientRequest,
-    ProgressToken, ServerResult,
+    CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotificationParam, ClientCapabilities,
+    ClientRequest, InputRequest, InputResponses, ProgressToken, RequestMetaObject, ServerResult,
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleClient, RoleServer, ServiceError};
+use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use toolgate::{Tool, ToolSpec};
 
 use crate::convert::complete;
+use crate::elicit::{Ask, Event, MAX_ROUNDS, Run};
 use crate::gateway::Gateway;
 use crate::progress::Relay;
 use crate::upstream::{Host, State, error_result, transport_error};
@@ -87,6 +89,14 @@ impl Host for Gateway {
     fn progress(&self) -> Arc<Relay> {
         self.inner.progress.clone()
     }
+
+    async fn elicit(
+        &self,
+        name: &str,
+        params: rmcp::model::ElicitRequestParams,
+    ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
+        self.inner.inflight.route(name, params, self.settings().call_timeout).await
+    }
 }
 
 impl Gateway {
@@ -111,83 +121,234 @@ impl Gateway {
         })
     }
 
-    /// Forwards an allowed call of `tool` (served by upstream `owner`) under the upstream's own
-    /// tool name and returns the upstream's answer, or a tool error that says what went wrong.
-    pub(crate) async fn forward(
+    /// Starts forwarding an allowed call of `tool` (served by upstream `owner`) under the
+    /// upstream's own tool name, in a task of its own: the returned [`Run`] yields the questions
+    /// the upstream asks on the way ([`crate::elicit`]) and then the answer, or a tool error
+    /// that says what went wrong. Dropping the run cancels the call upstream.
+    pub(crate) fn start_call(
         &self,
         owner: &str,
         tool: &Tool,
         mut params: CallToolRequestParams,
-        progress: Option<(Peer<RoleServer>, ProgressToken)>,
-        cancelled: CancellationToken,
-    ) -> CallToolResponse {
-        let (peer, timeout) = {
-            let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
-            let Some(u) = pool.get(owner) else {
-                return error_result(format!("server `{owner}` is not configured any more"));
-            };
-            match (&u.state, &u.peer) {
-                (State::Static, _) => {
-                    return error_result(format!(
-                        "demo tool `{}`, not connected: toolgate serves it from a static catalog",
-                        tool.qualified_name()
-                    ));
-                }
-                (State::Ready, Some(peer)) => {
-                    (peer.clone(), u.call_timeout.unwrap_or(self.settings().call_timeout))
-                }
-                (State::Failed(reason), _) => {
-                    return error_result(format!(
-                        "tool `{}` is unavailable: server `{owner}` failed ({reason})",
-                        tool.qualified_name()
-                    ));
-                }
-                _ => {
-                    return error_result(format!(
-                        "server `{owner}` is not connected right now; try again shortly"
-                    ));
-                }
+        caller: Caller,
+    ) -> Run {
+        let (events, run) = {
+            let (tx, rx) = mpsc::channel(4);
+            let cancel = CancellationToken::new();
+            ((tx, cancel.clone()), Run::new(rx, cancel))
+        };
+        let (tx, cancel) = events;
+        let (peer, timeout) = match self.upstream_peer(owner, tool) {
+            Ok(found) => found,
+            Err(why) => {
+                let _ = tx.try_send(Event::Done(error_result(why)));
+                return run;
             }
         };
         params.name = tool.name().to_owned().into();
-        // The client's own _meta (its progress token) is not the upstream's business.
+        // The client's own _meta (its progress token, its revision) is not the upstream's
+        // business; a 2026-07-28 upstream gets the client's capabilities below.
         params.meta = None;
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let options = PeerRequestOptions::with_timeout(timeout);
-        let handle = match peer.send_request_with_option(request, options).await {
-            Ok(h) => h,
-            Err(e) => return transport_error(owner, tool, &e),
+        let gateway = self.clone();
+        let owner = owner.to_owned();
+        let qualified = tool.qualified_name().to_owned();
+        tokio::spawn(async move {
+            let inflight = gateway.inner.inflight.clone();
+            let declared = caller.capabilities.elicitation.is_some();
+            let _entry = inflight.open(&owner, caller.session, declared.then(|| tx.clone()));
+            let answer = tokio::select! {
+                answer = gateway.call_rounds(&owner, &qualified, &peer, timeout, params, &caller, &tx) => answer,
+                () = cancel.cancelled() => {
+                    tracing::debug!(upstream = %owner, tool = %qualified, "the client's call was cancelled");
+                    return;
+                }
+            };
+            let _ = tx.send(Event::Done(answer)).await;
+        });
+        run
+    }
+
+    /// The connection to upstream `owner` and its call timeout, or the tool error that says why
+    /// `tool` cannot be called now.
+    fn upstream_peer(&self, owner: &str, tool: &Tool) -> Result<(Peer<RoleClient>, Duration), String> {
+        let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(u) = pool.get(owner) else {
+            return Err(format!("server `{owner}` is not configured any more"));
         };
-        let id = handle.id.clone();
-        let _route = progress
-            .map(|(client, token)| self.inner.progress.open(owner, &handle.progress_token, client, token));
-        let outcome = tokio::select! {
-            r = handle.await_response() => r,
-            () = cancelled.cancelled() => {
-                let reason = Some("the client cancelled the call".to_owned());
-                let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason)).await;
-                return error_result(format!("the call to `{}` was cancelled by the client", tool.qualified_name()));
-            }
-        };
-        match outcome {
-            Ok(ServerResult::CallToolResult(result)) => CallToolResponse::Complete(complete::call(result)),
-            Ok(ServerResult::InputRequiredResult(result)) => CallToolResponse::InputRequired(result),
-            Ok(ServerResult::CreateTaskResult(_)) => error_result(format!(
-                "server `{owner}` answered `{}` with a task, which toolgate does not relay yet",
+        match (&u.state, &u.peer) {
+            (State::Static, _) => Err(format!(
+                "demo tool `{}`, not connected: toolgate serves it from a static catalog",
                 tool.qualified_name()
             )),
-            Ok(other) => error_result(format!(
-                "server `{owner}` answered the call to `{}` with something that is not a tool result: {}",
-                tool.qualified_name(),
-                serde_json::to_string(&other).unwrap_or_default()
+            (State::Ready, Some(peer)) => {
+                Ok((peer.clone(), u.call_timeout.unwrap_or(self.settings().call_timeout)))
+            }
+            (State::Failed(reason), _) => Err(format!(
+                "tool `{}` is unavailable: server `{owner}` failed ({reason})",
+                tool.qualified_name()
             )),
-            Err(ServiceError::Timeout { .. }) => error_result(format!(
-                "server `{owner}` did not answer the call to `{}` within {} s, so the call was cancelled; \
-                 try again, or raise the server's call_timeout_secs in the configuration",
-                tool.qualified_name(),
-                timeout.as_secs_f32()
-            )),
-            Err(e) => transport_error(owner, tool, &e),
+            _ => Err(format!("server `{owner}` is not connected right now; try again shortly")),
         }
+    }
+
+    /// The call's rounds with the upstream: one, or one per answer the upstream asked for
+    /// (2026-07-28 upstreams, a 2025-11-25 client answering through `events`).
+    #[allow(clippy::too_many_arguments)]
+    async fn call_rounds(
+        &self,
+        owner: &str,
+        qualified: &str,
+        peer: &Peer<RoleClient>,
+        timeout: Duration,
+        mut params: CallToolRequestParams,
+        caller: &Caller,
+        events: &mpsc::Sender<Event>,
+    ) -> CallToolResponse {
+        let modern_upstream = peer.peer_info().is_some_and(|info| !info.protocol_version.has_initialize());
+        for _ in 0..MAX_ROUNDS {
+            let mut options = PeerRequestOptions::with_timeout(timeout);
+            if modern_upstream {
+                // The upstream asks only what the client that made the call can answer.
+                let mut meta = RequestMetaObject::new();
+                meta.set_client_capabilities(relayed_capabilities(&caller.capabilities));
+                options.meta = Some(meta);
+            }
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let handle = match peer.send_request_with_option(request, options).await {
+                Ok(h) => h,
+                Err(e) => return transport_error(owner, qualified, &e),
+            };
+            let relay = self.inner.progress.clone();
+            let _route = caller
+                .progress
+                .clone()
+                .map(|(client, token)| relay.open(owner, &handle.progress_token, client, token));
+            let id = handle.id.clone();
+            let cancelled = CancelOnDrop { peer: peer.clone(), id: Some(id) };
+            let outcome = handle.await_response().await;
+            cancelled.disarm();
+            let asked = match outcome {
+                Ok(ServerResult::CallToolResult(result)) => {
+                    return CallToolResponse::Complete(complete::call(result));
+                }
+                Ok(ServerResult::InputRequiredResult(asked)) => asked,
+                Ok(ServerResult::CreateTaskResult(_)) => {
+                    return error_result(format!(
+                        "server `{owner}` answered `{qualified}` with a task, which toolgate does not relay yet"
+                    ));
+                }
+                Ok(other) => {
+                    return error_result(format!(
+                        "server `{owner}` answered the call to `{qualified}` with something that is not a tool \
+                         result: {}",
+                        serde_json::to_string(&other).unwrap_or_default()
+                    ));
+                }
+                Err(ServiceError::Timeout { .. }) => {
+                    return error_result(format!(
+                        "server `{owner}` did not answer the call to `{qualified}` within {} s, so the call was \
+                         cancelled; try again, or raise the server's call_timeout_secs in the configuration",
+                        timeout.as_secs_f32()
+                    ));
+                }
+                Err(e) => return transport_error(owner, qualified, &e),
+            };
+            // A 2026-07-28 upstream asks for input. Only questions the client declared it can
+            // answer go on; anything else ends the call with the reason.
+            let requests = asked.input_requests.clone().unwrap_or_default();
+            let mut questions = Vec::new();
+            for (key, request) in &requests {
+                match request {
+                    InputRequest::Elicitation(e) if caller.capabilities.elicitation.is_some() => {
+                        questions.push((key.clone(), e.params.clone()));
+                    }
+                    other => {
+                        let kind = match other {
+                            InputRequest::Elicitation(_) => "elicitation, which the client did not declare",
+                            InputRequest::CreateMessage(_) => "sampling, which toolgate does not relay",
+                            InputRequest::ListRoots(_) => "roots, which toolgate does not relay",
+                            _ => "an input toolgate does not know",
+                        };
+                        return error_result(format!(
+                            "server `{owner}` asked for input during `{qualified}` that cannot be given: {kind}"
+                        ));
+                    }
+                }
+            }
+            if caller.modern {
+                // The client answers in its own retry; the upstream's state goes to it untouched.
+                return CallToolResponse::InputRequired(asked);
+            }
+            let mut answers = InputResponses::new();
+            for (key, question) in questions {
+                let (reply, answer) = oneshot::channel();
+                if events.send(Event::Ask(Ask { params: question, reply })).await.is_err() {
+                    return error_result(
+                        "the client's call ended while the server asked it something".into(),
+                    );
+                }
+                match answer.await {
+                    Ok(Ok(result)) => {
+                        answers.insert(key, serde_json::to_value(result).unwrap_or_default());
+                    }
+                    Ok(Err(e)) => {
+                        return error_result(format!(
+                            "the client could not answer `{owner}`'s question: {e}"
+                        ));
+                    }
+                    Err(_) => return error_result("the client's call ended before it answered".into()),
+                }
+            }
+            params.input_responses = Some(answers);
+            params.request_state = asked.request_state;
+        }
+        error_result(format!(
+            "server `{owner}` asked for input more than {MAX_ROUNDS} times during `{qualified}`; gave up"
+        ))
+    }
+}
+
+/// Who made a forwarded call: what the upstream may ask of them and where progress goes.
+#[derive(Debug, Clone)]
+pub(crate) struct Caller {
+    /// The session that made the call (its slot's address), to route questions to.
+    pub(crate) session: usize,
+    /// The capabilities the client declared (for this request, on 2026-07-28).
+    pub(crate) capabilities: ClientCapabilities,
+    /// Whether the client speaks 2026-07-28 (it answers questions in a retry of its call).
+    pub(crate) modern: bool,
+    /// The client and its progress token, if it asked for progress.
+    pub(crate) progress: Option<(Peer<RoleServer>, ProgressToken)>,
+}
+
+/// What of a client's capabilities toolgate passes on to a 2026-07-28 upstream: what it
+/// relays (elicitation), nothing it does not.
+fn relayed_capabilities(client: &ClientCapabilities) -> ClientCapabilities {
+    let mut relayed = ClientCapabilities::default();
+    relayed.elicitation = client.elicitation.clone();
+    relayed
+}
+
+/// Tells the upstream that a call was cancelled, unless disarmed first (dropped with the task
+/// when the client's call is cancelled).
+struct CancelOnDrop {
+    peer: Peer<RoleClient>,
+    id: Option<rmcp::model::RequestId>,
+}
+
+impl CancelOnDrop {
+    fn disarm(mut self) {
+        self.id = None;
+    }
+}
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        let Some(id) = self.id.take() else { return };
+        let peer = self.peer.clone();
+        tokio::spawn(async move {
+            let reason = Some("the client cancelled the call".to_owned());
+            let _ = peer.notify_cancelled(CancelledNotificationParam::new(Some(id), reason)).await;
+        });
     }
 }

@@ -13,11 +13,12 @@ use std::sync::Arc;
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse, Implementation,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientResult, CompleteRequestParams,
+    CompleteResult, ContentBlock, DiscoverResult, ElicitRequest, ElicitResult, GetPromptRequestParams,
+    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, InputRequest,
+    InputRequests, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, ServerRequest, SubscriptionFilter,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -28,7 +29,9 @@ use toolgate::gate::{Decision, Denial};
 use toolgate::request::TOOL_SEARCH;
 
 use crate::convert::mcp_from_tool;
+use crate::elicit::{Event, Parked, Run};
 use crate::gateway::{CALL_TOOL, Gateway, SessionSlot, SessionState, View, fingerprint};
+use crate::pool::Caller;
 use crate::upstream::error_result;
 
 /// The HTTP header that opens a session under a profile (`[profiles.NAME]`).
@@ -37,6 +40,11 @@ pub const PROFILE_HEADER: &str = "x-toolgate-profile";
 /// How long a loading `tool_search` waits, once the client listed the tools again, so that the
 /// list's reply reaches the client before the search's.
 const RELIST_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// Whether the request comes from a client on 2026-07-28 or later (no `initialize`).
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context.protocol_version().is_some_and(|v| !v.has_initialize())
+}
 
 /// The error for a profile the configuration does not define.
 fn unknown_profile(gateway: &Gateway, name: &str) -> String {
@@ -97,6 +105,9 @@ impl GatewayServer {
             let mut state = self.state();
             if state.peer.is_none() {
                 state.peer = Some(context.peer.clone());
+            }
+            if state.revision.is_none() {
+                state.revision = context.protocol_version();
             }
             if state.client.is_empty()
                 && let Some(info) = context.client_info()
@@ -184,8 +195,14 @@ impl GatewayServer {
             self.register(context);
             let (notice, relisted, wait) = {
                 let state = self.state();
-                let wait =
-                    if state.ignores_list_changed { None } else { Some(self.gateway.settings().relist_wait) };
+                // A client that cannot hear of the change (2026-07-28 without a subscription)
+                // is not waited for.
+                let hears = state.connection_notices().is_some() || !state.subscriptions.is_empty();
+                let wait = if state.ignores_list_changed || !hears {
+                    None
+                } else {
+                    Some(self.gateway.settings().relist_wait)
+                };
                 (state.list_changed_notice(), state.relisted.clone(), wait)
             };
             // Listen before telling, so that a re-list that comes at once is not missed.
@@ -285,12 +302,151 @@ impl GatewayServer {
         let Some(owner) = view.owner(tool) else {
             return error_result(format!("tool `{}` has no server any more", tool.qualified_name()));
         };
-        let progress = context.meta.get_progress_token().map(|token| (context.peer.clone(), token));
         let started = std::time::Instant::now();
-        let answer = self.gateway.forward(owner, tool, request, progress, context.ct.clone()).await;
+        let answer = match request.request_state.as_deref() {
+            // The client answers a question toolgate put to it while the upstream's call waits.
+            Some(state) if state.starts_with(crate::elicit::STATE_PREFIX) => {
+                self.resume_call(tool.qualified_name(), state, &request, context).await
+            }
+            _ => {
+                let caller = Caller {
+                    session: self.session_key(),
+                    capabilities: context.client_capabilities().unwrap_or_default(),
+                    modern: is_modern(context),
+                    progress: context.meta.get_progress_token().map(|token| (context.peer.clone(), token)),
+                };
+                let run = self.gateway.start_call(owner, tool, request, caller);
+                self.drive(tool.qualified_name(), run, 0, context).await
+            }
+        };
         let ok = !matches!(&answer, CallToolResponse::Complete(r) if r.is_error == Some(true));
         self.gateway.inner.metrics.called(owner, ok, started.elapsed());
         answer
+    }
+
+    /// Takes out the arguments this session's client adds to every call for its own use
+    /// ([`INJECTED_ARGUMENTS`](crate::gateway::INJECTED_ARGUMENTS)).
+    fn drop_injected_arguments(&self, request: &mut CallToolRequestParams) {
+        let client = self.state().client.to_lowercase();
+        let Some(arguments) = request.arguments.as_mut() else { return };
+        for (word, argument) in crate::gateway::INJECTED_ARGUMENTS {
+            if client.contains(word) {
+                arguments.remove(*argument);
+            }
+        }
+        // In the bridge, the tool's own arguments are inside `call_tool`'s.
+        if request.name == CALL_TOOL
+            && let Some(Value::Object(inner)) = arguments.get_mut("arguments")
+        {
+            for (word, argument) in crate::gateway::INJECTED_ARGUMENTS {
+                if client.contains(word) {
+                    inner.remove(*argument);
+                }
+            }
+        }
+    }
+
+    /// This session's key among the calls in flight (its slot's address, unique while it lives).
+    fn session_key(&self) -> usize {
+        Arc::as_ptr(&self.slot) as usize
+    }
+
+    /// Follows a forwarded call to its answer, putting the upstream's questions to this
+    /// session's client: on 2025-11-25 as `elicitation/create` within this call, on 2026-07-28
+    /// as an `InputRequiredResult` while the call waits for the client's retry.
+    async fn drive(
+        &self,
+        tool: &str,
+        mut run: Run,
+        mut rounds: usize,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        loop {
+            let event = tokio::select! {
+                event = run.next() => event,
+                () = context.ct.cancelled() => {
+                    drop(run);
+                    return error_result(format!("the call to `{tool}` was cancelled by the client"));
+                }
+            };
+            let ask = match event {
+                Event::Done(answer) => return answer,
+                Event::Ask(ask) => ask,
+            };
+            rounds += 1;
+            if rounds > crate::elicit::MAX_ROUNDS {
+                let _ = ask.reply.send(Err(crate::elicit::refused("too many questions in one call")));
+                return error_result(format!(
+                    "`{tool}` asked the user more than {} questions; gave up",
+                    crate::elicit::MAX_ROUNDS
+                ));
+            }
+            if is_modern(context) {
+                let question = InputRequest::Elicitation(ElicitRequest::new(ask.params));
+                let parked = Parked {
+                    tool: tool.to_owned(),
+                    run,
+                    reply: ask.reply,
+                    until: std::time::Instant::now() + self.gateway.settings().call_timeout,
+                    rounds,
+                };
+                let state = self.state().waiting.park(parked);
+                let requests = InputRequests::from([(crate::elicit::QUESTION.to_owned(), question)]);
+                return CallToolResponse::InputRequired(InputRequiredResult::new(
+                    Some(requests),
+                    Some(state),
+                ));
+            }
+            let asked =
+                context.peer.send_request(ServerRequest::ElicitRequest(ElicitRequest::new(ask.params)));
+            let answer = match asked.await {
+                Ok(ClientResult::ElicitResult(result)) => Ok(result),
+                Ok(other) => {
+                    Err(ErrorData::internal_error(format!("the client answered with {other:?}"), None))
+                }
+                Err(e) => Err(ErrorData::internal_error(format!("the client could not be asked: {e}"), None)),
+            };
+            let _ = ask.reply.send(answer);
+        }
+    }
+
+    /// A 2026-07-28 client's retry that answers toolgate's question (`state` names the waiting
+    /// call, in this session only): the answer goes to the upstream, and the call goes on.
+    async fn resume_call(
+        &self,
+        tool: &str,
+        state: &str,
+        request: &CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let Some(parked) = self.state().waiting.take(state) else {
+            return error_result(format!(
+                "requestState `{state}` names no call waiting in this session (it expired, was answered, \
+                 or belongs to another session); call `{tool}` again"
+            ));
+        };
+        if parked.tool != tool {
+            return error_result(format!(
+                "requestState `{state}` belongs to a call of `{}`, not of `{tool}`",
+                parked.tool
+            ));
+        }
+        let answer = request
+            .input_responses
+            .as_ref()
+            .and_then(|r| r.get(crate::elicit::QUESTION))
+            .ok_or_else(|| format!("inputResponses has no `{}` answer", crate::elicit::QUESTION))
+            .and_then(|v| {
+                serde_json::from_value::<ElicitResult>(v.clone())
+                    .map_err(|e| format!("the answer is not an elicitation result: {e}"))
+            });
+        let answer = answer.map_err(|why| ErrorData::invalid_params(why, None));
+        let bad = answer.as_ref().err().map(|e| e.message.to_string());
+        let _ = parked.reply.send(answer);
+        if let Some(why) = bad {
+            return error_result(format!("the answer to `{tool}`'s question was not usable: {why}"));
+        }
+        self.drive(tool, parked.run, parked.rounds, context).await
     }
 
     /// What the client is told about this server when it connects: how to load tools and the
@@ -435,7 +591,11 @@ impl ServerHandler for GatewayServer {
         }
         self.gateway.register_session(&self.slot);
         self.ready().await;
-        self.negotiate_initialize(&request)
+        let negotiated = self.negotiate_initialize(&request)?;
+        // A client that probed with `server/discover` first and then chose `initialize` (Claude
+        // Code does when the probe is slow) speaks what `initialize` negotiated.
+        self.state().revision = Some(negotiated.protocol_version.clone());
+        Ok(negotiated)
     }
 
     async fn list_tools(
@@ -466,8 +626,11 @@ impl ServerHandler for GatewayServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        self.register(&context);
         self.ready().await;
         self.pull(&context).await?;
+        let mut request = request;
+        self.drop_injected_arguments(&mut request);
         let name = request.name.clone();
         Ok(match name.as_ref() {
             TOOL_SEARCH => {

@@ -55,6 +55,7 @@ impl Gateway {
                     name: name.clone(),
                     transport: transport.clone(),
                     call_timeout: server.call_timeout,
+                    protocol: server.protocol,
                 }),
             }
         }

@@ -25,19 +25,23 @@ use std::time::{Duration, Instant};
 
 use axum::http::{HeaderName, HeaderValue};
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, Implementation,
-    ProgressNotificationParam, ProtocolVersion,
+    CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, ElicitRequestParams,
+    ElicitResult, ElicitationCapability, FormElicitationCapability, Implementation,
+    ProgressNotificationParam, ProtocolVersion, UrlElicitationCapability,
 };
-use rmcp::service::{ClientInitializeError, NotificationContext, RunningService};
+use rmcp::model::{ServerNotification, SubscriptionFilter};
+use rmcp::service::{ClientInitializeError, NotificationContext, RequestContext, RunningService};
 use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
-use rmcp::{ClientCacheConfig, ClientHandler, Peer, RoleClient, ServiceError, ServiceExt};
+use rmcp::{
+    ClientCacheConfig, ClientHandler, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, ServiceError,
+};
 use serde_json::{Value, json};
 use tokio::io::AsyncBufReadExt;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::Transport;
-use toolgate::{Tool, ToolSpec};
+use toolgate::ToolSpec;
+use toolgate::config::{Transport, UpstreamProtocol};
 
 use crate::convert::spec_from_mcp;
 use crate::progress::Relay;
@@ -170,6 +174,7 @@ pub(crate) struct Spec {
     pub(crate) name: String,
     pub(crate) transport: Transport,
     pub(crate) call_timeout: Option<Duration>,
+    pub(crate) protocol: UpstreamProtocol,
 }
 
 impl Spec {
@@ -228,10 +233,18 @@ pub(crate) trait Host: Clone + Send + Sync + 'static {
     fn startup_timeout(&self) -> Duration;
     /// Where upstream progress notifications go.
     fn progress(&self) -> Arc<Relay>;
+    /// Puts upstream `name`'s question to the user of the call it belongs to, and returns the
+    /// answer or why it cannot be asked.
+    fn elicit(
+        &self,
+        name: &str,
+        params: ElicitRequestParams,
+    ) -> impl Future<Output = Result<ElicitResult, rmcp::ErrorData>> + Send;
 }
 
 /// The client side of one upstream connection: hears `tools/list_changed`, and relays
 /// progress, log messages and prompt and resource list changes.
+#[derive(Clone)]
 struct UpstreamClient<H> {
     name: String,
     relist: Arc<Relist>,
@@ -240,12 +253,30 @@ struct UpstreamClient<H> {
 }
 
 impl<H: Host> ClientHandler for UpstreamClient<H> {
+    /// On 2025-11-25 a connection's capabilities are declared once for every session it
+    /// serves: elicitation is declared, and a question is put only to a client that declared it
+    /// itself ([`crate::elicit`]). A 2026-07-28 upstream is told each calling client's own.
     fn get_info(&self) -> ClientConfig {
-        ClientConfig::new(
-            ClientCapabilities::default(),
-            Implementation::new("toolgate", env!("CARGO_PKG_VERSION")),
-        )
-        .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+        let mut capabilities = ClientCapabilities::default();
+        capabilities.elicitation = Some(
+            ElicitationCapability::new()
+                .with_form(FormElicitationCapability::default())
+                .with_url(UrlElicitationCapability::default()),
+        );
+        ClientConfig::new(capabilities, Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
+            .with_protocol_version(ProtocolVersion::LATEST_WITH_INITIALIZE)
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, rmcp::ErrorData> {
+        let answer = self.host.elicit(&self.name, request).await;
+        if let Err(e) = &answer {
+            tracing::info!(upstream = %self.name, "a question of the server was not put to a user: {}", e.message);
+        }
+        answer
     }
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
@@ -361,7 +392,11 @@ async fn connect_and_serve<H: Host>(gateway: &H, spec: &Spec) -> Ended {
     tracing::info!(upstream = %spec.name, tools = tools.len(), "ready");
     let peer = client.peer().clone();
     gateway.set_state(&spec.name, State::Ready, Some(tools), Some(peer.clone()));
-    gateway.pass_log_level(&spec.name, &peer).await;
+    if is_modern(&peer) {
+        listen_for_changes(gateway, &spec.name, &peer, relist.clone()).await;
+    } else {
+        gateway.pass_log_level(&spec.name, &peer).await;
+    }
     let ready_at = Instant::now();
     let cancel = client.cancellation_token();
     let done = client.waiting();
@@ -457,12 +492,56 @@ impl StderrTail {
     }
 }
 
-/// Opens the connection and runs `initialize`.
+/// Opens the connection: `server/discover` first, falling back to `initialize` (see
+/// [`lifecycle`]); a server that answers the probe with "no such version" among the ones it
+/// lists (a 2025-11-25 server of some SDKs) is connected to again with `initialize` alone.
 async fn connect<H: Host>(
     handler: UpstreamClient<H>,
     spec: &Spec,
     tail: &StderrTail,
 ) -> Result<Client<H>, String> {
+    if spec.protocol == UpstreamProtocol::Legacy {
+        return open(handler, spec, tail, ClientLifecycleMode::Initialize)
+            .await
+            .map_err(Refused::into_reason);
+    }
+    match open(handler.clone(), spec, tail, lifecycle()).await {
+        Err(Refused::NoCommonVersion(why)) => {
+            tracing::info!(upstream = %spec.name, "{why}; connecting again with `initialize`");
+            open(handler, spec, tail, ClientLifecycleMode::Initialize).await.map_err(Refused::into_reason)
+        }
+        other => other.map_err(Refused::into_reason),
+    }
+}
+
+/// Why a connection could not be opened.
+enum Refused {
+    /// The server's `server/discover` offered no revision the probe asked for.
+    NoCommonVersion(String),
+    Other(String),
+}
+
+impl Refused {
+    fn into_reason(self) -> String {
+        match self {
+            Refused::NoCommonVersion(why) | Refused::Other(why) => why,
+        }
+    }
+}
+
+impl From<String> for Refused {
+    fn from(why: String) -> Refused {
+        Refused::Other(why)
+    }
+}
+
+/// Opens the connection with `lifecycle`.
+async fn open<H: Host>(
+    handler: UpstreamClient<H>,
+    spec: &Spec,
+    tail: &StderrTail,
+    lifecycle: ClientLifecycleMode,
+) -> Result<Client<H>, Refused> {
     match &spec.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
@@ -477,19 +556,22 @@ async fn connect<H: Host>(
             if let Some(stderr) = stderr {
                 tail.follow(spec.name.clone(), stderr, spec.secrets());
             }
-            handler.serve(transport).await.map_err(|e| match e {
-                ClientInitializeError::ConflictInitResponseId(expected, got) => format!(
+            handler.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| match e {
+                ClientInitializeError::NoCompatibleProtocolVersion { .. } => {
+                    Refused::NoCommonVersion(e.to_string())
+                }
+                ClientInitializeError::ConflictInitResponseId(expected, got) => Refused::Other(format!(
                     "initialize failed: the server sent a response to request {got}, which was never \
                      sent, where the answer to `initialize` (request {expected}) belonged; its stdout \
                      must carry MCP messages only"
-                ),
+                )),
                 e => {
                     let e = e.to_string();
-                    if e.contains("Broken pipe") || e.to_lowercase().contains("closed") {
+                    Refused::Other(if e.contains("Broken pipe") || e.to_lowercase().contains("closed") {
                         "the process exited before it answered `initialize`".to_owned()
                     } else {
                         format!("initialize failed: {e}")
-                    }
+                    })
                 }
             })
         }
@@ -504,10 +586,70 @@ async fn connect<H: Host>(
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
             let transport = StreamableHttpClientTransport::from_config(config);
-            handler.serve(transport).await.map_err(|e| format!("initialize failed at {url}: {e}"))
+            handler.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| match e {
+                ClientInitializeError::NoCompatibleProtocolVersion { .. } => {
+                    Refused::NoCommonVersion(format!("{url} answered `server/discover`: {e}"))
+                }
+                e => Refused::Other(format!("initialize failed at {url}: {e}")),
+            })
         }
-        Transport::Catalog { .. } => Err("a static catalog has no connection".to_owned()),
+        Transport::Catalog { .. } => Err(Refused::Other("a static catalog has no connection".to_owned())),
     }
+}
+
+/// How toolgate opens a connection: `server/discover` at 2026-07-28 first, and `initialize`
+/// at 2025-11-25 for a server that does not know it (the probe costs one round trip).
+fn lifecycle() -> ClientLifecycleMode {
+    ClientLifecycleMode::Auto {
+        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        legacy_version: None,
+    }
+}
+
+/// Whether the connection speaks 2026-07-28 or later.
+fn is_modern(peer: &Peer<RoleClient>) -> bool {
+    peer.peer_info().is_some_and(|info| !info.protocol_version.has_initialize())
+}
+
+/// On 2026-07-28 list changes come on a subscription, not on the connection: opens one (for
+/// what the server said it announces) and turns what it hears into the same re-listing and
+/// relaying as a 2025-11-25 server's notices. Ends with the connection.
+async fn listen_for_changes<H: Host>(gateway: &H, name: &str, peer: &Peer<RoleClient>, relist: Arc<Relist>) {
+    let Some(caps) = peer.peer_info().map(|info| info.capabilities.clone()) else { return };
+    let mut filter = SubscriptionFilter::builder();
+    if caps.tools.as_ref().is_some_and(|t| t.list_changed == Some(true)) {
+        filter = filter.tools_list_changed();
+    }
+    if caps.prompts.as_ref().is_some_and(|p| p.list_changed == Some(true)) {
+        filter = filter.prompts_list_changed();
+    }
+    if caps.resources.as_ref().is_some_and(|r| r.list_changed == Some(true)) {
+        filter = filter.resources_list_changed();
+    }
+    let filter = filter.build();
+    if filter == SubscriptionFilter::default() {
+        return;
+    }
+    let mut subscription = match peer.listen(filter).await {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!(upstream = %name, "could not subscribe to its list changes: {e}");
+            return;
+        }
+    };
+    let gateway = gateway.clone();
+    let name = name.to_owned();
+    tokio::spawn(async move {
+        while let Ok(Some(notice)) = subscription.next().await {
+            match notice {
+                ServerNotification::ToolListChangedNotification(_) => relist.notice(),
+                ServerNotification::PromptListChangedNotification(_) => gateway.relay_list_changed(true),
+                ServerNotification::ResourceListChangedNotification(_) => gateway.relay_list_changed(false),
+                _ => {}
+            }
+        }
+        tracing::debug!(upstream = %name, "its list-change subscription ended");
+    });
 }
 
 /// Every tool of the upstream (following `nextCursor`), as catalog specs.
@@ -521,14 +663,13 @@ async fn list(peer: &Peer<RoleClient>, spec: &Spec) -> Result<Vec<ToolSpec>, Ser
 }
 
 /// The tool error for a call that failed on the way to or from the upstream.
-pub(crate) fn transport_error(owner: &str, tool: &Tool, e: &ServiceError) -> CallToolResponse {
+pub(crate) fn transport_error(owner: &str, tool: &str, e: &ServiceError) -> CallToolResponse {
     match e {
         ServiceError::TransportClosed => error_result(format!(
-            "server `{owner}` closed its connection during the call to `{}` (the process exited?); \
-             its tools are unavailable until it restarts",
-            tool.qualified_name()
+            "server `{owner}` closed its connection during the call to `{tool}` (the process exited?); \
+             its tools are unavailable until it restarts"
         )),
-        e => error_result(format!("server `{owner}` failed the call to `{}`: {e}", tool.qualified_name())),
+        e => error_result(format!("server `{owner}` failed the call to `{tool}`: {e}")),
     }
 }
 

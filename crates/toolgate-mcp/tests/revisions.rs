@@ -17,16 +17,20 @@ use toolgate_mcp::{Gateway, Settings};
 
 const FIXTURE: &str = env!("CARGO_BIN_EXE_toolgate-fixture-server");
 
-/// A gateway in front of the fixture server (with its prompts, resources and completions),
-/// which waits `start_ms` before it reads its first message.
+/// A gateway in front of the fixture server on 2025-11-25 (with its prompts, resources and
+/// completions), which waits `start_ms` before it reads its first message.
 fn gateway(start_ms: u64, ready_wait: Duration) -> Gateway {
     let fixture = ServerConfig::new(Transport::Stdio {
         command: FIXTURE.to_owned(),
         args: Vec::new(),
-        env: [("FIXTURE_EXTRAS", "1".to_owned()), ("FIXTURE_START_MS", start_ms.to_string())]
-            .into_iter()
-            .map(|(k, v)| (k.to_owned(), v))
-            .collect(),
+        env: [
+            ("FIXTURE_EXTRAS", "1".to_owned()),
+            ("FIXTURE_START_MS", start_ms.to_string()),
+            ("FIXTURE_PROTOCOL", "2025-11-25".to_owned()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), v))
+        .collect(),
         cwd: None,
     });
     let settings = Settings {
@@ -136,6 +140,12 @@ async fn discover_waits_for_a_starting_server_and_every_result_is_complete() {
     assert_eq!(listed["result"]["resultType"], "complete", "{listed}");
     let search = client.call("tool_search", json!({"query": "select:fix__echo"})).await;
     assert_eq!(search["resultType"], "complete", "{search}");
+    client.request("tools/list", json!({})).await;
+    assert!(
+        !client.notifications.iter().any(|n| n["method"] == "notifications/tools/list_changed"),
+        "2026-07-28 hears of changes only on a subscription it opened: {:?}",
+        client.notifications
+    );
 
     // The upstream speaks 2025-11-25 and sends no resultType: forwarded, the result has one.
     let echoed = client.call("fix__echo", json!({"text": "hello"})).await;
@@ -201,5 +211,83 @@ async fn a_server_that_finishes_starting_after_discover_is_told_in_tool_search_a
     assert!(told.contains("<deferred-tools-added>\nfix: "), "{told}");
     let found = client.call("tool_search", json!({"query": "select:fix__echo"})).await;
     assert!(found["content"][0]["text"].as_str().unwrap().starts_with("Loaded "), "{found}");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_question_waits_for_its_own_session_only_and_its_answer_reaches_the_upstream() {
+    let gateway = gateway(0, Duration::from_secs(20));
+    let mut alice = Modern::open(&gateway);
+    let mut mallory = Modern::open(&gateway);
+    for client in [&mut alice, &mut mallory] {
+        client.request("server/discover", json!({})).await;
+        client.call("tool_search", json!({"query": "select:fix__ask"})).await;
+    }
+    // Alice declared elicitation: her call waits while toolgate asks her.
+    let ask = |client: &mut Modern, elicits: bool| {
+        let mut meta = Modern::meta();
+        if elicits {
+            meta["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {"form": {}}});
+        }
+        let id = client.next_id;
+        client.next_id += 1;
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "fix__ask", "arguments": {"question": "ship it?"}, "_meta": meta}})
+    };
+    let request = ask(&mut alice, true);
+    alice.send(request.clone()).await;
+    let asked = loop {
+        let message = alice.next().await;
+        if message["id"] == request["id"] {
+            break message["result"].clone();
+        }
+    };
+    assert_eq!(asked["resultType"], "input_required", "{asked}");
+    assert_eq!(asked["inputRequests"]["elicitation"]["params"]["message"], "ship it?", "{asked}");
+    let state = asked["requestState"].as_str().unwrap().to_owned();
+
+    // Another session presenting Alice's state gets nothing of hers, and her call still waits.
+    let mut stolen = ask(&mut mallory, true);
+    stolen["params"]["requestState"] = json!(state);
+    stolen["params"]["inputResponses"] =
+        json!({"elicitation": {"action": "accept", "content": {"answer": "no"}}});
+    mallory.send(stolen.clone()).await;
+    let refused = loop {
+        let message = mallory.next().await;
+        if message["id"] == stolen["id"] {
+            break message["result"].clone();
+        }
+    };
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert!(
+        refused["content"][0]["text"].as_str().unwrap().contains("names no call waiting in this session")
+    );
+
+    // Alice answers: the upstream gets her answer.
+    let mut answer = ask(&mut alice, true);
+    answer["params"]["requestState"] = json!(state);
+    answer["params"]["inputResponses"] =
+        json!({"elicitation": {"action": "accept", "content": {"answer": "yes"}}});
+    alice.send(answer.clone()).await;
+    let done = loop {
+        let message = alice.next().await;
+        if message["id"] == answer["id"] {
+            break message["result"].clone();
+        }
+    };
+    let text = done["content"][0]["text"].as_str().unwrap();
+    assert!(text.starts_with("answered: ") && text.contains(r#""answer":"yes""#), "{done}");
+
+    // Mallory declared no elicitation: the upstream's question is refused, she is never asked.
+    let request = ask(&mut mallory, false);
+    mallory.send(request.clone()).await;
+    let silent = loop {
+        let message = mallory.next().await;
+        if message["id"] == request["id"] {
+            break message["result"].clone();
+        }
+    };
+    let text = silent["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("not answered") && text.contains("did not declare elicitation"), "{silent}");
     gateway.shutdown().await;
 }

@@ -388,6 +388,19 @@ pub struct ServerConfig {
     /// With `trust = "pin"`, whether the first listing ever seen is quarantined too
     /// (`quarantine = true`) instead of approved as found.
     pub quarantine: bool,
+    /// Which MCP revision the gateway speaks to it (`protocol`).
+    pub protocol: UpstreamProtocol,
+}
+
+/// Which MCP revision the gateway opens a server's connection with (`[servers.NAME] protocol`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum UpstreamProtocol {
+    /// `"auto"`: `server/discover` at 2026-07-28 first, `initialize` for a server that does not
+    /// know it (one round trip more at start).
+    #[default]
+    Auto,
+    /// `"2025-11-25"`: `initialize` alone, for a server that mishandles the probe.
+    Legacy,
 }
 
 /// How far a server's tool definitions are trusted (`[servers.NAME] trust`).
@@ -434,6 +447,7 @@ impl ServerConfig {
             trust_always_load: false,
             trust: Trust::Auto,
             quarantine: false,
+            protocol: UpstreamProtocol::Auto,
         }
     }
 }

@@ -17,12 +17,16 @@
 //!
 //! `FIXTURE_EXTRAS=1` adds what is not tools: two more tools, `log {level, text}` (sends a
 //! `notifications/message` with logger `fixture`) and `cancel_count` (how many calls of `slow`
-//! were cancelled by their client); a prompt `greet {name}`; a resource `fixture://readme` and a
+//! were cancelled by their client), `ask {question}` (puts the question to the client with
+//! `elicitation/create` and answers `answered: RESULT` or `not answered: ERROR`); a prompt
+//! `greet {name}`; a resource `fixture://readme` and a
 //! template `fixture://notes/{id}`; completions of `greet`'s `name` (`alice`, `alex`, `bob`,
 //! those that start with what was typed).
 //!
 //! `FIXTURE_START_MS=N` makes it wait N milliseconds before it reads anything (a server that is
-//! slow to start, as `npx -y` ones are).
+//! slow to start, as `npx -y` ones are). `FIXTURE_PROTOCOL=2025-11-25` makes it speak that
+//! revision and older only (a `server/discover` probe is refused as most servers today refuse
+//! it); by default it speaks every revision rmcp knows, 2026-07-28 included.
 //!
 //! `FIXTURE_TOOLS=FILE` serves the tools of FILE (a JSON array of MCP tool objects, as a hostile
 //! or changing upstream would list them) in place of the four above; a call of one of them
@@ -44,11 +48,12 @@ use std::time::Duration;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CompletionInfo, ContentBlock, GetPromptRequestParams, GetPromptResponse, GetPromptResult, JsonObject,
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptArgument, PromptMessage,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, Resource, ResourceContents,
-    ResourceTemplate, Role, ServerCapabilities, ServerConfig, Tool,
+    CompletionInfo, ContentBlock, ElicitRequest, ElicitRequestParams, GetPromptRequestParams,
+    GetPromptResponse, GetPromptResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
+    Prompt, PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
+    ServerRequest, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -183,6 +188,11 @@ impl Fixture {
                 "Answer how many calls were cancelled.",
                 json!({"type": "object"}),
             ));
+            tools.push(tool(
+                "ask",
+                "Ask the user a question (elicitation/create) and answer what they said.",
+                json!({"type": "object", "properties": {"question": {"type": "string"}}}),
+            ));
         }
         if self.grown.load(Ordering::SeqCst) {
             tools.push(tool("extra", "A tool that appeared later.", json!({"type": "object"})));
@@ -196,6 +206,15 @@ fn text(t: impl Into<String>) -> CallToolResponse {
 }
 
 impl ServerHandler for Fixture {
+    fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
+        match std::env::var("FIXTURE_PROTOCOL").as_deref() {
+            Ok("2025-11-25") => {
+                std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
+            }
+            _ => std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS),
+        }
+    }
+
     fn get_info(&self) -> ServerConfig {
         if extras() {
             #[allow(deprecated)]
@@ -383,6 +402,23 @@ impl ServerHandler for Fixture {
             }
             "list_count" => text(self.lists.load(Ordering::SeqCst).to_string()),
             "cancel_count" => text(self.cancelled.load(Ordering::SeqCst).to_string()),
+            "ask" => {
+                let question =
+                    args.get("question").and_then(Value::as_str).unwrap_or("yes or no?").to_owned();
+                let schema = json!({"type": "object", "properties": {"answer": {"type": "string"}}});
+                let params: ElicitRequestParams = serde_json::from_value(
+                    json!({"mode": "form", "message": question, "requestedSchema": schema}),
+                )
+                .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
+                let asked =
+                    context.peer.send_request(ServerRequest::ElicitRequest(ElicitRequest::new(params)));
+                match asked.await {
+                    Ok(answer) => {
+                        text(format!("answered: {}", serde_json::to_string(&answer).unwrap_or_default()))
+                    }
+                    Err(e) => text(format!("not answered: {e}")),
+                }
+            }
             "log" => {
                 let level = args.get("level").cloned().unwrap_or_else(|| json!("warning"));
                 #[allow(deprecated)]

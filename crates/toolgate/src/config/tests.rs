@@ -139,6 +139,7 @@ fn design_example_parses_to_the_expected_values() {
                     trust_always_load: false,
                     trust: Auto,
                     quarantine: false,
+                    protocol: Auto,
                 },
                 "docs": ServerConfig {
                     transport: Http {
@@ -165,6 +166,7 @@ fn design_example_parses_to_the_expected_values() {
                     trust_always_load: false,
                     trust: Auto,
                     quarantine: false,
+                    protocol: Auto,
                 },
                 "github": ServerConfig {
                     transport: Stdio {
@@ -199,6 +201,7 @@ fn design_example_parses_to_the_expected_values() {
                     trust_always_load: false,
                     trust: Auto,
                     quarantine: false,
+                    protocol: Auto,
                 },
                 "local": ServerConfig {
                     transport: Stdio {
@@ -224,6 +227,7 @@ fn design_example_parses_to_the_expected_values() {
                     trust_always_load: false,
                     trust: Auto,
                     quarantine: false,
+                    protocol: Auto,
                 },
             },
             profiles: {
@@ -308,7 +312,7 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[servers.github]\ncommand = \"npx\"\nmaxActive = 10\n",
         expect![
-            "toolgate.toml: servers.github.maxActive: unknown key `maxActive`; did you mean `max_active`? known keys here: command, args, env, cwd, url, headers, catalog, enabled, mode, allowed, denied, pinned, always_load, max_active, side_effects, read_only, call_timeout_secs, trust_always_load, trust, quarantine"
+            "toolgate.toml: servers.github.maxActive: unknown key `maxActive`; did you mean `max_active`? known keys here: command, args, env, cwd, url, headers, catalog, enabled, mode, allowed, denied, pinned, always_load, max_active, side_effects, read_only, call_timeout_secs, trust_always_load, trust, quarantine, protocol"
         ],
     );
     check_error(
@@ -730,4 +734,18 @@ fn pinning_is_per_server_and_quarantine_needs_a_pin() {
         "[servers.gh]\ncommand = \"gh\"\ntrust = \"always\"\n",
         expect![[r#"toolgate.toml: servers.gh.trust: invalid value "always"; expected "auto" or "pin""#]],
     );
+}
+
+#[test]
+fn a_server_is_reached_with_a_discover_probe_unless_its_protocol_says_2025_11_25() {
+    use crate::config::UpstreamProtocol;
+    let config = toml(
+        "[servers.a]\ncommand = \"a\"\n[servers.b]\ncommand = \"b\"\nprotocol = \"2025-11-25\"\n[servers.c]\ncommand = \"c\"\nprotocol = \"auto\"\n",
+    )
+    .unwrap();
+    assert_eq!(config.servers["a"].protocol, UpstreamProtocol::Auto);
+    assert_eq!(config.servers["b"].protocol, UpstreamProtocol::Legacy);
+    assert_eq!(config.servers["c"].protocol, UpstreamProtocol::Auto);
+    let error = toml("[servers.a]\ncommand = \"a\"\nprotocol = \"2026-07-28\"\n").unwrap_err().to_string();
+    assert!(error.contains("servers.a.protocol") && error.contains("2025-11-25"), "{error}");
 }

@@ -9,7 +9,7 @@ use super::error::{line_column, suggest};
 use super::{
     BudgetConfig, Config, ConfigError, ConfigErrorKind, Exposure, GatewayConfig, MAX_ACTIVE_CAP,
     PolicyConfig, ProfileConfig, SearchConfig, ServerConfig, ServerMode, SessionStoreConfig, SideEffects,
-    Source, TokenConfig, TokenSource, Transport, Trust, child_key,
+    Source, TokenConfig, TokenSource, Transport, Trust, UpstreamProtocol, child_key,
 };
 use crate::defer::DeferMode;
 use crate::search::Strategy;
@@ -77,6 +77,7 @@ const SERVER_KEYS: &[&str] = &[
     "trust_always_load",
     "trust",
     "quarantine",
+    "protocol",
 ];
 const PROFILE_KEYS: &[&str] = &["tools", "disallowed_tools"];
 
@@ -408,6 +409,9 @@ fn server(f: &Fields<'_, '_>, name: &str) -> Result<ServerConfig, ConfigError> {
     s.call_timeout = f.seconds("call_timeout_secs")?;
     if let Some(v) = f.get("trust_always_load") {
         s.trust_always_load = v.as_bool().ok_or_else(|| f.wrong("trust_always_load", "true or false", v))?;
+    }
+    if let Some(p) = f.choice("protocol", &["auto", "2025-11-25"])? {
+        s.protocol = if p == "auto" { UpstreamProtocol::Auto } else { UpstreamProtocol::Legacy };
     }
     if let Some(t) = f.choice("trust", &["auto", "pin"])? {
         s.trust = if t == "pin" { Trust::Pin } else { Trust::Auto };
