@@ -48,6 +48,43 @@ pub(crate) struct Args {
     /// changed and whether the change only appended.
     #[arg(long)]
     stability: bool,
+    /// Write the output to this file instead of standard output (a full catalog's request is
+    /// hundreds of KB, which is not printed to a terminal).
+    #[arg(long, value_name = "FILE")]
+    out: Option<PathBuf>,
+}
+
+/// Most bytes printed to a terminal; more must go to `--out` or a pipe.
+const TERMINAL_LIMIT: usize = 64 * 1024;
+
+/// Writes `text` to `--out`, or to `out` unless that is a terminal and `text` is too long to
+/// read there.
+fn emit(args: &Args, text: &str, out: &mut dyn Write) -> anyhow::Result<()> {
+    if let Some(path) = &args.out {
+        std::fs::write(path, text).with_context(|| format!("--out {}: cannot write", path.display()))?;
+        return Ok(());
+    }
+    use std::io::IsTerminal;
+    if text.len() > TERMINAL_LIMIT && std::io::stdout().is_terminal() {
+        bail!(
+            "the output is {} KB, too much for a terminal: write it with --out FILE, or pipe it (| less, | jq)",
+            text.len().div_ceil(1024)
+        );
+    }
+    out.write_all(text.as_bytes())?;
+    Ok(())
+}
+
+/// How many definitions of a request's `tools` are deferred (`defer_loading`), those inside an
+/// OpenAI Responses namespace included.
+fn deferred(tools: &[Value]) -> usize {
+    tools
+        .iter()
+        .map(|t| match t["tools"].as_array() {
+            Some(inner) => deferred(inner),
+            None => usize::from(t["defer_loading"] == true),
+        })
+        .sum()
 }
 
 /// The mode the arguments name: `--provider`, or the model table's for `--api` and
@@ -142,7 +179,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         json!({
             "provider": provider.name(),
             "tools": turn.tools.len(),
-            "deferred": turn.tools.iter().filter(|t| t["defer_loading"] == true).count(),
+            "deferred": deferred(&turn.tools),
             "loaded": conversation.active(),
             "prefix_bytes": turn.prefix().len(),
             "request": fragment(provider, &turn),
@@ -150,7 +187,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     } else {
         fragment(provider, &turn)
     };
-    writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
+    emit(&args, &format!("{}\n", serde_json::to_string_pretty(&v)?), out)?;
     Ok(Outcome::Found)
 }
 

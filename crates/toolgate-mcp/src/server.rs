@@ -13,12 +13,11 @@ use std::sync::Arc;
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ClientResult, CompleteRequestParams,
-    CompleteResult, ContentBlock, DiscoverResult, ElicitRequest, ElicitResult, GetPromptRequestParams,
-    GetPromptResponse, Implementation, InitializeRequestParams, InitializeResult, InputRequest,
-    InputRequests, InputRequiredResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, ServerRequest, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
+    ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscriptionFilter,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -29,7 +28,7 @@ use toolgate::gate::{Decision, Denial};
 use toolgate::request::TOOL_SEARCH;
 
 use crate::convert::mcp_from_tool;
-use crate::elicit::{Event, Parked, Run};
+
 use crate::gateway::{CALL_TOOL, Gateway, SessionSlot, SessionState, View, fingerprint};
 use crate::pool::Caller;
 use crate::upstream::error_result;
@@ -42,7 +41,7 @@ pub const PROFILE_HEADER: &str = "x-toolgate-profile";
 const RELIST_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Whether the request comes from a client on 2026-07-28 or later (no `initialize`).
-fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context.protocol_version().is_some_and(|v| !v.has_initialize())
 }
 
@@ -349,104 +348,6 @@ impl GatewayServer {
     /// This session's key among the calls in flight (its slot's address, unique while it lives).
     fn session_key(&self) -> usize {
         Arc::as_ptr(&self.slot) as usize
-    }
-
-    /// Follows a forwarded call to its answer, putting the upstream's questions to this
-    /// session's client: on 2025-11-25 as `elicitation/create` within this call, on 2026-07-28
-    /// as an `InputRequiredResult` while the call waits for the client's retry.
-    async fn drive(
-        &self,
-        tool: &str,
-        mut run: Run,
-        mut rounds: usize,
-        context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
-        loop {
-            let event = tokio::select! {
-                event = run.next() => event,
-                () = context.ct.cancelled() => {
-                    drop(run);
-                    return error_result(format!("the call to `{tool}` was cancelled by the client"));
-                }
-            };
-            let ask = match event {
-                Event::Done(answer) => return answer,
-                Event::Ask(ask) => ask,
-            };
-            rounds += 1;
-            if rounds > crate::elicit::MAX_ROUNDS {
-                let _ = ask.reply.send(Err(crate::elicit::refused("too many questions in one call")));
-                return error_result(format!(
-                    "`{tool}` asked the user more than {} questions; gave up",
-                    crate::elicit::MAX_ROUNDS
-                ));
-            }
-            if is_modern(context) {
-                let question = InputRequest::Elicitation(ElicitRequest::new(ask.params));
-                let parked = Parked {
-                    tool: tool.to_owned(),
-                    run,
-                    reply: ask.reply,
-                    until: std::time::Instant::now() + self.gateway.settings().call_timeout,
-                    rounds,
-                };
-                let state = self.state().waiting.park(parked);
-                let requests = InputRequests::from([(crate::elicit::QUESTION.to_owned(), question)]);
-                return CallToolResponse::InputRequired(InputRequiredResult::new(
-                    Some(requests),
-                    Some(state),
-                ));
-            }
-            let asked =
-                context.peer.send_request(ServerRequest::ElicitRequest(ElicitRequest::new(ask.params)));
-            let answer = match asked.await {
-                Ok(ClientResult::ElicitResult(result)) => Ok(result),
-                Ok(other) => {
-                    Err(ErrorData::internal_error(format!("the client answered with {other:?}"), None))
-                }
-                Err(e) => Err(ErrorData::internal_error(format!("the client could not be asked: {e}"), None)),
-            };
-            let _ = ask.reply.send(answer);
-        }
-    }
-
-    /// A 2026-07-28 client's retry that answers toolgate's question (`state` names the waiting
-    /// call, in this session only): the answer goes to the upstream, and the call goes on.
-    async fn resume_call(
-        &self,
-        tool: &str,
-        state: &str,
-        request: &CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
-        let Some(parked) = self.state().waiting.take(state) else {
-            return error_result(format!(
-                "requestState `{state}` names no call waiting in this session (it expired, was answered, \
-                 or belongs to another session); call `{tool}` again"
-            ));
-        };
-        if parked.tool != tool {
-            return error_result(format!(
-                "requestState `{state}` belongs to a call of `{}`, not of `{tool}`",
-                parked.tool
-            ));
-        }
-        let answer = request
-            .input_responses
-            .as_ref()
-            .and_then(|r| r.get(crate::elicit::QUESTION))
-            .ok_or_else(|| format!("inputResponses has no `{}` answer", crate::elicit::QUESTION))
-            .and_then(|v| {
-                serde_json::from_value::<ElicitResult>(v.clone())
-                    .map_err(|e| format!("the answer is not an elicitation result: {e}"))
-            });
-        let answer = answer.map_err(|why| ErrorData::invalid_params(why, None));
-        let bad = answer.as_ref().err().map(|e| e.message.to_string());
-        let _ = parked.reply.send(answer);
-        if let Some(why) = bad {
-            return error_result(format!("the answer to `{tool}`'s question was not usable: {why}"));
-        }
-        self.drive(tool, parked.run, parked.rounds, context).await
     }
 
     /// What the client is told about this server when it connects: how to load tools and the

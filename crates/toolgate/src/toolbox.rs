@@ -445,22 +445,6 @@ impl Toolbox {
         changed
     }
 
-    /// `tool_search` with the deferred names the conversation's fixed announcement does not
-    /// tell of (servers that finished starting after it was written), if there are any.
-    fn news(&self, conversation: &mut Conversation) -> Option<Tool> {
-        let text = conversation.announcement.as_ref()?;
-        let now = self.current_announcement();
-        if Arc::ptr_eq(now, text) || now == text {
-            return None;
-        }
-        let told = conversation.told.get_or_insert_with(|| Arc::new(request::Told::read(text))).clone();
-        let late: Vec<&str> = request::deferred_names(&self.visible, &self.deferral)
-            .into_iter()
-            .filter(|name| !told.covers(name))
-            .collect();
-        (!late.is_empty() && self.deferral.enabled()).then(|| request::tool_search_with_news(late))
-    }
-
     /// This turn's definitions, in cache-stable order: core tools (by name), the meta-tools,
     /// then the active tools in activation order; in bridge exposure the meta-tools alone.
     /// Every definition listed counts as shown. Fails when the list is over `[budget] hard`.
@@ -510,30 +494,6 @@ impl Toolbox {
                 list
             }
         }
-    }
-
-    /// How the model learns the deferred names: one block, the names grouped by server,
-    /// bounded by [`ANNOUNCEMENT_BUDGET`](request::ANNOUNCEMENT_BUDGET) bytes whatever the
-    /// catalog (past it, servers with their tool counts). Fixed the first time it is asked for
-    /// in a conversation, so it stays byte-identical. Empty when nothing is deferred.
-    pub fn announcement(&self, conversation: &mut Conversation) -> Arc<str> {
-        if let Some(fixed) = &conversation.announcement {
-            return fixed.clone();
-        }
-        let text = self.current_announcement();
-        conversation.announcement.get_or_insert_with(|| text.clone()).clone()
-    }
-
-    /// This toolbox's announcement, rendered once for every conversation.
-    fn current_announcement(&self) -> &Arc<str> {
-        self.announced.get_or_init(|| {
-            let names = request::deferred_names(&self.visible, &self.deferral);
-            if names.is_empty() {
-                Arc::from("")
-            } else {
-                Arc::from(request::grouped_announcement(names, request::ANNOUNCEMENT_BUDGET))
-            }
-        })
     }
 
     /// The first turn's working set (EthanKit's preselection): the required tools, then the
@@ -811,6 +771,7 @@ pub fn call_tool_tool() -> Tool {
     )
 }
 
+mod announce;
 mod outcome;
 mod saved;
 #[cfg(test)]

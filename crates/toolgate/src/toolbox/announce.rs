@@ -1,0 +1,50 @@
+//! announce: how a conversation learns the deferred names: the announcement it fixes once,
+//! and the news `tool_search` carries of tools that became loadable after it was fixed.
+
+use std::sync::Arc;
+
+use super::{Conversation, Toolbox};
+use crate::catalog::Tool;
+use crate::request;
+
+impl Toolbox {
+    /// How the model learns the deferred names: one block, the names grouped by server,
+    /// bounded by [`ANNOUNCEMENT_BUDGET`](request::ANNOUNCEMENT_BUDGET) bytes whatever the
+    /// catalog (past it, servers with their tool counts). Fixed the first time it is asked for
+    /// in a conversation, so it stays byte-identical. Empty when nothing is deferred.
+    pub fn announcement(&self, conversation: &mut Conversation) -> Arc<str> {
+        if let Some(fixed) = &conversation.announcement {
+            return fixed.clone();
+        }
+        let text = self.current_announcement();
+        conversation.announcement.get_or_insert_with(|| text.clone()).clone()
+    }
+
+    /// This toolbox's announcement, rendered once for every conversation.
+    fn current_announcement(&self) -> &Arc<str> {
+        self.announced.get_or_init(|| {
+            let names = request::deferred_names(&self.visible, &self.deferral);
+            if names.is_empty() {
+                Arc::from("")
+            } else {
+                Arc::from(request::grouped_announcement(names, request::ANNOUNCEMENT_BUDGET))
+            }
+        })
+    }
+
+    /// `tool_search` with the deferred names the conversation's fixed announcement does not
+    /// tell of (servers that finished starting after it was written), if there are any.
+    pub(super) fn news(&self, conversation: &mut Conversation) -> Option<Tool> {
+        let text = conversation.announcement.as_ref()?;
+        let now = self.current_announcement();
+        if Arc::ptr_eq(now, text) || now == text {
+            return None;
+        }
+        let told = conversation.told.get_or_insert_with(|| Arc::new(request::Told::read(text))).clone();
+        let late: Vec<&str> = request::deferred_names(&self.visible, &self.deferral)
+            .into_iter()
+            .filter(|name| !told.covers(name))
+            .collect();
+        (!late.is_empty() && self.deferral.enabled()).then(|| request::tool_search_with_news(late))
+    }
+}
