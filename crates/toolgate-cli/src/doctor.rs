@@ -1,8 +1,11 @@
 //! `toolgate doctor`: starts a configuration's servers once and reports what would trouble a
-//! user before they point a client at it: tools and definition tokens per server (a warning
-//! past 25,000, where Claude Code warns too), names that collide or pass the clients'
-//! 64-character limit, servers that never announce `tools/list_changed`, a configuration that
-//! starts toolgate itself, and what each client's snippet needs.
+//! user before they point a client at it: tools, definition tokens (a warning past 25,000,
+//! where Claude Code warns too) and start time per server (a warning past
+//! `ready_timeout_secs`, which clients do not wait beyond), names that collide or pass the
+//! clients' 64-character limit, servers that never announce `tools/list_changed` (a note), a
+//! configuration with no server, and each client's snippet as it works when pasted: absolute
+//! paths, the scope, and the variables the configuration reads. A configuration that starts
+//! toolgate on itself is refused before anything starts, as `serve` refuses it.
 //!
 //! Pinned servers are started without touching the pin store: a first listing seen by the
 //! doctor is not approved.
@@ -59,6 +62,8 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         server.trust = Trust::Auto;
         server.quarantine = false;
     }
+    let text = std::fs::read_to_string(&args.config).unwrap_or_default();
+    let variables = toolgate::config::variables(&text);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -73,11 +78,18 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     })?;
     runtime.shutdown_timeout(Duration::from_secs(1));
     let mut findings = Vec::new();
+    if config.servers.is_empty() {
+        findings.push(Finding {
+            level: "warning",
+            server: None,
+            message: "the configuration has no server: the gateway would serve no tool".into(),
+        });
+    }
     for r in &reports {
         check_server(r, &config, &mut findings);
     }
     check_names(&reports, &mut findings);
-    check_self(&config, &mut findings);
+    check_http_self(&config, &mut findings);
     for name in &pinned {
         findings.push(Finding {
             level: "note",
@@ -87,14 +99,15 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 .into(),
         });
     }
-    let clients = clients(&args.config, &config, first_list.len());
+    let clients = clients(&args.config, &config, first_list.len(), &variables)?;
     let warnings = findings.iter().filter(|f| f.level == "warning").count();
     if args.json {
         let servers: Vec<Value> = reports
             .iter()
             .map(|r| {
                 json!({"name": r.name, "state": r.state, "error": r.error, "list_changed": r.list_changed,
-                    "tools": r.tools.len(), "tokens": r.tools.iter().map(|t| t.tokens).sum::<usize>()})
+                    "tools": r.tools.len(), "tokens": r.tools.iter().map(|t| t.tokens).sum::<usize>(),
+                    "start_ms": r.started_in.map(|d| d.as_millis() as u64)})
             })
             .collect();
         let findings: Vec<Value> = findings
@@ -105,7 +118,11 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             "clients": clients, "warnings": warnings});
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
-        writeln!(out, "{:<24} {:<9} {:>6} {:>8}  list_changed", "server", "state", "tools", "tokens")?;
+        writeln!(
+            out,
+            "{:<24} {:<9} {:>6} {:>8} {:>8}  list_changed",
+            "server", "state", "tools", "tokens", "start"
+        )?;
         for r in &reports {
             let tokens: usize = r.tools.iter().map(|t| t.tokens).sum();
             let changes = match r.list_changed {
@@ -113,7 +130,16 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 Some(false) => "no",
                 None => "-",
             };
-            writeln!(out, "{:<24} {:<9} {:>6} {:>8}  {changes}", r.name, r.state, r.tools.len(), tokens)?;
+            let start = r.started_in.map_or_else(|| "-".to_owned(), |d| format!("{:.1} s", d.as_secs_f64()));
+            writeln!(
+                out,
+                "{:<24} {:<9} {:>6} {:>8} {:>8}  {changes}",
+                r.name,
+                r.state,
+                r.tools.len(),
+                tokens,
+                start
+            )?;
         }
         writeln!(out, "\nfirst tool list: {} tools ({})", first_list.len(), first_list.join(", "))?;
         for f in &findings {
@@ -159,13 +185,25 @@ fn check_server(r: &UpstreamReport, config: &Config, findings: &mut Vec<Finding>
         );
         findings.push(Finding { level: "warning", server: server.clone(), message });
     }
+    let ready = config.gateway.ready_timeout;
+    if let Some(took) = r.started_in.filter(|t| *t > ready) {
+        let message = format!(
+            "took {:.1} s to start and list its tools, longer than ready_timeout_secs ({} s), the longest a client's \
+             first requests wait: a client that asks at once gets instructions without its tools (it learns of \
+             them from tool_search when they arrive); install the server rather than run it with `npx -y`, or \
+             raise [gateway] ready_timeout_secs",
+            took.as_secs_f64(),
+            ready.as_secs()
+        );
+        findings.push(Finding { level: "warning", server: server.clone(), message });
+    }
     let live = config.servers.get(&r.name).is_some_and(|s| !matches!(s.transport, Transport::Catalog { .. }));
     if live && r.list_changed == Some(false) {
         let message =
-            "does not announce tools/list_changed: toolgate sees a new tool list only when the server \
-                       restarts"
+            "does not announce tools/list_changed: toolgate sees a new tool list from it only when \
+                       it restarts (fine for a server whose tools never change)"
                 .to_owned();
-        findings.push(Finding { level: "warning", server, message });
+        findings.push(Finding { level: "note", server, message });
     }
 }
 
@@ -204,36 +242,38 @@ fn check_names(reports: &[UpstreamReport], findings: &mut Vec<Finding>) {
     }
 }
 
-/// A server that is toolgate itself would list the gateway's own tools back to it.
-fn check_self(config: &Config, findings: &mut Vec<Finding>) {
+/// An HTTP server at toolgate's own default address is most likely this gateway: it would
+/// list its own `tool_search` back to itself. (A stdio server that runs toolgate on this same
+/// configuration is refused before anything starts.)
+fn check_http_self(config: &Config, findings: &mut Vec<Finding>) {
     for (name, server) in &config.servers {
-        let is_self = match &server.transport {
-            Transport::Stdio { command, args, .. } => {
-                let program =
-                    std::path::Path::new(command).file_name().and_then(|f| f.to_str()).unwrap_or_default();
-                let words = std::iter::once(program).chain(args.iter().map(String::as_str));
-                words.clone().any(|w| w == "toolgate" || w.starts_with("toolgate@"))
-                    && words.clone().any(|w| w == "serve")
-            }
-            Transport::Http { url, .. } => url.contains(":8765/mcp"),
-            Transport::Catalog { .. } => false,
-        };
-        if is_self {
+        if let Transport::Http { url, .. } = &server.transport
+            && url.contains(":8765/mcp")
+        {
             findings.push(Finding {
                 level: "warning",
                 server: Some(name.clone()),
                 message:
-                    "this is toolgate itself: the gateway would serve its own tool_search back to itself; \
-                          remove it from the configuration"
+                    "this looks like toolgate itself (its default address): the gateway would serve its own \
+                          tool_search back to itself; remove it from the configuration"
                         .into(),
             });
         }
     }
 }
 
-/// Each client's snippet for this configuration, and what it needs.
-fn clients(path: &std::path::Path, config: &Config, first_list: usize) -> Value {
-    let file = path.display().to_string();
+/// Each client's snippet for this configuration, as it works when pasted (absolute paths, the
+/// user scope, the variables the configuration reads), and what the client needs.
+fn clients(
+    path: &std::path::Path,
+    config: &Config,
+    first_list: usize,
+    variables: &[String],
+) -> anyhow::Result<Value> {
+    let file = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned()).display().to_string();
+    let program = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .map_or_else(|_| "toolgate".to_owned(), |p| p.display().to_string());
     let token = if config.tokens.is_empty() {
         String::new()
     } else {
@@ -246,15 +286,37 @@ fn clients(path: &std::path::Path, config: &Config, first_list: usize) -> Value 
             format!("{fits} {client}'s {cap}")
         })
         .collect();
-    let stdio = format!("toolgate serve --stdio --config {file}");
-    json!([
-        {"client": "Claude Code", "needs": format!("nothing else: it loads tools through tool_search{token}"),
-         "snippet": format!("claude mcp add toolgate -- {stdio}")},
-        {"client": "Codex CLI", "needs": "nothing: it ignores list_changed, so toolgate gives it bridge exposure (tool_search and call_tool)",
-         "snippet": format!("[mcp_servers.toolgate]\ncommand = \"toolgate\"\nargs = [\"serve\", \"--stdio\", \"--config\", {file:?}]")},
-        {"client": "Cursor", "needs": format!("a first tool list of {first_list} tools, {}{token}", caps[0]),
-         "snippet": format!("{{\"mcpServers\": {{\"toolgate\": {{\"command\": \"toolgate\", \"args\": [\"serve\", \"--stdio\", \"--config\", {file:?}]}}}}}}")},
-        {"client": "VS Code", "needs": format!("a first tool list of {first_list} tools, {}{token}", caps[1]),
-         "snippet": format!("{{\"servers\": {{\"toolgate\": {{\"type\": \"stdio\", \"command\": \"toolgate\", \"args\": [\"serve\", \"--stdio\", \"--config\", {file:?}]}}}}}}")},
-    ])
+    let vars = if variables.is_empty() {
+        String::new()
+    } else {
+        format!(" The configuration reads {}: they must be set where the client runs.", variables.join(", "))
+    };
+    let args = json!(["serve", "--stdio", "--config", file]);
+    let claude = json!({"type": "stdio", "command": program, "args": args, "alwaysLoad": true});
+    let quote = |s: &str| format!("'{}'", s.replace('\'', r"'\''"));
+    let codex_env = if variables.is_empty() {
+        String::new()
+    } else {
+        // Codex passes a server only a few variables of its own environment unless told.
+        format!("\nenv_vars = {}", serde_json::to_string(variables)?)
+    };
+    let gemini_args: Vec<String> = ["serve", "--stdio", "--config", &file].iter().map(|a| quote(a)).collect();
+    Ok(json!([
+        {"client": "Claude Code",
+         "needs": format!("alwaysLoad, so that it waits for toolgate before its first request; nothing else: \
+                           toolgate's tools are never deferred by its own tool search{token}.{vars}"),
+         "snippet": format!("claude mcp add-json -s user toolgate {}", quote(&claude.to_string()))},
+        {"client": "Codex CLI",
+         "needs": format!("required = true, so that it waits for toolgate before its first request; it ignores \
+                           list_changed, so toolgate gives it bridge exposure (tool_search and call_tool).{vars}"),
+         "snippet": format!("# ~/.codex/config.toml\n[mcp_servers.toolgate]\ncommand = {program:?}\nargs = {args}\n\
+                             default_tools_approval_mode = \"approve\"\nrequired = true\nstartup_timeout_sec = 60{codex_env}")},
+        {"client": "Gemini CLI",
+         "needs": format!("--trust, so that a non-interactive run may call toolgate's tools.{vars}"),
+         "snippet": format!("gemini mcp add -s user --trust toolgate {} {}", quote(&program), gemini_args.join(" "))},
+        {"client": "Cursor", "needs": format!("a first tool list of {first_list} tools, {}{token}.{vars}", caps[0]),
+         "snippet": format!("{{\"mcpServers\": {{\"toolgate\": {{\"command\": {program:?}, \"args\": {args}}}}}}}")},
+        {"client": "VS Code", "needs": format!("a first tool list of {first_list} tools, {}{token}.{vars}", caps[1]),
+         "snippet": format!("{{\"servers\": {{\"toolgate\": {{\"type\": \"stdio\", \"command\": {program:?}, \"args\": {args}}}}}}}")},
+    ]))
 }

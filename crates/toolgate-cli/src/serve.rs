@@ -31,11 +31,13 @@ pub(crate) struct Args {
     /// Serve one subject of the configuration (`[profiles.NAME]`): only the tools it allows.
     #[arg(long, value_name = "NAME")]
     profile: Option<String>,
-    /// Serve one MCP session on stdin and stdout.
-    #[arg(long, conflicts_with = "http")]
+    /// Serve one MCP session on stdin and stdout (with --http too: the status page, and
+    /// streamable HTTP, beside it).
+    #[arg(long)]
     stdio: bool,
-    /// Serve streamable HTTP at http://ADDR/mcp and a status page at http://ADDR/.
-    #[arg(long, value_name = "ADDR")]
+    /// Serve streamable HTTP at http://ADDR/mcp and a status page at http://ADDR/ (ADDR is
+    /// IP:PORT or localhost:PORT).
+    #[arg(long, value_name = "ADDR", value_parser = parse_addr)]
     http: Option<SocketAddr>,
     /// How tools are shown: `native` (loaded tools join tools/list, with list_changed),
     /// `bridge` (tool_search and call_tool only), or `auto` (bridge for clients known to ignore
@@ -80,6 +82,17 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
     // A blocking read of stdin may still be pending; do not wait for it.
     runtime.shutdown_timeout(Duration::from_secs(1));
     result.map(|()| Outcome::Found)
+}
+
+/// `--http`'s address: `IP:PORT`, or `localhost:PORT` (the IPv4 loopback).
+fn parse_addr(text: &str) -> Result<SocketAddr, String> {
+    if let Ok(addr) = text.parse() {
+        return Ok(addr);
+    }
+    match text.strip_prefix("localhost:").map(str::parse::<u16>) {
+        Some(Ok(port)) => Ok(SocketAddr::from(([127, 0, 0, 1], port))),
+        _ => Err(format!("`{text}` is not IP:PORT or localhost:PORT (for example 127.0.0.1:8765)")),
+    }
 }
 
 /// The gateway settings of `config`, serving `profile` if one is named.
@@ -166,7 +179,7 @@ async fn serve(args: Args, config: Option<Config>, mut settings: Settings) -> an
             shutdown.cancel();
         });
     }
-    let served = if args.stdio {
+    let served = if args.stdio && args.http.is_none() {
         toolgate_mcp::serve_stdio(gateway.clone(), shutdown.clone()).await.context("serving MCP on stdio")
     } else {
         let addr = match args.http {
@@ -194,7 +207,19 @@ async fn serve(args: Args, config: Option<Config>, mut settings: Settings) -> an
         {
             eprintln!("toolgate: listening on http://{bound}/mcp");
         }
-        toolgate_mcp::http::serve(gateway.clone(), listener, shutdown.clone()).await.context("serving HTTP")
+        let http = toolgate_mcp::http::serve(gateway.clone(), listener, shutdown.clone());
+        if args.stdio {
+            // The stdio session is the one that matters: when its client goes, so does HTTP.
+            let http = tokio::spawn(http);
+            let stdio = toolgate_mcp::serve_stdio(gateway.clone(), shutdown.clone())
+                .await
+                .context("serving MCP on stdio");
+            shutdown.cancel();
+            let _ = http.await;
+            stdio
+        } else {
+            http.await.context("serving HTTP")
+        }
     };
     shutdown.cancel();
     gateway.shutdown().await;

@@ -7,7 +7,6 @@
 
 use std::collections::BTreeMap;
 use std::io::Write;
-use std::path::PathBuf;
 
 use serde_json::{Map, Value, json};
 use toolgate::config::{BudgetConfig, Config};
@@ -20,10 +19,8 @@ use crate::Outcome;
 /// Arguments of `toolgate tokens`.
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {
-    /// A JSONL catalog or a JSON map of server → tools/list result (default: the embedded
-    /// catalog of 527 real MCP tools).
-    #[arg(long, value_name = "FILE")]
-    catalog: Option<PathBuf>,
+    #[command(flatten)]
+    source: crate::subject::Source,
     /// Print the stable JSON object instead of a table.
     #[arg(long)]
     json: bool,
@@ -104,7 +101,7 @@ fn count(catalog: &toolgate::Catalog) -> anyhow::Result<Figures> {
 }
 
 pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
-    let catalog = crate::load_catalog(args.catalog.as_ref())?;
+    let catalog = args.source.catalog()?;
     let f = count(&catalog)?;
     if args.json {
         let by_server: Map<String, Value> = f

@@ -481,3 +481,39 @@ fn eval_misses_writes_each_query_with_its_gold_ranks_and_top_ten() {
     );
     let _ = std::fs::remove_file(&path);
 }
+
+#[test]
+fn tokens_counts_what_a_configuration_serves_under_its_policy() {
+    let dir = std::env::temp_dir().join(format!("toolgate-tokens-config-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let catalog = crate_dir().join("../../bench/livemcpbench/catalog.jsonl");
+    let config = dir.join("toolgate.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[policy]\ndeny = [\"playwright__*\"]\n\n[servers.demo]\ncatalog = {:?}\n",
+            catalog.display().to_string()
+        ),
+    )
+    .unwrap();
+    let all = toolgate_json(&["tokens", "--json"]);
+    let served = toolgate_json(&["tokens", "--json", "--config", config.to_str().unwrap()]);
+    let denied = all["by_server"]["playwright"]["tools"].as_u64().unwrap();
+    assert!(denied > 0);
+    assert_eq!(served["tools"].as_u64().unwrap() + denied, all["tools"].as_u64().unwrap(), "{served}");
+    assert!(served["by_server"].get("playwright").is_none(), "a denied server is not counted: {served}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_help_names_every_command() {
+    let help = stdout(&toolgate_exit(&["--help"], 0));
+    for command in ["search", "eval", "tokens", "serve", "render", "doctor", "approve", "completions"] {
+        assert!(help.contains(&format!("\n  {command} ")), "`{command}` is missing:\n{help}");
+    }
+    let about = help.lines().next().unwrap_or_default();
+    assert!(
+        !about.contains("search, tokens, eval, serve"),
+        "the first line lists some commands only: {about}"
+    );
+}

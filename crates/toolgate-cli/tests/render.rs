@@ -129,3 +129,35 @@ fn the_model_table_picks_native_search_or_injection_and_the_configuration_extend
     assert!(err.contains("unknown mode `fast`"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn openai_responses_counts_the_deferred_tools_inside_its_namespaces() {
+    let (code, v, err) = render(&["--provider", "openai-responses", "--json"]);
+    assert_eq!(code, 0, "{err}");
+    let namespaces =
+        v["request"]["tools"].as_array().unwrap().iter().filter(|t| t["type"] == "namespace").count();
+    assert!(namespaces > 1, "one namespace per server: {}", v["request"]["tools"]);
+    assert_eq!(v["deferred"], 527, "every tool of every namespace is deferred");
+}
+
+#[test]
+fn a_request_too_long_for_a_terminal_goes_to_out_or_a_pipe() {
+    let dir = std::env::temp_dir().join(format!("toolgate-render-out-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    // `script` gives the command a terminal for its standard output.
+    let toolgate = env!("CARGO_BIN_EXE_toolgate");
+    let tty = Command::new("script")
+        .args(["-qec", &format!("{toolgate} render --provider anthropic"), "/dev/null"])
+        .output()
+        .unwrap();
+    let shown = String::from_utf8_lossy(&tty.stdout);
+    assert_eq!(tty.status.code(), Some(2), "{shown}");
+    assert!(shown.contains("too much for a terminal") && shown.contains("--out FILE"), "{shown}");
+    let out = dir.join("request.json");
+    let (code, _, err) = render(&["--provider", "anthropic", "--out", out.to_str().unwrap()]);
+    assert_eq!(code, 0, "{err}");
+    let written: Value = serde_json::from_str(&std::fs::read_to_string(&out).unwrap()).unwrap();
+    assert_eq!(written["tools"].as_array().unwrap().len(), 528);
+    // Piped, it is printed as before (the other tests read it from a pipe).
+    let _ = std::fs::remove_dir_all(&dir);
+}

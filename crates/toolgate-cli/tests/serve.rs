@@ -174,3 +174,71 @@ fn a_bad_catalog_in_the_configuration_is_an_error_naming_file_and_key() {
     assert!(stderr.contains(&expected) && stderr.contains("missing.jsonl"), "{stderr}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn http_takes_localhost_as_an_address() {
+    let mut child = spawn(&["serve", "--http", "localhost:0"]);
+    let stderr = lines(child.stderr.take().unwrap());
+    let line = loop {
+        let line = stderr.recv_timeout(WAIT).expect("toolgate prints where it listens");
+        if line.starts_with("toolgate: listening on ") {
+            break line;
+        }
+    };
+    assert!(line.starts_with("toolgate: listening on http://127.0.0.1:"), "{line}");
+    let _ = child.kill();
+    let _ = child.wait();
+    let out =
+        Command::new(env!("CARGO_BIN_EXE_toolgate")).args(["serve", "--http", "nowhere:1"]).output().unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("not IP:PORT or localhost:PORT"), "{err}");
+}
+
+#[test]
+fn a_stdio_session_is_logged_and_shown_on_the_status_page_when_http_is_on_too() {
+    let mut child = spawn(&["serve", "--stdio", "--http", "127.0.0.1:0"]);
+    let stdout = lines(child.stdout.take().unwrap());
+    let stderr = lines(child.stderr.take().unwrap());
+    let addr = loop {
+        let line = stderr.recv_timeout(WAIT).expect("toolgate prints where it listens");
+        if let Some(rest) = line.strip_prefix("toolgate: listening on http://") {
+            break rest.strip_suffix("/mcp").unwrap().to_owned();
+        }
+    };
+    let mut stdin = child.stdin.take().unwrap();
+    let meta = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "stdio-check", "version": "1"},
+        "io.modelcontextprotocol/clientCapabilities": {}});
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": meta}}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"_meta": meta,
+            "name": "tool_search", "arguments": {"query": "select:playwright__playwright_screenshot"}}}),
+    ];
+    for m in &messages {
+        writeln!(stdin, "{m}").unwrap();
+        let answer: Value = serde_json::from_str(&stdout.recv_timeout(WAIT).unwrap()).unwrap();
+        assert_eq!(answer["result"]["resultType"], "complete", "{answer}");
+    }
+    // What the search loaded is in the log...
+    let logged = loop {
+        let line = stderr.recv_timeout(WAIT).expect("the search is logged");
+        if line.contains("tool_search") {
+            break line;
+        }
+    };
+    assert!(logged.contains("loaded=playwright__playwright_screenshot"), "{logged}");
+    // ... and the session, with its revision, on the status page beside it.
+    let mut stream = TcpStream::connect(&addr).unwrap();
+    write!(stream, "GET /status.json HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n").unwrap();
+    let mut reply = String::new();
+    stream.read_to_string(&mut reply).unwrap();
+    let body: Value = serde_json::from_str(reply.split_once("\r\n\r\n").unwrap().1).unwrap();
+    let session = &body["sessions"][0];
+    assert_eq!(session["transport"], "stdio", "{body}");
+    assert_eq!(session["revision"], "2026-07-28", "{body}");
+    assert_eq!(session["kind"], "agent", "{body}");
+    assert_eq!(session["active"], json!(["playwright__playwright_screenshot"]), "{body}");
+    drop(stdin);
+    assert_eq!(exit_code(child), Some(0), "the gateway ends with its stdio client");
+}

@@ -195,6 +195,49 @@ pub(crate) struct SessionState {
     pub(crate) waiting: crate::elicit::Waiting,
     /// The protocol revision the client speaks, once known.
     pub(crate) revision: Option<rmcp::model::ProtocolVersion>,
+    /// What the session did and when ([`Activity`]).
+    pub(crate) activity: Activity,
+}
+
+/// What a session did and when: for the status page (telling a live agent from a health
+/// check that listed the tools and stayed connected) and for ending idle HTTP sessions (a
+/// request in flight is activity, however long it runs).
+#[derive(Debug, Default)]
+pub(crate) struct Activity {
+    /// Requests answered or being answered.
+    pub(crate) requests: u64,
+    /// Requests being answered now.
+    pub(crate) in_flight: usize,
+    /// When a request last began or ended.
+    pub(crate) last: Option<std::time::Instant>,
+    /// Whether it ever searched or called a tool (a health check only lists).
+    pub(crate) worked: bool,
+}
+
+/// One request of a session in flight; dropped when it is answered.
+#[derive(Debug)]
+pub(crate) struct Busy {
+    slot: Arc<SessionSlot>,
+}
+
+impl Busy {
+    pub(crate) fn new(slot: &Arc<SessionSlot>) -> Busy {
+        {
+            let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.activity.requests += 1;
+            state.activity.in_flight += 1;
+            state.activity.last = Some(std::time::Instant::now());
+        }
+        Busy { slot: slot.clone() }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let mut state = self.slot.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.activity.in_flight = state.activity.in_flight.saturating_sub(1);
+        state.activity.last = Some(std::time::Instant::now());
+    }
 }
 
 /// The gateway: shared by every session, cheap to clone.
@@ -337,6 +380,7 @@ impl Gateway {
             },
             call_timeout,
             protocol: Default::default(),
+            serving: crate::itself::inherited().into(),
         });
     }
 
@@ -695,6 +739,15 @@ impl Gateway {
         sessions.push(Arc::downgrade(slot));
         self.inner.metrics.session_opened();
         self.inner.changes.send_modify(|g| *g += 1);
+    }
+
+    /// The activity of the HTTP session `id` this process holds: requests in flight and when
+    /// the last began or ended (`None` when no session here has learnt that id yet).
+    pub(crate) fn http_activity(&self, id: &str) -> Option<(usize, Option<std::time::Instant>)> {
+        self.live_sessions().iter().find_map(|slot| {
+            let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+            (state.stored.id() == Some(id)).then(|| (state.activity.in_flight, state.activity.last))
+        })
     }
 
     /// How many sessions are open (initialized and not ended).

@@ -27,13 +27,15 @@ pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 /// The router: `/mcp`, `/` and `/status.json`. Cancelling `shutdown` ends every MCP session.
 ///
 /// A session ends after [`Settings::session_idle`](crate::Settings::session_idle) without
-/// activity: a request from its client or a message to it (a notification sent on its stream
-/// counts; an open stream alone does not, so an idle client does not keep a session forever).
-/// A request naming a session that ended gets 404 with a JSON-RPC error that says so.
-/// A new session past [`Settings::max_sessions`](crate::Settings::max_sessions) gets 503.
+/// activity ([`reap_idle`]): a request in flight is activity however long it runs; an open
+/// stream alone is not, so an idle client does not keep a session forever. A request naming a
+/// session that ended gets 404 with a JSON-RPC error that says so. A new session past
+/// [`Settings::max_sessions`](crate::Settings::max_sessions) gets 503. `DELETE` of a session is
+/// answered 204.
 pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
     let settings = gateway.settings().clone();
-    let endpoint = |profile: Option<String>| {
+    let mut managers = Vec::new();
+    let mut endpoint = |profile: Option<String>| {
         let gateway = gateway.clone();
         let factory = move || Ok(crate::server::GatewayServer::for_http(gateway.clone(), profile.clone()));
         // The access guard checks Host and Origin on every route first; rmcp's own Host check
@@ -51,11 +53,15 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
             store: settings.sessions.clone(),
             ttl: settings.session_idle,
         }));
+        // rmcp would end a session after `keep_alive` without a message, a long call in flight
+        // included; toolgate ends idle sessions itself (`reap_idle`).
         let mut sessions = SessionConfig::default();
-        sessions.keep_alive = Some(settings.session_idle);
+        sessions.keep_alive = None;
         let mut manager = LocalSessionManager::default();
         manager.session_config = sessions;
-        StreamableHttpService::new(factory, Arc::new(manager), config)
+        let manager = Arc::new(manager);
+        managers.push(manager.clone());
+        StreamableHttpService::new(factory, manager, config)
     };
     // Exact paths only: `/mcp` and one `/mcp/NAME` per configured profile. Any other path
     // (an unknown profile, `/mcp//reader`, a percent-encoded name) is 404, never the
@@ -64,6 +70,7 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
     for name in gateway.profiles() {
         router = router.route_service(&format!("/mcp/{name}"), endpoint(Some(name.clone())));
     }
+    tokio::spawn(reap_idle(gateway.clone(), managers, shutdown.clone()));
     let guard = axum::middleware::from_fn_with_state(gateway.clone(), sessions_guard);
     let access = axum::middleware::from_fn_with_state(gateway.clone(), access_guard);
     router
@@ -176,8 +183,13 @@ async fn sessions_guard(State(gateway): State<Gateway>, request: Request, next: 
             return jsonrpc_error(StatusCode::SERVICE_UNAVAILABLE, &message);
         }
     }
+    let deleting = request.method() == axum::http::Method::DELETE;
     let response = next.run(request).await;
     match session {
+        // rmcp answers 202, which clients log as a failed termination; the session is gone.
+        Some(_) if deleting && response.status() == StatusCode::ACCEPTED => {
+            StatusCode::NO_CONTENT.into_response()
+        }
         Some(id) if response.status() == StatusCode::NOT_FOUND => {
             let message = format!(
                 "session `{id}` is not open: sessions end after {} s without a request ([gateway] \
@@ -187,6 +199,44 @@ async fn sessions_guard(State(gateway): State<Gateway>, request: Request, next: 
             jsonrpc_error(StatusCode::NOT_FOUND, &message)
         }
         _ => response,
+    }
+}
+
+/// Ends every HTTP session idle for [`Settings::session_idle`](crate::Settings::session_idle):
+/// no request in flight, and none begun or ended for that long. A session no request has named
+/// to toolgate yet (it only initialized) is idle from when it was first seen here.
+async fn reap_idle(gateway: Gateway, managers: Vec<Arc<LocalSessionManager>>, shutdown: CancellationToken) {
+    use std::collections::HashMap;
+    use std::time::Instant;
+    let idle = gateway.settings().session_idle;
+    let every = (idle / 4).clamp(Duration::from_millis(250), Duration::from_secs(30));
+    let mut first_seen: HashMap<String, Instant> = HashMap::new();
+    loop {
+        tokio::select! {
+            () = tokio::time::sleep(every) => {}
+            () = shutdown.cancelled() => return,
+        }
+        let mut present = std::collections::HashSet::new();
+        for manager in &managers {
+            let ids: Vec<_> = manager.sessions.read().await.keys().cloned().collect();
+            for id in ids {
+                let key = id.to_string();
+                present.insert(key.clone());
+                let last = match gateway.http_activity(&key) {
+                    Some((in_flight, _)) if in_flight > 0 => continue,
+                    Some((_, Some(last))) => last,
+                    _ => *first_seen.entry(key.clone()).or_insert_with(Instant::now),
+                };
+                if last.elapsed() >= idle {
+                    tracing::info!(session = %key, "HTTP session ended after {} s without a request", idle.as_secs());
+                    let _ = rmcp::transport::streamable_http_server::session::SessionManager::close_session(
+                        &**manager, &id,
+                    )
+                    .await;
+                }
+            }
+        }
+        first_seen.retain(|id, _| present.contains(id));
     }
 }
 

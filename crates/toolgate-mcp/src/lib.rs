@@ -9,6 +9,8 @@
 //!   calls are forwarded under a timeout.
 //! - [`server`]: the downstream `ServerHandler`, one per session ([`GatewayServer`]).
 //! - [`http`]: streamable HTTP at `/mcp` and the status page at `/`.
+//! - `itself`: a configuration that would start toolgate on itself is refused before anything
+//!   starts.
 //! - `start`: a gateway begun at once and its static catalogs read after
 //!   ([`Gateway::begin`], [`Loading`]), so that a server listens before a large catalog is read.
 //! - `snapshot`: the upstreams' listings merged into one catalog, named once (a pure
@@ -33,6 +35,7 @@ pub mod convert;
 mod elicit;
 pub mod gateway;
 pub mod http;
+mod itself;
 pub mod limits;
 mod metrics;
 mod passthrough;

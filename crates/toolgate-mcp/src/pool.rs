@@ -53,6 +53,15 @@ impl Host for Gateway {
                 u.restarts += 1;
                 self.inner.metrics.restarted(name);
             }
+            match state {
+                State::Starting => u.starting_since = Some(std::time::Instant::now()),
+                State::Ready => {
+                    if let Some(since) = u.starting_since.take() {
+                        u.started_in = Some(since.elapsed());
+                    }
+                }
+                _ => u.starting_since = None,
+            }
             u.state = state;
         }
         // Required tools that do not fit are a configuration error, never a silent drop: the

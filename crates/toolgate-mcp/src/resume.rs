@@ -43,6 +43,13 @@ pub(crate) struct Stored {
     writing: Arc<tokio::sync::Mutex<()>>,
 }
 
+impl Stored {
+    /// The session's `Mcp-Session-Id`, once a request carried it.
+    pub(crate) fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+}
+
 /// The HTTP request behind a request context, if it came over HTTP.
 fn http_parts(context: &RequestContext<RoleServer>) -> Option<&axum::http::request::Parts> {
     context.extensions.get::<axum::http::request::Parts>()

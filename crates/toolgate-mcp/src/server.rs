@@ -29,7 +29,7 @@ use toolgate::request::TOOL_SEARCH;
 
 use crate::convert::mcp_from_tool;
 
-use crate::gateway::{CALL_TOOL, Gateway, SessionSlot, SessionState, View, fingerprint};
+use crate::gateway::{Busy, CALL_TOOL, Gateway, SessionSlot, SessionState, View, fingerprint};
 use crate::pool::Caller;
 use crate::upstream::error_result;
 
@@ -121,6 +121,11 @@ impl GatewayServer {
         self.slot.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Marks a request of this session in flight until the guard is dropped.
+    fn busy(&self) -> Busy {
+        Busy::new(&self.slot)
+    }
+
     /// The gateway this session is served by.
     pub(crate) fn gateway(&self) -> &Gateway {
         &self.gateway
@@ -176,6 +181,15 @@ impl GatewayServer {
             for event in outcome.audit() {
                 tracing::info!(target: "toolgate::audit", "{event}");
             }
+            state.activity.worked = true;
+            let names = |tools: Vec<&str>| tools.join(", ");
+            tracing::info!(
+                session = state.id,
+                query = %outcome.result.query,
+                loaded = %names(outcome.loaded().map(|t| t.qualified_name()).collect()),
+                unloaded = %names(outcome.unloaded.iter().map(|u| u.tool.as_str()).chain(outcome.changed.iter().map(String::as_str)).collect()),
+                "tool_search"
+            );
             let matched = outcome.result.matches.len();
             let unloaded = outcome.unloaded.len() + outcome.changed.len();
             self.gateway.inner.metrics.searched(matched, outcome.loaded().count(), unloaded);
@@ -264,6 +278,7 @@ impl GatewayServer {
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         let decision = {
             let mut state = self.state();
+            state.activity.worked = true;
             view.toolbox.check(&mut state.conversation, name, &arguments)
         };
         self.push().await;
@@ -449,6 +464,7 @@ impl ServerHandler for GatewayServer {
     /// `initialize`, once the upstreams still starting are ready or the ready wait is over, so
     /// that its instructions announce their tools.
     async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
+        let _busy = self.busy();
         self.register(&context);
         self.ready().await;
         Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info()))
@@ -459,6 +475,7 @@ impl ServerHandler for GatewayServer {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
+        let _busy = self.busy();
         context.peer.set_peer_info(request.clone());
         let client = format!("{} {}", request.client_info.name, request.client_info.version);
         let asked = context
@@ -504,6 +521,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
+        let _busy = self.busy();
         self.register(&context);
         self.ready().await;
         self.pull(&context).await?;
@@ -527,6 +545,7 @@ impl ServerHandler for GatewayServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
+        let _busy = self.busy();
         self.register(&context);
         self.ready().await;
         self.pull(&context).await?;
@@ -557,6 +576,7 @@ impl ServerHandler for GatewayServer {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
+        let _busy = self.busy();
         self.register(&context);
         self.state().log_level = Some(request.level);
         self.gateway.set_log_level().await;
@@ -568,6 +588,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
+        let _busy = self.busy();
         self.check_caller(&context)?;
         Ok(self.gateway.list_prompts(self.subject().as_deref()).await)
     }
@@ -577,6 +598,7 @@ impl ServerHandler for GatewayServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
+        let _busy = self.busy();
         self.check_caller(&context)?;
         self.gateway.get_prompt(request, self.subject().as_deref()).await
     }
@@ -586,6 +608,7 @@ impl ServerHandler for GatewayServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
+        let _busy = self.busy();
         self.check_caller(&context)?;
         self.gateway.complete(request, self.subject().as_deref()).await
     }
@@ -595,6 +618,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
+        let _busy = self.busy();
         self.check_caller(&context)?;
         Ok(self.gateway.list_resources(self.subject().as_deref()).await)
     }
@@ -604,6 +628,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let _busy = self.busy();
         self.check_caller(&context)?;
         Ok(self.gateway.list_resource_templates(self.subject().as_deref()).await)
     }
@@ -613,6 +638,7 @@ impl ServerHandler for GatewayServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
+        let _busy = self.busy();
         self.check_caller(&context)?;
         self.gateway.read_resource(request, self.subject().as_deref()).await
     }

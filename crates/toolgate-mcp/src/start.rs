@@ -38,6 +38,9 @@ impl Gateway {
     /// which show as starting until [`Loading::finish`] has read them. Must run inside a
     /// Tokio runtime.
     pub fn begin(settings: crate::Settings, config: &Config) -> Result<(Gateway, Loading), GatewayError> {
+        // Before anything starts: a configuration that starts toolgate on itself would start
+        // processes without end.
+        let serving = crate::itself::refuse(config)?;
         let gateway = Gateway::configured(settings, config.clone())?;
         let mut children = Vec::new();
         let mut catalogs = Vec::new();
@@ -56,6 +59,7 @@ impl Gateway {
                     transport: transport.clone(),
                     call_timeout: server.call_timeout,
                     protocol: server.protocol,
+                    serving: serving.clone(),
                 }),
             }
         }

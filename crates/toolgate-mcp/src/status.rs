@@ -24,6 +24,8 @@ pub struct UpstreamReport {
     pub list_changed: Option<bool>,
     /// Its tools (quarantined ones too).
     pub tools: Vec<ReportedTool>,
+    /// How long it took to start and list its tools (`None`: it did not get there).
+    pub started_in: Option<std::time::Duration>,
 }
 
 /// One tool of an [`UpstreamReport`].
@@ -68,11 +70,20 @@ impl Gateway {
                 let exposure = self.session_exposure(&state);
                 let (shown, full) =
                     self.session_tokens(state.profile.as_deref(), exposure, &state.conversation);
+                let activity = &state.activity;
                 json!({
                     "id": state.id,
                     "client": state.client,
                     "profile": state.profile,
                     "exposure": exposure_name(exposure),
+                    "revision": state.revision.as_ref().map(|v| v.as_str().to_owned()),
+                    "transport": if state.stored.id().is_some() { "http" } else { "stdio" },
+                    "requests": activity.requests,
+                    "in_flight": activity.in_flight,
+                    "idle_secs": activity.last.map(|t| t.elapsed().as_secs()),
+                    // A client that only listed the tools and stays connected is most likely a
+                    // health check (`claude mcp list`), not an agent at work.
+                    "kind": if activity.worked { "agent" } else { "listed only" },
                     "active": state.conversation.active(),
                     "tokens": {"tool_list": shown, "full_load": full, "saved": full as i64 - shown as i64},
                 })
@@ -145,6 +156,7 @@ impl Gateway {
                     error: u.last_error.clone(),
                     list_changed,
                     tools,
+                    started_in: u.started_in,
                 }
             })
             .collect()

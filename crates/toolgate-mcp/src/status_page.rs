@@ -138,8 +138,9 @@ fn sessions(out: &mut String, status: &Value) {
         return;
     }
     out.push_str(
-        "<table id=\"sessions\"><tr><th>session</th><th>client</th><th>profile</th><th>exposure</th>\
-         <th>active tools</th><th>tool list tokens</th><th>saved against a full load</th></tr>\n",
+        "<table id=\"sessions\"><tr><th>session</th><th>client</th><th>revision</th><th>last activity</th>\
+         <th>kind</th><th>profile</th><th>exposure</th><th>active tools</th><th>tool list tokens</th>\
+         <th>saved against a full load</th></tr>\n",
     );
     for s in sessions {
         let active: Vec<String> = s["active"]
@@ -150,11 +151,21 @@ fn sessions(out: &mut String, status: &Value) {
             .map(|n| format!("<code>{}</code>", esc(n)))
             .collect();
         let tokens = &s["tokens"];
+        let last = match (s["in_flight"].as_u64(), s["idle_secs"].as_u64()) {
+            (Some(n), _) if n > 0 => format!("{n} request(s) in flight"),
+            (_, Some(idle)) => format!("{} ago", uptime(idle)),
+            _ => "none yet".to_owned(),
+        };
         let _ = writeln!(
             out,
-            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{} of {}</td></tr>",
+            "<tr><td>{}</td><td>{}</td><td>{} ({})</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{} of {}</td></tr>",
             s["id"],
             esc(str_of(&s["client"])),
+            esc(s["revision"].as_str().unwrap_or("?")),
+            esc(s["transport"].as_str().unwrap_or("?")),
+            esc(&last),
+            esc(s["kind"].as_str().unwrap_or("")),
             esc(s["profile"].as_str().unwrap_or("(all)")),
             esc(str_of(&s["exposure"])),
             if active.is_empty() { "none".to_owned() } else { active.join(", ") },
@@ -280,8 +291,10 @@ mod tests {
             "servers": [{"name": "<x>", "transport": "stdio", "state": "failed", "error": "exited", "tools": 0,
                 "restarts": 3, "last_error": "exited"}],
             "sessions": [
-                {"id": 1, "client": "c 1", "active": ["a__b"], "tokens": {"tool_list": 10, "full_load": 90, "saved": 80}},
-                {"id": 2, "client": "c 2", "profile": "<rev>", "active": []}
+                {"id": 1, "client": "c 1", "active": ["a__b"], "tokens": {"tool_list": 10, "full_load": 90, "saved": 80},
+                 "revision": "2026-07-28", "transport": "stdio", "in_flight": 0, "idle_secs": 75, "kind": "agent"},
+                {"id": 2, "client": "c 2", "profile": "<rev>", "active": [], "revision": "2025-11-25",
+                 "transport": "http", "in_flight": 1, "idle_secs": 3, "kind": "listed only"}
             ],
             "quarantined": [{"name": "x__<evil>", "reason": "changed", "diff": ["- old", "+ <script>"]}],
             "refusals": [{"at": 3661, "session": 1, "subject": "main", "tool": "x__y", "reason": "not_loaded", "rule": "r"}],
@@ -290,6 +303,10 @@ mod tests {
         assert!(html.contains("&lt;x&gt;") && !html.contains("<x>"));
         assert!(html.contains("failed: exited") && html.contains("<td>3</td>"));
         assert!(html.contains("<code>a__b</code>") && html.contains("80 of 90"));
+        assert!(html.contains("<td>2026-07-28 (stdio)</td><td>1 min ago</td><td>agent</td>"), "{html}");
+        assert!(
+            html.contains("<td>2025-11-25 (http)</td><td>1 request(s) in flight</td><td>listed only</td>")
+        );
         assert!(html.contains("<td>(all)</td>") && html.contains("<td>&lt;rev&gt;</td>"), "{html}");
         assert!(html.contains("&lt;script&gt;") && !html.contains("<script>"));
         assert!(html.contains("01:01:01 UTC") && html.contains("1 h 6 min"));

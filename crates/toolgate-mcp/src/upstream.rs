@@ -99,6 +99,10 @@ pub(crate) struct Upstream {
     pub(crate) restarts: u64,
     /// Why it last failed, kept after it recovers.
     pub(crate) last_error: Option<String>,
+    /// When it last began starting, until it is ready.
+    pub(crate) starting_since: Option<Instant>,
+    /// How long it last took to start and list its tools.
+    pub(crate) started_in: Option<Duration>,
 }
 
 impl Upstream {
@@ -106,12 +110,14 @@ impl Upstream {
         Upstream {
             name: name.to_owned(),
             kind,
-            state,
             tools: Vec::new(),
             peer: None,
             call_timeout,
             restarts: 0,
             last_error: None,
+            starting_since: (state == State::Starting).then(Instant::now),
+            started_in: None,
+            state,
         }
     }
 
@@ -156,6 +162,7 @@ impl Upstream {
             "last_error": self.last_error,
             "restarts": self.restarts,
             "tools": self.tools.len(),
+            "start_ms": self.started_in.map(|d| d.as_millis() as u64),
         });
         if self.kind == Kind::Catalog {
             let mut by_server: BTreeMap<&str, usize> = BTreeMap::new();
@@ -175,6 +182,9 @@ pub(crate) struct Spec {
     pub(crate) transport: Transport,
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) protocol: UpstreamProtocol,
+    /// The configurations served above and by this gateway, for a child's environment
+    /// ([`crate::itself::SERVING`]).
+    pub(crate) serving: Arc<str>,
 }
 
 impl Spec {
@@ -545,7 +555,7 @@ async fn open<H: Host>(
     match &spec.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args).envs(env).kill_on_drop(true);
+            cmd.args(args).envs(env).env(crate::itself::SERVING, &*spec.serving).kill_on_drop(true);
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);
             }

@@ -438,3 +438,23 @@ async fn sessions_past_the_cap_are_refused_with_a_clear_error() {
     assert!(third.starts_with("HTTP/1.1 503") && third.contains("max_sessions"), "{third}");
     shutdown.cancel();
 }
+
+#[tokio::test]
+async fn delete_ends_a_session_with_204() {
+    let gateway = Gateway::from_catalog(Settings::default(), "embedded", &Catalog::embedded());
+    let (_url, addr, shutdown) = serve_http(&gateway).await;
+    let id = open_session(&addr).await;
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {id}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    // The Python SDK logs `Session termination failed: 202` for rmcp's own answer.
+    assert!(response.starts_with("HTTP/1.1 204"), "{response}");
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+    let gone = post(&addr, Some(&id), list).await;
+    assert!(gone.starts_with("HTTP/1.1 404"), "{gone}");
+    shutdown.cancel();
+}

@@ -670,3 +670,37 @@ async fn required_tools_over_max_active_are_a_configuration_error_never_a_silent
     assert!(error.message.contains("5 required tools (pinned or mode=all) exceed max_active 3"), "{error}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[tokio::test]
+async fn a_call_in_flight_keeps_its_http_session_alive_past_the_idle_time() {
+    // Sessions end after 1 s without a request; the call takes 3 s.
+    let settings = Settings { session_idle: Duration::from_secs(1), ..settings() };
+    let gateway = start(settings, vec![("fix", stdio(FIXTURE, &[]))]);
+    assert!(gateway.settled(WAIT).await, "{}", gateway.status());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+    let stop = CancellationToken::new();
+    tokio::spawn(toolgate_mcp::http::serve(gateway.clone(), listener, stop.clone()));
+
+    let client = Client::http(&url).await;
+    client.call("tool_search", json!({"query": "select:fix__slow"})).await;
+    let slow = client.call("fix__slow", json!({"ms": 3000})).await;
+    assert_eq!(text(&slow), "slept 3000 ms", "the session outlived its idle time while the call ran");
+    let status = gateway.status();
+    let session = &status["sessions"][0];
+    assert_eq!(
+        (session["transport"].as_str(), session["kind"].as_str()),
+        (Some("http"), Some("agent")),
+        "{status}"
+    );
+    assert_eq!(session["in_flight"], 0, "{status}");
+    let first = session["id"].clone();
+    // Then idle: it ends (rmcp's client opens a new session for its next request).
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let _ = client.service.list_tools(None).await;
+    let status = gateway.status();
+    let ids: Vec<&Value> = status["sessions"].as_array().unwrap().iter().map(|s| &s["id"]).collect();
+    assert!(!ids.contains(&&first), "the idle session ended: {status}");
+    stop.cancel();
+    gateway.shutdown().await;
+}

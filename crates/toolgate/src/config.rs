@@ -92,6 +92,9 @@ pub struct Config {
     pub profiles: BTreeMap<String, ProfileConfig>,
     /// Bearer tokens of the HTTP endpoints by name (`[tokens.NAME]`).
     pub tokens: BTreeMap<String, TokenConfig>,
+    /// The file it was read from (made absolute), when it was read from one
+    /// ([`Config::from_path`]): a gateway refuses to start a server that serves this same file.
+    pub source: Option<PathBuf>,
 }
 
 /// Where a bearer token's secret is read from.
@@ -150,11 +153,13 @@ impl Config {
             Some("json") => true,
             _ => text.trim_start().starts_with('{'),
         };
-        if json {
+        let mut config = if json {
             Config::from_mcp_json(&label, text, base_dir)
         } else {
             Config::from_toml(&label, text, base_dir)
-        }
+        }?;
+        config.source = Some(std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned()));
+        Ok(config)
     }
 
     /// Reads `toolgate.toml` text; `label` names the file in errors and relative paths are
@@ -390,6 +395,21 @@ pub struct ServerConfig {
     pub quarantine: bool,
     /// Which MCP revision the gateway speaks to it (`protocol`).
     pub protocol: UpstreamProtocol,
+}
+
+/// The names of the environment variables a configuration's text reads (`${VAR}` and
+/// `${VAR:-default}`, as [`Config::from_path`] expands them), in order, each once: what a client
+/// that starts the gateway must pass on to it.
+pub fn variables(text: &str) -> Vec<String> {
+    let seen = std::cell::RefCell::new(Vec::<String>::new());
+    let _ = expand::expand(text, &|name| {
+        let mut seen = seen.borrow_mut();
+        if !seen.iter().any(|s| s == name) {
+            seen.push(name.to_owned());
+        }
+        Some(String::new())
+    });
+    seen.into_inner()
 }
 
 /// Which MCP revision the gateway opens a server's connection with (`[servers.NAME] protocol`).

@@ -110,8 +110,16 @@ impl fmt::Display for QueryError {
 
 impl std::error::Error for QueryError {}
 
+/// The language of a query left without `lang`: `zh` when it has Han characters, else `en`.
+fn detect_lang(query: &str) -> &'static str {
+    let han = |c: char| matches!(c, '\u{4e00}'..='\u{9fff}' | '\u{3400}'..='\u{4dbf}');
+    if query.chars().any(han) { "zh" } else { "en" }
+}
+
 /// Reads a JSONL query set (`{"id", "query", "gold", "lang", "gold_level"}` a line) and checks
-/// that every gold item exists in `catalog` at its level.
+/// that every gold item exists in `catalog` at its level. `lang` left out is `zh` for a query
+/// with Han characters and `en` otherwise; `gold_level` left out is the first of `tool`, `name`
+/// and `server` at which every gold item is in the catalog.
 pub fn load_queries(label: &str, text: &str, catalog: &Catalog) -> Result<Vec<Query>, QueryError> {
     let err = |line, message: String| QueryError { source_label: label.to_owned(), line, message };
     let mut pools: BTreeMap<GoldLevel, HashSet<String>> = BTreeMap::new();
@@ -134,12 +142,31 @@ pub fn load_queries(label: &str, text: &str, catalog: &Catalog) -> Result<Vec<Qu
         };
         let id = s("id")?;
         let query = s("query")?;
-        let lang = s("lang")?;
-        let gold_level = match s("gold_level")?.as_str() {
-            "tool" => GoldLevel::Tool,
-            "name" => GoldLevel::Name,
-            "server" => GoldLevel::Server,
-            other => return Err(err(n, format!("gold_level `{other}` is not tool, name or server"))),
+        // `lang` and `gold_level` may be left out: a query set written by hand rarely has them.
+        let lang = match v.get("lang") {
+            None | Some(Value::Null) => detect_lang(&query).to_owned(),
+            Some(Value::String(lang)) => lang.clone(),
+            Some(other) => {
+                return Err(err(
+                    n,
+                    format!("key `lang` must be a string such as \"en\" or \"zh\", not {other}"),
+                ));
+            }
+        };
+        let stated = match v.get("gold_level") {
+            None | Some(Value::Null) => None,
+            Some(Value::String(level)) => Some(match level.as_str() {
+                "tool" => GoldLevel::Tool,
+                "name" => GoldLevel::Name,
+                "server" => GoldLevel::Server,
+                other => return Err(err(n, format!("gold_level `{other}` is not tool, name or server"))),
+            }),
+            Some(other) => {
+                return Err(err(
+                    n,
+                    format!("key `gold_level` must be \"tool\", \"name\" or \"server\", not {other}"),
+                ));
+            }
         };
         let gold: Vec<String> = match v.get("gold") {
             Some(Value::Array(a)) if !a.is_empty() => a
@@ -149,6 +176,24 @@ pub fn load_queries(label: &str, text: &str, catalog: &Catalog) -> Result<Vec<Qu
                 })
                 .collect::<Result<_, _>>()?,
             _ => return Err(err(n, "key `gold` must be a non-empty list".into())),
+        };
+        let known = |level: &GoldLevel| gold.iter().all(|g| pools[level].contains(g));
+        let gold_level = match stated {
+            Some(level) => level,
+            // Left out: the first level at which every gold item is in the catalog.
+            None => match [GoldLevel::Tool, GoldLevel::Name, GoldLevel::Server].into_iter().find(known) {
+                Some(level) => level,
+                None => {
+                    let g = gold.iter().find(|g| !pools[&GoldLevel::Tool].contains(*g)).unwrap_or(&gold[0]);
+                    return Err(err(
+                        n,
+                        format!(
+                            "gold `{g}` is not in the catalog as a tool (`server__tool`), a tool's own name or a \
+                             server; fix the gold, or say which with gold_level"
+                        ),
+                    ));
+                }
+            },
         };
         if let Some(g) = gold.iter().find(|g| !pools[&gold_level].contains(*g)) {
             return Err(err(
@@ -450,5 +495,23 @@ mod tests {
         assert_eq!(e.to_string(), "q.jsonl:2: gold `git__nope` is not in the catalog (gold_level tool)");
         let e = load_queries("q.jsonl", &format!("{good}\n{good}"), &cat).unwrap_err();
         assert_eq!(e.to_string(), "q.jsonl:2: duplicate id `1`");
+        let e = load_queries("q.jsonl", &good.replace(r#""lang":"en""#, r#""lang":5"#), &cat).unwrap_err();
+        assert_eq!(e.to_string(), r#"q.jsonl:1: key `lang` must be a string such as "en" or "zh", not 5"#);
+    }
+
+    #[test]
+    fn a_query_line_without_lang_or_gold_level_gets_them_from_its_text_and_its_gold() {
+        let cat = Catalog::from_text("c", r#"{"server":"git","name":"git_log","description":""}"#).unwrap();
+        let lines = [
+            r#"{"id":"tool","query":"show the log","gold":["git__git_log"]}"#,
+            r#"{"id":"name","query":"显示提交日志","gold":["git_log"]}"#,
+            r#"{"id":"server","query":"history","gold":["git"]}"#,
+        ];
+        let queries = load_queries("q.jsonl", &lines.join("\n"), &cat).unwrap();
+        let got: Vec<(&str, &str, &str)> =
+            queries.iter().map(|q| (q.id.as_str(), q.lang.as_str(), q.gold_level.as_str())).collect();
+        assert_eq!(got, [("tool", "en", "tool"), ("name", "zh", "name"), ("server", "en", "server")]);
+        let e = load_queries("q.jsonl", r#"{"id":"1","query":"q","gold":["nope"]}"#, &cat).unwrap_err();
+        assert!(e.to_string().starts_with("q.jsonl:1: gold `nope` is not in the catalog as a tool"), "{e}");
     }
 }
