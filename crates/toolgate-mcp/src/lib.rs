@@ -22,6 +22,7 @@
 //! - `elicit`: an upstream's questions to the user, put to the client whose call they belong
 //!   to, in either revision on either side.
 //! - `progress`: upstream progress notifications relayed to the client that asked for them.
+//! - `session`: one downstream session's state (conversation, client, activity, waiting calls).
 //! - [`store`]: where HTTP sessions' state lives between requests (memory, or Redis shared by
 //!   replicas), and `resume`: a session read from it, and written back, by its server.
 //!
@@ -45,6 +46,7 @@ mod progress;
 pub mod redact;
 mod resume;
 pub mod server;
+mod session;
 mod settings;
 mod snapshot;
 mod start;

@@ -248,6 +248,7 @@ fn design_example_parses_to_the_expected_values() {
                 },
             },
             tokens: {},
+            source: None,
         }
     "#]]
     .assert_debug_eq(&config);

@@ -1,0 +1,153 @@
+//! session: one downstream session as the gateway holds it: its conversation, how to reach
+//! its client (on the connection or its subscriptions), what it did and when, the calls
+//! waiting for its answers, and how an HTTP session is kept in the store.
+
+use std::sync::{Arc, Mutex};
+
+use rmcp::RoleServer;
+#[allow(deprecated)]
+use rmcp::model::LoggingLevel;
+use rmcp::service::{Peer, SubscriptionSink};
+use tokio::sync::watch;
+use toolgate::Conversation;
+use toolgate::config::Exposure;
+
+use crate::gateway::Gateway;
+
+/// One downstream session as the registry sees it.
+#[derive(Debug)]
+pub(crate) struct SessionSlot {
+    pub(crate) state: Mutex<SessionState>,
+    /// The gateway's change counter: a session that ends is a change of the status.
+    changes: watch::Sender<u64>,
+}
+
+impl SessionSlot {
+    /// A slot for a new session of `gateway`, not registered yet.
+    pub(crate) fn new(gateway: &Gateway) -> SessionSlot {
+        SessionSlot { state: Mutex::new(SessionState::default()), changes: gateway.inner.changes.clone() }
+    }
+}
+
+impl Drop for SessionSlot {
+    fn drop(&mut self) {
+        let registered = self.state.get_mut().map(|s| s.id != 0).unwrap_or(true);
+        if registered {
+            self.changes.send_modify(|g| *g += 1);
+        }
+    }
+}
+
+/// What a downstream session holds: its conversation and how to reach its client.
+#[derive(Debug, Default)]
+pub(crate) struct SessionState {
+    /// The number of the session on the status page (0 until `initialize`).
+    pub(crate) id: u64,
+    /// The active set, recency and shown definitions, kept by the toolbox.
+    pub(crate) conversation: Conversation,
+    /// The client's name and version, from `initialize`.
+    pub(crate) client: String,
+    /// The client, for `notifications/tools/list_changed` (up to protocol 2025-11-25).
+    pub(crate) peer: Option<Peer<RoleServer>>,
+    /// Open `subscriptions/listen` streams that accepted `tools/list_changed` (2026-07-28).
+    pub(crate) subscriptions: Vec<SubscriptionSink>,
+    /// A fingerprint of the tool list last served, to tell whether a rebuild changed it.
+    pub(crate) listed: Option<u64>,
+    /// The profile this session was opened under (`/mcp/NAME` or `X-Toolgate-Profile`).
+    pub(crate) profile: Option<String>,
+    /// The server instructions, fixed when first asked for so that they stay byte-identical
+    /// (shared with every session of the same view).
+    pub(crate) instructions: Option<Arc<str>>,
+    /// The least severe log level the client wants relayed (`logging/setLevel`); all if unset.
+    #[allow(deprecated)]
+    pub(crate) log_level: Option<LoggingLevel>,
+    /// The exposure chosen for this session's client (at `initialize`; the configured one, or
+    /// native, before).
+    pub(crate) exposure: Option<Exposure>,
+    /// Woken whenever the client lists the tools.
+    pub(crate) relisted: Arc<tokio::sync::Notify>,
+    /// Whether the client let a wait for its re-list run out (it ignores `list_changed`).
+    pub(crate) ignores_list_changed: bool,
+    /// How this HTTP session is kept in the session store.
+    pub(crate) stored: crate::resume::Stored,
+    /// Calls waiting for this client's answer to an upstream's question (2026-07-28).
+    pub(crate) waiting: crate::elicit::Waiting,
+    /// The protocol revision the client speaks, once known.
+    pub(crate) revision: Option<rmcp::model::ProtocolVersion>,
+    /// What the session did and when ([`Activity`]).
+    pub(crate) activity: Activity,
+}
+
+/// What a session did and when: for the status page (telling a live agent from a health
+/// check that listed the tools and stayed connected) and for ending idle HTTP sessions (a
+/// request in flight is activity, however long it runs).
+#[derive(Debug, Default)]
+pub(crate) struct Activity {
+    /// Requests answered or being answered.
+    pub(crate) requests: u64,
+    /// Requests being answered now.
+    pub(crate) in_flight: usize,
+    /// When a request last began or ended.
+    pub(crate) last: Option<std::time::Instant>,
+    /// Whether it ever searched or called a tool (a health check only lists).
+    pub(crate) worked: bool,
+}
+
+/// One request of a session in flight; dropped when it is answered.
+#[derive(Debug)]
+pub(crate) struct Busy {
+    slot: Arc<SessionSlot>,
+}
+
+impl Busy {
+    pub(crate) fn new(slot: &Arc<SessionSlot>) -> Busy {
+        {
+            let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+            state.activity.requests += 1;
+            state.activity.in_flight += 1;
+            state.activity.last = Some(std::time::Instant::now());
+        }
+        Busy { slot: slot.clone() }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        let mut state = self.slot.state.lock().unwrap_or_else(|e| e.into_inner());
+        state.activity.in_flight = state.activity.in_flight.saturating_sub(1);
+        state.activity.last = Some(std::time::Instant::now());
+    }
+}
+
+impl SessionState {
+    /// Whether the client speaks 2026-07-28 or later, which hears of changes only on the
+    /// subscriptions it opened, never on the connection.
+    pub(crate) fn is_modern(&self) -> bool {
+        self.revision.as_ref().is_some_and(|v| !v.has_initialize())
+    }
+
+    /// The client, when notices go on the connection (up to 2025-11-25, no subscription open).
+    pub(crate) fn connection_notices(&self) -> Option<Peer<RoleServer>> {
+        if self.subscriptions.is_empty() && !self.is_modern() { self.peer.clone() } else { None }
+    }
+
+    /// Sends `notifications/tools/list_changed` to this session's client, on the path its
+    /// protocol version uses: the connection (up to 2025-11-25) or its open subscriptions
+    /// (2026-07-28).
+    pub(crate) fn list_changed_notice(&self) -> impl std::future::Future<Output = ()> + Send + 'static {
+        let peer = self.connection_notices();
+        let sinks = self.subscriptions.clone();
+        async move {
+            if let Some(peer) = peer
+                && let Err(e) = peer.notify_tool_list_changed().await
+            {
+                tracing::debug!("could not send tools/list_changed: {e}");
+            }
+            for sink in sinks {
+                if let Err(e) = sink.notify_tool_list_changed().await {
+                    tracing::debug!("could not send tools/list_changed on a subscription: {e}");
+                }
+            }
+        }
+    }
+}
