@@ -22,6 +22,8 @@
 //! - `elicit`: an upstream's questions to the user, put to the client whose call they belong
 //!   to, in either revision on either side.
 //! - `progress`: upstream progress notifications relayed to the client that asked for them.
+//! - `tasks`: a call an upstream turned into a task, followed by the session that started it
+//!   only.
 //! - `session`: one downstream session's state (conversation, client, activity, waiting calls).
 //! - [`store`]: where HTTP sessions' state lives between requests (memory, or Redis shared by
 //!   replicas), and `resume`: a session read from it, and written back, by its server.
@@ -53,6 +55,7 @@ mod start;
 mod status;
 mod status_page;
 pub mod store;
+mod tasks;
 mod upstream;
 
 pub use gateway::{Gateway, GatewayError};

@@ -9,6 +9,7 @@ use std::time::Duration;
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CallToolResponse, CancelledNotificationParam, ClientCapabilities,
     ClientRequest, InputRequest, InputResponses, ProgressToken, RequestMetaObject, ServerResult,
+    TASKS_EXTENSION_ID,
 };
 use rmcp::service::PeerRequestOptions;
 use rmcp::{Peer, RoleClient, RoleServer, ServiceError};
@@ -241,9 +242,12 @@ impl Gateway {
                     return CallToolResponse::Complete(complete::call(result));
                 }
                 Ok(ServerResult::InputRequiredResult(asked)) => asked,
+                Ok(ServerResult::CreateTaskResult(task)) if caller.capabilities.supports_tasks() => {
+                    return CallToolResponse::Task(task);
+                }
                 Ok(ServerResult::CreateTaskResult(_)) => {
                     return error_result(format!(
-                        "server `{owner}` answered `{qualified}` with a task, which toolgate does not relay yet"
+                        "server `{owner}` answered `{qualified}` with a task, but the client did not declare tasks"
                     ));
                 }
                 Ok(other) => {
@@ -331,10 +335,14 @@ pub(crate) struct Caller {
 }
 
 /// What of a client's capabilities toolgate passes on to a 2026-07-28 upstream: what it
-/// relays (elicitation), nothing it does not.
-fn relayed_capabilities(client: &ClientCapabilities) -> ClientCapabilities {
+/// relays (elicitation, the tasks extension), nothing it does not.
+pub(crate) fn relayed_capabilities(client: &ClientCapabilities) -> ClientCapabilities {
     let mut relayed = ClientCapabilities::default();
     relayed.elicitation = client.elicitation.clone();
+    if client.supports_tasks() {
+        let tasks = client.extensions.iter().flatten().filter(|(id, _)| id.as_str() == TASKS_EXTENSION_ID);
+        relayed.extensions = Some(tasks.map(|(id, settings)| (id.clone(), settings.clone())).collect());
+    }
     relayed
 }
 

@@ -13,11 +13,12 @@ use std::sync::Arc;
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse, Implementation,
-    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ServerCapabilities, ServerConfig, SubscriptionFilter,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
+    GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
+    SubscriptionFilter, UpdateTaskParams,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -159,7 +160,7 @@ impl GatewayServer {
     }
 
     /// This session's subject's view: its toolbox over the current snapshot.
-    fn view(&self) -> Arc<View> {
+    pub(crate) fn view(&self) -> Arc<View> {
         self.gateway.view(self.subject().as_deref(), self.exposure())
     }
 
@@ -330,7 +331,9 @@ impl GatewayServer {
                     progress: context.meta.get_progress_token().map(|token| (context.peer.clone(), token)),
                 };
                 let run = self.gateway.start_call(owner, tool, request, caller);
-                self.drive(tool.qualified_name(), run, 0, context).await
+                let answer = self.drive(tool.qualified_name(), run, 0, context).await;
+                self.record_task(&answer, owner, tool.qualified_name());
+                answer
             }
         };
         let ok = !matches!(&answer, CallToolResponse::Complete(r) if r.is_error == Some(true));
@@ -424,6 +427,7 @@ impl ServerHandler for GatewayServer {
             .enable_prompts_list_changed()
             .enable_resources_list_changed()
             .enable_tool_list_changed()
+            .enable_tasks()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(Implementation::new("toolgate", env!("CARGO_PKG_VERSION")))
@@ -601,6 +605,33 @@ impl ServerHandler for GatewayServer {
         let _busy = self.busy();
         self.check_caller(&context)?;
         self.gateway.get_prompt(request, self.subject().as_deref()).await
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let _busy = self.busy();
+        self.forward_get_task(request, &context).await
+    }
+
+    async fn update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let _busy = self.busy();
+        self.forward_update_task(request, &context).await
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let _busy = self.busy();
+        self.forward_cancel_task(request, &context).await
     }
 
     async fn complete(

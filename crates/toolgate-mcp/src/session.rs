@@ -72,6 +72,8 @@ pub(crate) struct SessionState {
     pub(crate) stored: crate::resume::Stored,
     /// Calls waiting for this client's answer to an upstream's question (2026-07-28).
     pub(crate) waiting: crate::elicit::Waiting,
+    /// The tasks upstreams made of this session's calls, by task id.
+    pub(crate) tasks: std::collections::HashMap<String, crate::tasks::TaskOwner>,
     /// The protocol revision the client speaks, once known.
     pub(crate) revision: Option<rmcp::model::ProtocolVersion>,
     /// What the session did and when ([`Activity`]).

@@ -20,13 +20,18 @@ const FIXTURE: &str = env!("CARGO_BIN_EXE_toolgate-fixture-server");
 /// A gateway in front of the fixture server on 2025-11-25 (with its prompts, resources and
 /// completions), which waits `start_ms` before it reads its first message.
 fn gateway(start_ms: u64, ready_wait: Duration) -> Gateway {
+    gateway_on("2025-11-25", start_ms, ready_wait)
+}
+
+/// [`gateway`] with the fixture on `protocol` (`all` for every revision rmcp knows).
+fn gateway_on(protocol: &str, start_ms: u64, ready_wait: Duration) -> Gateway {
     let fixture = ServerConfig::new(Transport::Stdio {
         command: FIXTURE.to_owned(),
         args: Vec::new(),
         env: [
             ("FIXTURE_EXTRAS", "1".to_owned()),
             ("FIXTURE_START_MS", start_ms.to_string()),
-            ("FIXTURE_PROTOCOL", "2025-11-25".to_owned()),
+            ("FIXTURE_PROTOCOL", protocol.to_owned()),
         ]
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
@@ -289,5 +294,75 @@ async fn a_question_waits_for_its_own_session_only_and_its_answer_reaches_the_up
     };
     let text = silent["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("not answered") && text.contains("did not declare elicitation"), "{silent}");
+    gateway.shutdown().await;
+}
+
+#[tokio::test]
+async fn a_task_is_followed_by_the_session_that_started_it_and_by_no_other() {
+    let gateway = gateway_on("all", 0, Duration::from_secs(20));
+    let mut alice = Modern::open(&gateway);
+    let mut mallory = Modern::open(&gateway);
+    let tasks_meta = || {
+        let mut meta = Modern::meta();
+        meta["io.modelcontextprotocol/clientCapabilities"] =
+            json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
+        meta
+    };
+    // Sends `method` with the tasks extension declared; the response.
+    async fn ask(client: &mut Modern, method: &str, mut params: Value, meta: Value) -> Value {
+        params["_meta"] = meta;
+        let id = client.next_id;
+        client.next_id += 1;
+        client.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
+        loop {
+            let message = client.next().await;
+            if message["id"] == id {
+                return message;
+            }
+        }
+    }
+    for client in [&mut alice, &mut mallory] {
+        client.request("server/discover", json!({})).await;
+        client.call("tool_search", json!({"query": "select:fix__task"})).await;
+    }
+    let started =
+        ask(&mut alice, "tools/call", json!({"name": "fix__task", "arguments": {"ms": 300}}), tasks_meta())
+            .await;
+    assert_eq!(started["result"]["resultType"], "task", "{started}");
+    let id = started["result"]["taskId"].as_str().unwrap().to_owned();
+
+    // Another session asking for Alice's task learns nothing of it.
+    let stolen = ask(&mut mallory, "tasks/get", json!({"taskId": id}), tasks_meta()).await;
+    assert!(stolen["error"]["message"].as_str().unwrap().contains("no task"), "{stolen}");
+
+    // Alice follows it to its end through the gateway.
+    let deadline = tokio::time::Instant::now() + WAIT;
+    let done = loop {
+        let got = ask(&mut alice, "tasks/get", json!({"taskId": id}), tasks_meta()).await;
+        let result = got["result"].clone();
+        assert!(result.is_object(), "{got}");
+        if result["status"] == "completed" {
+            break result;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "the task never completed: {got}");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
+    assert_eq!(done["result"]["content"][0]["text"], format!("{id} done"), "{done}");
+
+    // Cancelled through the gateway, by its session only.
+    let long =
+        ask(&mut alice, "tools/call", json!({"name": "fix__task", "arguments": {"ms": 60000}}), tasks_meta())
+            .await;
+    let long = long["result"]["taskId"].as_str().unwrap().to_owned();
+    let refused = ask(&mut mallory, "tasks/cancel", json!({"taskId": long}), tasks_meta()).await;
+    assert!(refused["error"].is_object(), "{refused}");
+    let cancelled = ask(&mut alice, "tasks/cancel", json!({"taskId": long}), tasks_meta()).await;
+    assert!(cancelled["result"].is_object(), "{cancelled}");
+    let got = ask(&mut alice, "tasks/get", json!({"taskId": long}), tasks_meta()).await;
+    assert_eq!(got["result"]["status"], "cancelled", "{got}");
+
+    // A client that does not follow tasks gets the plain result: the upstream was told so.
+    let plain = mallory.call("fix__task", json!({"ms": 10})).await;
+    assert_eq!(plain["content"][0]["text"], "done after 10 ms, without a task", "{plain}");
     gateway.shutdown().await;
 }

@@ -19,7 +19,8 @@
 //! `notifications/message` with logger `fixture`) and `cancel_count` (how many calls of `slow`
 //! were cancelled by their client), `ask {question}` (puts the question to the client with
 //! `elicitation/create` and answers `answered: RESULT` or `not answered: ERROR`); a prompt
-//! `greet {name}`; a resource `fixture://readme` and a
+//! `greet {name}`; `task {ms}` (works ms milliseconds: as a task, for a client that declared the
+//! tasks extension, which `tasks/get` reports and `tasks/cancel` cancels); a resource `fixture://readme` and a
 //! template `fixture://notes/{id}`; completions of `greet`'s `name` (`alice`, `alex`, `bob`,
 //! those that start with what was typed).
 //!
@@ -47,13 +48,14 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CompleteRequestParams, CompleteResult,
-    CompletionInfo, ContentBlock, ElicitRequest, ElicitRequestParams, GetPromptRequestParams,
-    GetPromptResponse, GetPromptResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam,
-    Prompt, PromptArgument, PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig,
-    ServerRequest, Tool,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CompleteRequestParams,
+    CompleteResult, CompletionInfo, ContentBlock, CreateTaskResult, DetailedTask, ElicitRequest,
+    ElicitRequestParams, GetPromptRequestParams, GetPromptResponse, GetPromptResult, GetTaskParams,
+    GetTaskResult, JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, MetaObject, PaginatedRequestParams, ProgressNotificationParam, Prompt, PromptArgument,
+    PromptMessage, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Resource, ResourceContents, ResourceTemplate, Role, ServerCapabilities, ServerConfig, ServerRequest,
+    Task, TaskPayload, TaskStatus, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
@@ -61,6 +63,9 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 const PAGE: usize = 2;
+
+/// The creation and update time of every task (the fixture's tasks need no real clock).
+const STAMP: &str = "2026-01-01T00:00:00Z";
 
 /// Lines that are not MCP messages and that no client can answer: plain text, half a JSON
 /// object, and bytes that are not even UTF-8.
@@ -75,6 +80,8 @@ const STRAY: &[u8] = b"{\"jsonrpc\":\"2.0\",\"id\":987654,\"result\":{}}\n";
 
 #[derive(Clone, Default)]
 struct Fixture {
+    /// The tasks `task` made, with when each is done and whether it was cancelled.
+    tasks: Arc<std::sync::Mutex<std::collections::HashMap<String, (std::time::Instant, bool)>>>,
     grown: Arc<AtomicBool>,
     /// How many times `tools/list` was asked for its first page.
     lists: Arc<AtomicUsize>,
@@ -189,6 +196,11 @@ impl Fixture {
                 json!({"type": "object"}),
             ));
             tools.push(tool(
+                "task",
+                "Work for ms milliseconds; as a task when the client follows tasks.",
+                json!({"type": "object", "properties": {"ms": {"type": "integer"}}}),
+            ));
+            tools.push(tool(
                 "ask",
                 "Ask the user a question (elicitation/create) and answer what they said.",
                 json!({"type": "object", "properties": {"question": {"type": "string"}}}),
@@ -220,6 +232,7 @@ impl ServerHandler for Fixture {
             #[allow(deprecated)]
             let capabilities = ServerCapabilities::builder()
                 .enable_logging()
+                .enable_tasks()
                 .enable_completions()
                 .enable_prompts()
                 .enable_resources()
@@ -268,6 +281,46 @@ impl ServerHandler for Fixture {
             .to_owned();
         let message = PromptMessage::new_text(Role::User, format!("Hello, {who}!"));
         Ok(GetPromptResponse::Complete(GetPromptResult::new(vec![message])))
+    }
+
+    async fn get_task(
+        &self,
+        request: GetTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let tasks = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
+        let Some(&(done, cancelled)) = tasks.get(&request.task_id) else {
+            return Err(ErrorData::invalid_params(format!("no task `{}`", request.task_id), None));
+        };
+        let payload = if cancelled {
+            TaskPayload::Cancelled
+        } else if std::time::Instant::now() < done {
+            TaskPayload::Working
+        } else {
+            let result =
+                CallToolResult::success(vec![ContentBlock::text(format!("{} done", request.task_id))]);
+            let Ok(Value::Object(result)) = serde_json::to_value(result) else {
+                return Err(ErrorData::internal_error("a result that is not an object", None));
+            };
+            TaskPayload::Completed { result }
+        };
+        let task = Task::new(request.task_id, TaskStatus::Working, STAMP, STAMP);
+        Ok(GetTaskResult::new(DetailedTask::new(task, payload)))
+    }
+
+    async fn cancel_task(
+        &self,
+        request: CancelTaskParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let mut tasks = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
+        match tasks.get_mut(&request.task_id) {
+            Some(entry) => {
+                entry.1 = true;
+                Ok(())
+            }
+            None => Err(ErrorData::invalid_params(format!("no task `{}`", request.task_id), None)),
+        }
     }
 
     async fn complete(
@@ -402,6 +455,18 @@ impl ServerHandler for Fixture {
             }
             "list_count" => text(self.lists.load(Ordering::SeqCst).to_string()),
             "cancel_count" => text(self.cancelled.load(Ordering::SeqCst).to_string()),
+            "task" => {
+                let ms = args.get("ms").and_then(Value::as_u64).unwrap_or(0);
+                if !context.client_capabilities().is_some_and(|c| c.supports_tasks()) {
+                    tokio::time::sleep(Duration::from_millis(ms)).await;
+                    return Ok(text(format!("done after {ms} ms, without a task")));
+                }
+                let mut tasks = self.tasks.lock().unwrap_or_else(|e| e.into_inner());
+                let id = format!("task-{}", tasks.len() + 1);
+                tasks.insert(id.clone(), (std::time::Instant::now() + Duration::from_millis(ms), false));
+                let task = Task::new(id, TaskStatus::Working, STAMP, STAMP).with_poll_interval_ms(50);
+                CallToolResponse::Task(CreateTaskResult::new(task))
+            }
             "ask" => {
                 let question =
                     args.get("question").and_then(Value::as_str).unwrap_or("yes or no?").to_owned();

@@ -1,0 +1,144 @@
+//! tasks: here is a call an upstream turned into a task (the `io.modelcontextprotocol/tasks`
+//! extension), let the client that started it follow it and nobody else.
+//!
+//! A client that declared the extension may get `resultType: "task"` for a call: the upstream
+//! was told, with the call, that the client can follow tasks (a 2026-07-28 upstream; one on
+//! 2025-11-25 is never told, so it never makes one). The task is recorded in the session that
+//! made the call, with the upstream and the tool; `tasks/get`, `tasks/update` and
+//! `tasks/cancel` are answered only for a task of this session whose tool the session's subject
+//! may still see, and go to the upstream that made it. Any other id is unknown, whoever asks:
+//! another session of the same client, or another token's.
+
+use rmcp::model::{
+    CallToolResponse, CancelTaskParams, CancelTaskRequest, ClientCapabilities, ClientRequest, GetTaskParams,
+    GetTaskRequest, GetTaskResult, RequestMetaObject, ServerResult, UpdateTaskParams, UpdateTaskRequest,
+};
+use rmcp::service::{PeerRequestOptions, RequestContext};
+use rmcp::{ErrorData, RoleServer};
+
+use crate::gateway::Gateway;
+use crate::server::GatewayServer;
+
+/// Where a task of this session runs.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskOwner {
+    /// The upstream that made it.
+    pub(crate) upstream: String,
+    /// The tool whose call it is (qualified name).
+    pub(crate) tool: String,
+}
+
+impl GatewayServer {
+    /// Records the task an upstream made of a call of `tool`, if the answer is one.
+    pub(crate) fn record_task(&self, answer: &CallToolResponse, upstream: &str, tool: &str) {
+        if let CallToolResponse::Task(created) = answer {
+            let owner = TaskOwner { upstream: upstream.to_owned(), tool: tool.to_owned() };
+            self.state().tasks.insert(created.task.task_id.clone(), owner);
+        }
+    }
+
+    /// The upstream of task `id`, when this session started it and may still see its tool.
+    fn task_owner(&self, id: &str, context: &RequestContext<RoleServer>) -> Result<TaskOwner, ErrorData> {
+        self.check_caller(context)?;
+        let unknown =
+            || ErrorData::invalid_params(format!("no task `{id}` was started in this session"), None);
+        let owner = self.state().tasks.get(id).cloned().ok_or_else(unknown)?;
+        let view = self.view();
+        if view.toolbox.visible().get(&owner.tool).is_none() {
+            return Err(ErrorData::invalid_params(
+                format!("task `{id}` belongs to `{}`, which this session may not use any more", owner.tool),
+                None,
+            ));
+        }
+        Ok(owner)
+    }
+
+    /// `tasks/get` of a task of this session, asked of its upstream.
+    pub(crate) async fn forward_get_task(
+        &self,
+        request: GetTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<GetTaskResult, ErrorData> {
+        let owner = self.task_owner(&request.task_id, context)?;
+        let caps = context.client_capabilities().unwrap_or_default();
+        let mut request = request;
+        request.meta = None;
+        let request = ClientRequest::GetTaskRequest(GetTaskRequest::new(request));
+        match self.gateway().task_request(&owner.upstream, request, &caps).await? {
+            ServerResult::GetTaskResult(result) => Ok(result),
+            other => Err(unexpected(&owner.upstream, &other)),
+        }
+    }
+
+    /// `tasks/update` (answers to a task's questions) of a task of this session.
+    pub(crate) async fn forward_update_task(
+        &self,
+        request: UpdateTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let owner = self.task_owner(&request.task_id, context)?;
+        let caps = context.client_capabilities().unwrap_or_default();
+        let mut request = request;
+        request.meta = None;
+        let request = ClientRequest::UpdateTaskRequest(UpdateTaskRequest::new(request));
+        self.gateway().task_request(&owner.upstream, request, &caps).await.map(|_| ())
+    }
+
+    /// `tasks/cancel` of a task of this session.
+    pub(crate) async fn forward_cancel_task(
+        &self,
+        request: CancelTaskParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let owner = self.task_owner(&request.task_id, context)?;
+        let caps = context.client_capabilities().unwrap_or_default();
+        let mut request = request;
+        request.meta = None;
+        let request = ClientRequest::CancelTaskRequest(CancelTaskRequest::new(request));
+        self.gateway().task_request(&owner.upstream, request, &caps).await.map(|_| ())
+    }
+}
+
+impl Gateway {
+    /// Sends a `tasks/*` request to upstream `name`, telling it the client's capabilities as
+    /// for the call that started the task.
+    async fn task_request(
+        &self,
+        name: &str,
+        request: ClientRequest,
+        caps: &ClientCapabilities,
+    ) -> Result<ServerResult, ErrorData> {
+        let (peer, timeout) = {
+            let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+            let upstream = pool.get(name).and_then(|u| u.peer.clone().map(|p| (p, u.call_timeout)));
+            upstream.ok_or_else(|| {
+                ErrorData::internal_error(
+                    format!("server `{name}`, which runs the task, is not connected"),
+                    None,
+                )
+            })?
+        };
+        let mut options = PeerRequestOptions::with_timeout(timeout.unwrap_or(self.settings().call_timeout));
+        let mut meta = RequestMetaObject::new();
+        meta.set_client_capabilities(crate::pool::relayed_capabilities(caps));
+        options.meta = Some(meta);
+        let handle = peer
+            .send_request_with_option(request, options)
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("server `{name}`: {e}"), None))?;
+        handle.await_response().await.map_err(|e| match e {
+            rmcp::ServiceError::McpError(error) => error,
+            e => ErrorData::internal_error(format!("server `{name}`: {e}"), None),
+        })
+    }
+}
+
+fn unexpected(upstream: &str, answer: &ServerResult) -> ErrorData {
+    ErrorData::internal_error(
+        format!(
+            "server `{upstream}` answered a task request with {}",
+            serde_json::to_string(answer).unwrap_or_default()
+        ),
+        None,
+    )
+}
