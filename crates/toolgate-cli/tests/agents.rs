@@ -22,21 +22,15 @@
 //! In all three, the memory server never sees a call (its file is never written). The CLIs and
 //! servers are installed by `e2e/setup.sh`; none needs an account.
 
+mod support;
+
+use support::{e2e, npm_bin as bin};
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
-
-fn e2e() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../e2e").canonicalize().unwrap()
-}
-
-fn bin(name: &str) -> PathBuf {
-    let path = e2e().join("node_modules/.bin").join(name);
-    assert!(path.exists(), "{name} is not installed: run e2e/setup.sh (the README's test command does)");
-    path
-}
 
 /// A task's folder: the notes file, the memory file's place, a toolgate configuration, a home.
 struct Task {

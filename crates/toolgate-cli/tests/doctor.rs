@@ -12,11 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::{Value, json};
-use support::scratch;
-
-fn e2e() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../e2e").canonicalize().unwrap()
-}
+use support::{e2e, scratch};
 
 fn doctor(args: &[&str], config: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_toolgate"))

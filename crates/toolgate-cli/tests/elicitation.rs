@@ -13,14 +13,11 @@
 
 mod support;
 
-use std::path::PathBuf;
+use support::e2e;
+
 use std::process::Command;
 
 use serde_json::Value;
-
-fn e2e() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../e2e").canonicalize().unwrap()
-}
 
 /// Runs one cell over stdio: the upstream on `upstream` (`auto` or `2025-11-25`), the client in
 /// `mode`, answering with 4 guests or declaring nothing. Its facts.

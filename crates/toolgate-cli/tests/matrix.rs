@@ -13,22 +13,14 @@
 
 mod support;
 
+use support::{e2e, npm_bin as bin};
+
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use serde_json::{Value, json};
 
 const MARKER: &str = "buy oat milk";
-
-fn e2e() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../e2e").canonicalize().unwrap()
-}
-
-fn bin(name: &str) -> PathBuf {
-    let path = e2e().join("node_modules/.bin").join(name);
-    assert!(path.exists(), "{name} is not installed: run e2e/setup.sh (the README's test command does)");
-    path
-}
 
 /// One cell's folder: the notes file the filesystem server serves, the memory server's file
 /// (which must never be written), and a configuration as a new user writes it.
@@ -112,40 +104,35 @@ fn facts(command: &mut Command, what: &str) -> Value {
     serde_json::from_str(line).unwrap_or_else(|e| panic!("{what} printed no JSON line ({e}):\n{stdout}"))
 }
 
-/// A TypeScript cell: `client` is `ts2` or `ts1`, `mode` `auto`, `legacy` or `pin`.
-fn typescript(client: &str, mode: &str, transport: &str, revision: &str) {
-    let cell = Cell::new(&format!("{client}-{mode}-{transport}"), "");
-    let mut node = Command::new("timeout");
-    node.arg("120").arg("node").arg(e2e().join("matrix.mjs"));
-    node.args(["--client", client, "--mode", mode, "--transport", transport, "--notes"]).arg(&cell.notes);
+/// Runs one cell: `driver` (a driver script's command, with its own arguments) pointed at the
+/// gateway over `transport`, its facts checked, `revision` the one it must have negotiated.
+fn run_cell(name: &str, mut driver: Command, transport: &str, revision: &str) {
+    let cell = Cell::new(name, "");
+    driver.args(["--transport", transport, "--notes"]).arg(&cell.notes);
     let _server;
     if transport == "http" {
         let (server, url) = cell.http();
         _server = server;
-        node.args(["--url", &url]);
+        driver.args(["--url", &url]);
     } else {
         let (command, args) = cell.stdio_args();
-        node.args(["--command", &command, "--args", &args]);
+        driver.args(["--command", &command, "--args", &args]);
     }
-    cell.check(&facts(&mut node, &format!("matrix.mjs {client} {mode} {transport}")), revision);
+    cell.check(&facts(&mut driver, name), revision);
+}
+
+/// A TypeScript cell: `client` is `ts2` or `ts1`, `mode` `auto`, `legacy` or `pin`.
+fn typescript(client: &str, mode: &str, transport: &str, revision: &str) {
+    let mut node = Command::new("timeout");
+    node.arg("120").arg("node").arg(e2e().join("matrix.mjs")).args(["--client", client, "--mode", mode]);
+    run_cell(&format!("{client}-{mode}-{transport}"), node, transport, revision);
 }
 
 /// A Python cell: `mode` is `auto`, `legacy` or `2026-07-28`.
 fn python(mode: &str, transport: &str, revision: &str) {
-    let cell = Cell::new(&format!("py-{mode}-{transport}"), "");
     let mut py = Command::new("timeout");
-    py.arg("120").arg(e2e().join(".venv/bin/python")).arg(e2e().join("matrix.py"));
-    py.args(["--mode", mode, "--transport", transport, "--notes"]).arg(&cell.notes);
-    let _server;
-    if transport == "http" {
-        let (server, url) = cell.http();
-        _server = server;
-        py.args(["--url", &url]);
-    } else {
-        let (command, args) = cell.stdio_args();
-        py.args(["--command", &command, "--args", &args]);
-    }
-    cell.check(&facts(&mut py, &format!("matrix.py {mode} {transport}")), revision);
+    py.arg("120").arg(e2e().join(".venv/bin/python")).arg(e2e().join("matrix.py")).args(["--mode", mode]);
+    run_cell(&format!("py-{mode}-{transport}"), py, transport, revision);
 }
 
 #[test]

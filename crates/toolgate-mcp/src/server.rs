@@ -13,12 +13,13 @@ use std::sync::Arc;
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CompleteRequestParams,
-    CompleteResult, ContentBlock, DiscoverResult, GetPromptRequestParams, GetPromptResponse, GetTaskParams,
-    GetTaskResult, Implementation, InitializeRequestParams, InitializeResult, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ServerCapabilities, ServerConfig,
-    SubscriptionFilter, UpdateTaskParams,
+    CallToolRequestParams, CallToolResponse, CallToolResult, CancelTaskParams, CancelTaskRequest,
+    ClientRequest, CompleteRequestParams, CompleteResult, ContentBlock, DiscoverResult,
+    GetPromptRequestParams, GetPromptResponse, GetTaskParams, GetTaskRequest, GetTaskResult, Implementation,
+    InitializeRequestParams, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ServerCapabilities, ServerConfig, ServerResult, SubscriptionFilter,
+    UpdateTaskParams, UpdateTaskRequest,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -609,11 +610,22 @@ impl ServerHandler for GatewayServer {
 
     async fn get_task(
         &self,
-        request: GetTaskParams,
+        mut request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
         let _busy = self.busy();
-        self.forward_get_task(request, &context).await
+        let id = std::mem::take(&mut request.task_id);
+        let asked = GetTaskParams::new(id.clone());
+        match self
+            .forward_task(&id, ClientRequest::GetTaskRequest(GetTaskRequest::new(asked)), &context)
+            .await?
+        {
+            ServerResult::GetTaskResult(result) => Ok(result),
+            _ => Err(ErrorData::internal_error(
+                format!("the server of task `{id}` answered tasks/get wrongly"),
+                None,
+            )),
+        }
     }
 
     async fn update_task(
@@ -622,7 +634,9 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let _busy = self.busy();
-        self.forward_update_task(request, &context).await
+        let asked = UpdateTaskParams::new(request.task_id.clone(), request.input_responses);
+        let update = ClientRequest::UpdateTaskRequest(UpdateTaskRequest::new(asked));
+        self.forward_task(&request.task_id, update, &context).await.map(|_| ())
     }
 
     async fn cancel_task(
@@ -631,7 +645,9 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let _busy = self.busy();
-        self.forward_cancel_task(request, &context).await
+        let cancel =
+            ClientRequest::CancelTaskRequest(CancelTaskRequest::new(CancelTaskParams::new(&request.task_id)));
+        self.forward_task(&request.task_id, cancel, &context).await.map(|_| ())
     }
 
     async fn complete(

@@ -9,10 +9,7 @@
 //! may still see, and go to the upstream that made it. Any other id is unknown, whoever asks:
 //! another session of the same client, or another token's.
 
-use rmcp::model::{
-    CallToolResponse, CancelTaskParams, CancelTaskRequest, ClientCapabilities, ClientRequest, GetTaskParams,
-    GetTaskRequest, GetTaskResult, RequestMetaObject, ServerResult, UpdateTaskParams, UpdateTaskRequest,
-};
+use rmcp::model::{CallToolResponse, ClientCapabilities, ClientRequest, RequestMetaObject, ServerResult};
 use rmcp::service::{PeerRequestOptions, RequestContext};
 use rmcp::{ErrorData, RoleServer};
 
@@ -53,49 +50,25 @@ impl GatewayServer {
         Ok(owner)
     }
 
-    /// `tasks/get` of a task of this session, asked of its upstream.
-    pub(crate) async fn forward_get_task(
+    /// A `tasks/get`, `tasks/update` or `tasks/cancel` of task `id` of this session, asked of the
+    /// upstream that made it; the request's own `_meta` is the client's and stays here.
+    pub(crate) async fn forward_task(
         &self,
-        request: GetTaskParams,
+        id: &str,
+        request: ClientRequest,
         context: &RequestContext<RoleServer>,
-    ) -> Result<GetTaskResult, ErrorData> {
-        let owner = self.task_owner(&request.task_id, context)?;
+    ) -> Result<ServerResult, ErrorData> {
+        let owner = self.task_owner(id, context)?;
         let caps = context.client_capabilities().unwrap_or_default();
-        let mut request = request;
-        request.meta = None;
-        let request = ClientRequest::GetTaskRequest(GetTaskRequest::new(request));
         match self.gateway().task_request(&owner.upstream, request, &caps).await? {
-            ServerResult::GetTaskResult(result) => Ok(result),
-            other => Err(unexpected(&owner.upstream, &other)),
+            ServerResult::CreateTaskResult(_)
+            | ServerResult::CallToolResult(_)
+            | ServerResult::InputRequiredResult(_) => Err(ErrorData::internal_error(
+                format!("server `{}` answered a task request with something else", owner.upstream),
+                None,
+            )),
+            answer => Ok(answer),
         }
-    }
-
-    /// `tasks/update` (answers to a task's questions) of a task of this session.
-    pub(crate) async fn forward_update_task(
-        &self,
-        request: UpdateTaskParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let owner = self.task_owner(&request.task_id, context)?;
-        let caps = context.client_capabilities().unwrap_or_default();
-        let mut request = request;
-        request.meta = None;
-        let request = ClientRequest::UpdateTaskRequest(UpdateTaskRequest::new(request));
-        self.gateway().task_request(&owner.upstream, request, &caps).await.map(|_| ())
-    }
-
-    /// `tasks/cancel` of a task of this session.
-    pub(crate) async fn forward_cancel_task(
-        &self,
-        request: CancelTaskParams,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let owner = self.task_owner(&request.task_id, context)?;
-        let caps = context.client_capabilities().unwrap_or_default();
-        let mut request = request;
-        request.meta = None;
-        let request = ClientRequest::CancelTaskRequest(CancelTaskRequest::new(request));
-        self.gateway().task_request(&owner.upstream, request, &caps).await.map(|_| ())
     }
 }
 
@@ -131,14 +104,4 @@ impl Gateway {
             e => ErrorData::internal_error(format!("server `{name}`: {e}"), None),
         })
     }
-}
-
-fn unexpected(upstream: &str, answer: &ServerResult) -> ErrorData {
-    ErrorData::internal_error(
-        format!(
-            "server `{upstream}` answered a task request with {}",
-            serde_json::to_string(answer).unwrap_or_default()
-        ),
-        None,
-    )
 }

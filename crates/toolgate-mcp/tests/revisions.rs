@@ -97,10 +97,15 @@ impl Modern {
 
     /// Sends request `method` with `params` (and the revision's `_meta`) and returns its
     /// whole response object.
-    async fn request(&mut self, method: &str, mut params: Value) -> Value {
+    async fn request(&mut self, method: &str, params: Value) -> Value {
+        self.request_with(method, params, Modern::meta()).await
+    }
+
+    /// [`Modern::request`] with `meta` as the request's `_meta`.
+    async fn request_with(&mut self, method: &str, mut params: Value, meta: Value) -> Value {
         let id = self.next_id;
         self.next_id += 1;
-        params["_meta"] = Modern::meta();
+        params["_meta"] = meta;
         self.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
         loop {
             let message = self.next().await;
@@ -228,70 +233,44 @@ async fn a_question_waits_for_its_own_session_only_and_its_answer_reaches_the_up
         client.request("server/discover", json!({})).await;
         client.call("tool_search", json!({"query": "select:fix__ask"})).await;
     }
-    // Alice declared elicitation: her call waits while toolgate asks her.
-    let ask = |client: &mut Modern, elicits: bool| {
+    // The `_meta` of a client that declared elicitation, or of one that did not.
+    let meta = |elicits: bool| {
         let mut meta = Modern::meta();
         if elicits {
             meta["io.modelcontextprotocol/clientCapabilities"] = json!({"elicitation": {"form": {}}});
         }
-        let id = client.next_id;
-        client.next_id += 1;
-        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
-            "params": {"name": "fix__ask", "arguments": {"question": "ship it?"}, "_meta": meta}})
+        meta
     };
-    let request = ask(&mut alice, true);
-    alice.send(request.clone()).await;
-    let asked = loop {
-        let message = alice.next().await;
-        if message["id"] == request["id"] {
-            break message["result"].clone();
+    let ask = |state: Option<&str>, answer: &str| {
+        let mut params = json!({"name": "fix__ask", "arguments": {"question": "ship it?"}});
+        if let Some(state) = state {
+            params["requestState"] = json!(state);
+            params["inputResponses"] =
+                json!({"elicitation": {"action": "accept", "content": {"answer": answer}}});
         }
+        params
     };
+    // Alice declared elicitation: her call waits while toolgate asks her.
+    let asked = alice.request_with("tools/call", ask(None, ""), meta(true)).await["result"].clone();
     assert_eq!(asked["resultType"], "input_required", "{asked}");
     assert_eq!(asked["inputRequests"]["elicitation"]["params"]["message"], "ship it?", "{asked}");
     let state = asked["requestState"].as_str().unwrap().to_owned();
 
     // Another session presenting Alice's state gets nothing of hers, and her call still waits.
-    let mut stolen = ask(&mut mallory, true);
-    stolen["params"]["requestState"] = json!(state);
-    stolen["params"]["inputResponses"] =
-        json!({"elicitation": {"action": "accept", "content": {"answer": "no"}}});
-    mallory.send(stolen.clone()).await;
-    let refused = loop {
-        let message = mallory.next().await;
-        if message["id"] == stolen["id"] {
-            break message["result"].clone();
-        }
-    };
+    let refused =
+        mallory.request_with("tools/call", ask(Some(&state), "no"), meta(true)).await["result"].clone();
     assert_eq!(refused["isError"], true, "{refused}");
     assert!(
         refused["content"][0]["text"].as_str().unwrap().contains("names no call waiting in this session")
     );
 
     // Alice answers: the upstream gets her answer.
-    let mut answer = ask(&mut alice, true);
-    answer["params"]["requestState"] = json!(state);
-    answer["params"]["inputResponses"] =
-        json!({"elicitation": {"action": "accept", "content": {"answer": "yes"}}});
-    alice.send(answer.clone()).await;
-    let done = loop {
-        let message = alice.next().await;
-        if message["id"] == answer["id"] {
-            break message["result"].clone();
-        }
-    };
+    let done = alice.request_with("tools/call", ask(Some(&state), "yes"), meta(true)).await["result"].clone();
     let text = done["content"][0]["text"].as_str().unwrap();
     assert!(text.starts_with("answered: ") && text.contains(r#""answer":"yes""#), "{done}");
 
     // Mallory declared no elicitation: the upstream's question is refused, she is never asked.
-    let request = ask(&mut mallory, false);
-    mallory.send(request.clone()).await;
-    let silent = loop {
-        let message = mallory.next().await;
-        if message["id"] == request["id"] {
-            break message["result"].clone();
-        }
-    };
+    let silent = mallory.request_with("tools/call", ask(None, ""), meta(false)).await["result"].clone();
     let text = silent["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("not answered") && text.contains("did not declare elicitation"), "{silent}");
     gateway.shutdown().await;
@@ -308,37 +287,24 @@ async fn a_task_is_followed_by_the_session_that_started_it_and_by_no_other() {
             json!({"extensions": {"io.modelcontextprotocol/tasks": {}}});
         meta
     };
-    // Sends `method` with the tasks extension declared; the response.
-    async fn ask(client: &mut Modern, method: &str, mut params: Value, meta: Value) -> Value {
-        params["_meta"] = meta;
-        let id = client.next_id;
-        client.next_id += 1;
-        client.send(json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params})).await;
-        loop {
-            let message = client.next().await;
-            if message["id"] == id {
-                return message;
-            }
-        }
-    }
     for client in [&mut alice, &mut mallory] {
         client.request("server/discover", json!({})).await;
         client.call("tool_search", json!({"query": "select:fix__task"})).await;
     }
-    let started =
-        ask(&mut alice, "tools/call", json!({"name": "fix__task", "arguments": {"ms": 300}}), tasks_meta())
-            .await;
+    let started = alice
+        .request_with("tools/call", json!({"name": "fix__task", "arguments": {"ms": 300}}), tasks_meta())
+        .await;
     assert_eq!(started["result"]["resultType"], "task", "{started}");
     let id = started["result"]["taskId"].as_str().unwrap().to_owned();
 
     // Another session asking for Alice's task learns nothing of it.
-    let stolen = ask(&mut mallory, "tasks/get", json!({"taskId": id}), tasks_meta()).await;
+    let stolen = mallory.request_with("tasks/get", json!({"taskId": id}), tasks_meta()).await;
     assert!(stolen["error"]["message"].as_str().unwrap().contains("no task"), "{stolen}");
 
     // Alice follows it to its end through the gateway.
     let deadline = tokio::time::Instant::now() + WAIT;
     let done = loop {
-        let got = ask(&mut alice, "tasks/get", json!({"taskId": id}), tasks_meta()).await;
+        let got = alice.request_with("tasks/get", json!({"taskId": id}), tasks_meta()).await;
         let result = got["result"].clone();
         assert!(result.is_object(), "{got}");
         if result["status"] == "completed" {
@@ -350,15 +316,15 @@ async fn a_task_is_followed_by_the_session_that_started_it_and_by_no_other() {
     assert_eq!(done["result"]["content"][0]["text"], format!("{id} done"), "{done}");
 
     // Cancelled through the gateway, by its session only.
-    let long =
-        ask(&mut alice, "tools/call", json!({"name": "fix__task", "arguments": {"ms": 60000}}), tasks_meta())
-            .await;
+    let long = alice
+        .request_with("tools/call", json!({"name": "fix__task", "arguments": {"ms": 60000}}), tasks_meta())
+        .await;
     let long = long["result"]["taskId"].as_str().unwrap().to_owned();
-    let refused = ask(&mut mallory, "tasks/cancel", json!({"taskId": long}), tasks_meta()).await;
+    let refused = mallory.request_with("tasks/cancel", json!({"taskId": long}), tasks_meta()).await;
     assert!(refused["error"].is_object(), "{refused}");
-    let cancelled = ask(&mut alice, "tasks/cancel", json!({"taskId": long}), tasks_meta()).await;
+    let cancelled = alice.request_with("tasks/cancel", json!({"taskId": long}), tasks_meta()).await;
     assert!(cancelled["result"].is_object(), "{cancelled}");
-    let got = ask(&mut alice, "tasks/get", json!({"taskId": long}), tasks_meta()).await;
+    let got = alice.request_with("tasks/get", json!({"taskId": long}), tasks_meta()).await;
     assert_eq!(got["result"]["status"], "cancelled", "{got}");
 
     // A client that does not follow tasks gets the plain result: the upstream was told so.

@@ -28,6 +28,18 @@ pub fn fixture() -> PathBuf {
     bin
 }
 
+/// The folder `e2e/setup.sh` installs the real servers, clients and agent CLIs into.
+pub fn e2e() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../e2e").canonicalize().expect("the e2e folder")
+}
+
+/// An npm program `e2e/setup.sh` installed (`node_modules/.bin/NAME`).
+pub fn npm_bin(name: &str) -> PathBuf {
+    let path = e2e().join("node_modules/.bin").join(name);
+    assert!(path.exists(), "{name} is not installed: run e2e/setup.sh (the README's test command does)");
+    path
+}
+
 /// A fresh folder for one test.
 pub fn scratch(test: &str) -> PathBuf {
     let dir = std::env::temp_dir().join(format!("toolgate-e2e-{}-{test}", std::process::id()));
