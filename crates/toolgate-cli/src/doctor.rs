@@ -270,7 +270,8 @@ fn clients(
     first_list: usize,
     variables: &[String],
 ) -> anyhow::Result<Value> {
-    let file = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_owned()).display().to_string();
+    // The absolute path the configuration was read from.
+    let file = config.source.as_deref().unwrap_or(path).display().to_string();
     let program = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .map_or_else(|_| "toolgate".to_owned(), |p| p.display().to_string());

@@ -634,13 +634,17 @@ impl Gateway {
         self.inner.changes.send_modify(|g| *g += 1);
     }
 
-    /// The activity of the HTTP session `id` this process holds: requests in flight and when
-    /// the last began or ended (`None` when no session here has learnt that id yet).
-    pub(crate) fn http_activity(&self, id: &str) -> Option<(usize, Option<std::time::Instant>)> {
-        self.live_sessions().iter().find_map(|slot| {
-            let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-            (state.stored.id() == Some(id)).then(|| (state.activity.in_flight, state.activity.last))
-        })
+    /// The activity of every HTTP session this process holds, by session id: requests in
+    /// flight and when the last began or ended (a session no request has named yet is absent).
+    pub(crate) fn http_activity(&self) -> HashMap<String, (usize, Option<std::time::Instant>)> {
+        self.live_sessions()
+            .iter()
+            .filter_map(|slot| {
+                let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+                let id = state.stored.id()?.to_owned();
+                Some((id, (state.activity.in_flight, state.activity.last)))
+            })
+            .collect()
     }
 
     /// How many sessions are open (initialized and not ended).

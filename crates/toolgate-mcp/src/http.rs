@@ -216,15 +216,16 @@ async fn reap_idle(gateway: Gateway, managers: Vec<Arc<LocalSessionManager>>, sh
             () = tokio::time::sleep(every) => {}
             () = shutdown.cancelled() => return,
         }
+        let activity = gateway.http_activity();
         let mut present = std::collections::HashSet::new();
         for manager in &managers {
             let ids: Vec<_> = manager.sessions.read().await.keys().cloned().collect();
             for id in ids {
                 let key = id.to_string();
                 present.insert(key.clone());
-                let last = match gateway.http_activity(&key) {
-                    Some((in_flight, _)) if in_flight > 0 => continue,
-                    Some((_, Some(last))) => last,
+                let last = match activity.get(&key) {
+                    Some((in_flight, _)) if *in_flight > 0 => continue,
+                    Some((_, Some(last))) => *last,
                     _ => *first_seen.entry(key.clone()).or_insert_with(Instant::now),
                 };
                 if last.elapsed() >= idle {

@@ -142,12 +142,9 @@ impl Gateway {
         mut params: CallToolRequestParams,
         caller: Caller,
     ) -> Run {
-        let (events, run) = {
-            let (tx, rx) = mpsc::channel(4);
-            let cancel = CancellationToken::new();
-            ((tx, cancel.clone()), Run::new(rx, cancel))
-        };
-        let (tx, cancel) = events;
+        let (tx, rx) = mpsc::channel(4);
+        let cancel = CancellationToken::new();
+        let run = Run::new(rx, cancel.clone());
         let (peer, timeout) = match self.upstream_peer(owner, tool) {
             Ok(found) => found,
             Err(why) => {
@@ -214,7 +211,7 @@ impl Gateway {
         caller: &Caller,
         events: &mpsc::Sender<Event>,
     ) -> CallToolResponse {
-        let modern_upstream = peer.peer_info().is_some_and(|info| !info.protocol_version.has_initialize());
+        let modern_upstream = crate::upstream::is_modern(peer);
         for _ in 0..MAX_ROUNDS {
             let mut options = PeerRequestOptions::with_timeout(timeout);
             if modern_upstream {

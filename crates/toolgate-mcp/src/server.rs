@@ -346,20 +346,21 @@ impl GatewayServer {
     /// ([`INJECTED_ARGUMENTS`](crate::gateway::INJECTED_ARGUMENTS)).
     fn drop_injected_arguments(&self, request: &mut CallToolRequestParams) {
         let client = self.state().client.to_lowercase();
+        let injected: Vec<&str> = crate::gateway::INJECTED_ARGUMENTS
+            .iter()
+            .filter(|(word, _)| client.contains(word))
+            .map(|(_, argument)| *argument)
+            .collect();
         let Some(arguments) = request.arguments.as_mut() else { return };
-        for (word, argument) in crate::gateway::INJECTED_ARGUMENTS {
-            if client.contains(word) {
-                arguments.remove(*argument);
-            }
+        for argument in &injected {
+            arguments.remove(*argument);
         }
         // In the bridge, the tool's own arguments are inside `call_tool`'s.
         if request.name == CALL_TOOL
             && let Some(Value::Object(inner)) = arguments.get_mut("arguments")
         {
-            for (word, argument) in crate::gateway::INJECTED_ARGUMENTS {
-                if client.contains(word) {
-                    inner.remove(*argument);
-                }
+            for argument in &injected {
+                inner.remove(*argument);
             }
         }
     }

@@ -617,7 +617,7 @@ fn lifecycle() -> ClientLifecycleMode {
 }
 
 /// Whether the connection speaks 2026-07-28 or later.
-fn is_modern(peer: &Peer<RoleClient>) -> bool {
+pub(crate) fn is_modern(peer: &Peer<RoleClient>) -> bool {
     peer.peer_info().is_some_and(|info| !info.protocol_version.has_initialize())
 }
 

@@ -134,6 +134,8 @@ pub const NEWS_BUDGET: usize = 1024;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub(crate) struct Told {
     names: BTreeSet<String>,
+    /// The servers whose tools are listed by name.
+    named: BTreeSet<String>,
     counted: BTreeSet<String>,
     cut: bool,
 }
@@ -155,6 +157,7 @@ impl Told {
                 told.counted.insert(server.to_owned());
                 continue;
             }
+            told.named.insert(server.to_owned());
             for tool in tools.split(", ") {
                 told.names.insert(if server.is_empty() {
                     tool.to_owned()
@@ -176,15 +179,16 @@ impl Told {
         if self.counted.contains(server) {
             return true;
         }
-        let named = |s: &str| self.names.iter().any(|n| n.split_once("__").is_some_and(|(t, _)| t == s));
-        self.cut && !named(server)
+        self.cut && !self.named.contains(server)
     }
 }
 
 /// `tool_search` with news for a model whose announcement no longer lists every deferred name:
 /// the names that became loadable since (`late`, grouped by server as in the announcement,
-/// within [`NEWS_BUDGET`] bytes) follow the usual description.
-pub(crate) fn tool_search_with_news<'a>(late: impl IntoIterator<Item = &'a str>) -> Tool {
+/// within [`NEWS_BUDGET`] bytes) follow the usual description. `None` when nothing is late.
+pub(crate) fn tool_search_with_news<'a>(late: impl IntoIterator<Item = &'a str>) -> Option<Tool> {
+    let mut late = late.into_iter().peekable();
+    late.peek()?;
     let usual = tool_search_tool();
     let news = grouped_block(
         "\n\nLoadable since <available-deferred-tools> was written (servers that finished starting \
@@ -193,7 +197,7 @@ pub(crate) fn tool_search_with_news<'a>(late: impl IntoIterator<Item = &'a str>)
         late,
         NEWS_BUDGET,
     );
-    Tool::meta(TOOL_SEARCH, &format!("{}{news}", usual.description()), usual.input_schema().clone())
+    Some(Tool::meta(TOOL_SEARCH, &format!("{}{news}", usual.description()), usual.input_schema().clone()))
 }
 
 /// What changed in the deferred names since the last announcement.

@@ -193,6 +193,7 @@ impl ToolboxBuilder {
             validators: self.validators,
             quarantined: self.quarantined,
             announced: std::sync::OnceLock::new(),
+            news: std::sync::Mutex::default(),
         })
     }
 }
@@ -224,6 +225,9 @@ pub struct Toolbox {
     quarantined: Catalog,
     /// The announcement, rendered once for every conversation of this toolbox.
     announced: std::sync::OnceLock<Arc<str>>,
+    /// `tool_search` with news, per announcement an older conversation fixed (by a digest of
+    /// its text): worked out once for all the conversations that share one, not per session.
+    news: std::sync::Mutex<HashMap<u64, Option<Tool>>>,
 }
 
 /// One chat or MCP session: its active set, when each tool was last used, and the
@@ -244,8 +248,6 @@ pub struct Conversation {
     /// The announcement, fixed when first rendered so that it stays byte-identical (shared with
     /// the toolbox that rendered it: a conversation holds no copy of its own).
     announcement: Option<Arc<str>>,
-    /// What the fixed announcement told, read back once from its text.
-    told: Option<Arc<request::Told>>,
     /// `tool_search` with the names that became loadable since the announcement was fixed,
     /// when there are any (worked out when the conversation meets a new toolbox).
     news: Option<Tool>,

@@ -1,6 +1,7 @@
 //! announce: how a conversation learns the deferred names: the announcement it fixes once,
 //! and the news `tool_search` carries of tools that became loadable after it was fixed.
 
+use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use super::{Conversation, Toolbox};
@@ -34,17 +35,30 @@ impl Toolbox {
 
     /// `tool_search` with the deferred names the conversation's fixed announcement does not
     /// tell of (servers that finished starting after it was written), if there are any.
-    pub(super) fn news(&self, conversation: &mut Conversation) -> Option<Tool> {
+    pub(super) fn news(&self, conversation: &Conversation) -> Option<Tool> {
         let text = conversation.announcement.as_ref()?;
         let now = self.current_announcement();
         if Arc::ptr_eq(now, text) || now == text {
             return None;
         }
-        let told = conversation.told.get_or_insert_with(|| Arc::new(request::Told::read(text))).clone();
-        let late: Vec<&str> = request::deferred_names(&self.visible, &self.deferral)
-            .into_iter()
-            .filter(|name| !told.covers(name))
-            .collect();
-        (!late.is_empty() && self.deferral.enabled()).then(|| request::tool_search_with_news(late))
+        let key = {
+            let mut h = std::collections::hash_map::DefaultHasher::new();
+            text.hash(&mut h);
+            h.finish()
+        };
+        let mut cache = self.news.lock().unwrap_or_else(|e| e.into_inner());
+        cache
+            .entry(key)
+            .or_insert_with(|| {
+                let told = request::Told::read(text);
+                let visible = &self.visible;
+                let late = visible
+                    .ids()
+                    .filter(|&id| self.deferral.is_deferred(id))
+                    .map(|id| visible.tool(id).qualified_name())
+                    .filter(|name| !told.covers(name));
+                request::tool_search_with_news(late)
+            })
+            .clone()
     }
 }

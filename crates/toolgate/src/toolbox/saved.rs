@@ -109,7 +109,6 @@ impl Conversation {
             shown,
             changed,
             announcement,
-            told: None,
             news: None,
         })
     }
