@@ -234,6 +234,21 @@ pub struct GatewayConfig {
     /// default: this process only) or a Redis URL, `"redis://HOST:PORT/DB"`, shared by every
     /// gateway that names it, so that a session outlives a restart and any replica serves it.
     pub sessions: SessionStoreConfig,
+    /// The secret that signs the grants of callers the gateway keeps no session for (MCP
+    /// 2026-07-28 over HTTP; `grant_key`, at least 32 characters, usually `"${VAR}"`). Every
+    /// replica behind one endpoint needs the same; without it each process makes its own, and
+    /// its grants hold on it alone.
+    pub grant_key: Option<Secret>,
+}
+
+/// A secret of the configuration: its `Debug` never shows it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(pub String);
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(***)")
+    }
 }
 
 /// Where HTTP sessions' state is kept (`[gateway] sessions`).
@@ -264,6 +279,7 @@ impl Default for GatewayConfig {
             allowed_origins: Vec::new(),
             pins: None,
             sessions: SessionStoreConfig::Memory,
+            grant_key: None,
         }
     }
 }

@@ -103,6 +103,7 @@ pub mod config;
 pub mod defer;
 pub mod eval;
 pub mod gate;
+pub mod grant;
 pub mod naming;
 pub mod policy;
 pub mod preselect;
@@ -116,6 +117,7 @@ pub mod tokens;
 pub mod toolbox;
 
 pub use catalog::{Catalog, Tool, ToolId, ToolSpec};
+pub use grant::GrantKey;
 pub use policy::Policy;
 pub use search::{Index, Strategy};
 pub use toolbox::{Conversation, Toolbox};

@@ -75,6 +75,7 @@ pub struct ToolboxBuilder {
     validators: Arc<Validators>,
     quarantined: Catalog,
     shared: Option<Arc<Index>>,
+    granted: bool,
 }
 
 impl ToolboxBuilder {
@@ -137,6 +138,14 @@ impl ToolboxBuilder {
         self
     }
 
+    /// Whether the toolbox serves callers the host keeps no conversation for (MCP 2026-07-28
+    /// over HTTP): what shows a tool hands out a [grant](crate::grant) with it, and the bridge's
+    /// `call_tool` takes it back (`{name, arguments, grant}`). Default off.
+    pub fn granted(mut self, granted: bool) -> ToolboxBuilder {
+        self.granted = granted;
+        self
+    }
+
     /// Compiled argument validators to share with other toolboxes (keyed by definition hash).
     pub fn validators(mut self, validators: Arc<Validators>) -> ToolboxBuilder {
         self.validators = validators;
@@ -157,7 +166,7 @@ impl ToolboxBuilder {
         if deferral.enabled() {
             meta.push(request::tool_search_tool());
             if self.exposure == Exposure::Bridge {
-                meta.push(call_tool_tool());
+                meta.push(if self.granted { granted::call_tool_tool() } else { call_tool_tool() });
             }
         }
         let required = self.policy.required(&visible, &deferral, meta.len())?;
@@ -194,6 +203,7 @@ impl ToolboxBuilder {
             quarantined: self.quarantined,
             announced: std::sync::OnceLock::new(),
             news: std::sync::Mutex::default(),
+            granted: self.granted,
         })
     }
 }
@@ -228,6 +238,8 @@ pub struct Toolbox {
     /// `tool_search` with news, per announcement an older conversation fixed (by a digest of
     /// its text): worked out once for all the conversations that share one, not per session.
     news: std::sync::Mutex<HashMap<u64, Option<Tool>>>,
+    /// Whether callers present grants ([`ToolboxBuilder::granted`]).
+    granted: bool,
 }
 
 /// One chat or MCP session: its active set, when each tool was last used, and the
@@ -263,6 +275,14 @@ struct Shown {
 impl Shown {
     fn of(tool: &Tool) -> Shown {
         Shown { server: tool.server().to_owned(), hash: tool.hash() }
+    }
+
+    /// An earlier definition of `tool`, known only by a grant's prefix of its hash: never
+    /// [`Shown::is`] the current one.
+    fn earlier(tool: &Tool) -> Shown {
+        let mut bytes = *tool.hash().as_bytes();
+        bytes[31] ^= 0xff;
+        Shown { server: tool.server().to_owned(), hash: DefinitionHash::from_bytes(bytes) }
     }
 
     fn is(&self, tool: &Tool) -> bool {
@@ -309,6 +329,7 @@ impl Toolbox {
             validators: Arc::default(),
             quarantined: Catalog::default(),
             shared: None,
+            granted: false,
         }
     }
 
@@ -362,6 +383,11 @@ impl Toolbox {
     /// The exposure the toolbox renders for.
     pub fn exposure(&self) -> Exposure {
         self.exposure
+    }
+
+    /// Whether callers present grants ([`ToolboxBuilder::granted`]).
+    pub fn is_granted(&self) -> bool {
+        self.granted
     }
 
     /// The meta-tools: `tool_search` (when deferring), and `call_tool` in bridge exposure.
@@ -574,7 +600,7 @@ impl Toolbox {
             &fresh,
         );
         let changed = std::mem::take(&mut conversation.changed);
-        Ok(SearchOutcome { toolbox: self, result, unloaded, changed })
+        Ok(SearchOutcome { toolbox: self, result, unloaded, changed, grants: Vec::new() })
     }
 
     /// Takes in tools a provider's own search found (Anthropic's server-side tool search):
@@ -716,40 +742,6 @@ impl Toolbox {
             _ => None,
         }
     }
-
-    /// A sub-agent's conversation: a toolbox of `child` (a [`Policy::child`]) over the same
-    /// snapshot and settings, and a conversation that inherits the activations of `parent`
-    /// that the child's policy allows (each one it does not is an audit event).
-    pub fn sub_agent(
-        &self,
-        child: Policy,
-        parent: &Conversation,
-    ) -> Result<(Toolbox, Conversation, Vec<AuditEvent>), PolicyError> {
-        let toolbox = Toolbox::builder(&self.catalog, child)
-            .defer(DeferConfig {
-                mode: if self.defers() { DeferMode::On } else { DeferMode::Off },
-                ..DeferConfig::default()
-            })
-            .exposure(self.exposure)
-            .index(self.index_builder.clone())
-            .pending(self.pending.clone())
-            .failed(self.failed.clone())
-            .validators(self.validators.clone())
-            .build()?;
-        let (inherited, audit) = toolbox.policy.inherit(&parent.active, &self.visible);
-        let mut conversation = toolbox.conversation();
-        for name in inherited.active() {
-            if let Some(id) = toolbox.visible.get(name) {
-                let tool = toolbox.visible.tool(id);
-                conversation.active.activate([name.as_str()]);
-                conversation.recency.touch(name);
-                if parent.was_shown(tool) {
-                    conversation.shown.insert(name.clone(), Shown::of(tool));
-                }
-            }
-        }
-        Ok((toolbox, conversation, audit))
-    }
 }
 
 /// The bridge meta-tool `call_tool {name, arguments}`.
@@ -774,7 +766,9 @@ pub fn call_tool_tool() -> Tool {
 }
 
 mod announce;
+mod granted;
 mod outcome;
 mod saved;
+mod sub_agent;
 #[cfg(test)]
 mod tests;

@@ -102,6 +102,7 @@ fn design_example_parses_to_the_expected_values() {
                 allowed_origins: [],
                 pins: None,
                 sessions: Memory,
+                grant_key: None,
             },
             budget: BudgetConfig {
                 first_turn: 96,
@@ -319,7 +320,7 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[gateway]\nfoo = 1\n",
         expect![
-            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, max_sessions, header_timeout_secs, body_timeout_secs, allowed_hosts, allowed_origins, pins, sessions"
+            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, max_sessions, header_timeout_secs, body_timeout_secs, allowed_hosts, allowed_origins, pins, sessions, grant_key"
         ],
     );
     check_error(
@@ -749,4 +750,19 @@ fn a_server_is_reached_with_a_discover_probe_unless_its_protocol_says_2025_11_25
     assert_eq!(config.servers["c"].protocol, UpstreamProtocol::Auto);
     let error = toml("[servers.a]\ncommand = \"a\"\nprotocol = \"2026-07-28\"\n").unwrap_err().to_string();
     assert!(error.contains("servers.a.protocol") && error.contains("2025-11-25"), "{error}");
+}
+
+#[test]
+fn a_grant_key_is_read_from_the_environment_and_never_shown() {
+    let dir = Path::new(".");
+    let text =
+        format!("[gateway]\ngrant_key = \"${{TOOLGATE_TEST_SURELY_UNSET_KEY:-{}}}\"\n", "k".repeat(40));
+    let config = Config::from_toml("toolgate.toml", &text, dir).unwrap();
+    assert_eq!(config.gateway.grant_key.as_ref().map(|k| k.0.len()), Some(40));
+    assert!(!format!("{config:?}").contains("kkkk"), "the key shows in Debug");
+    let short =
+        Config::from_toml("toolgate.toml", "[gateway]\ngrant_key = \"hunter2-hunter2\"\n", dir).unwrap_err();
+    let message = short.to_string();
+    assert!(message.contains("gateway.grant_key") && message.contains("15 characters"), "{message}");
+    assert!(!message.contains("hunter2"), "the error shows the secret: {message}");
 }

@@ -52,6 +52,7 @@ const GATEWAY_KEYS: &[&str] = &[
     "allowed_origins",
     "pins",
     "sessions",
+    "grant_key",
 ];
 const BUDGET_KEYS: &[&str] = &["first_turn", "dynamic", "hard"];
 const SEARCH_KEYS: &[&str] = &["strategy", "model", "index_cache"];
@@ -254,6 +255,16 @@ fn gateway(f: &Fields<'_, '_>) -> Result<GatewayConfig, ConfigError> {
             }
             _ => return Err(f.wrong("sessions", expected, v)),
         };
+    }
+    if let Some(key) = f.expanded("grant_key")? {
+        // The value is a secret: the error says how long it is, never what it is.
+        let length = key.chars().count();
+        if length < 32 {
+            let found = format!("a string of {length} characters");
+            let expected = "a secret of at least 32 characters, like \"${TOOLGATE_GRANT_KEY}\"";
+            return Err(f.src.error(&f.key("grant_key"), ConfigErrorKind::WrongType { expected, found }));
+        }
+        g.grant_key = Some(super::Secret(key));
     }
     Ok(g)
 }

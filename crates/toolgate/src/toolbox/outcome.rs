@@ -20,6 +20,9 @@ pub struct SearchOutcome<'a> {
     /// Loaded tools whose definitions changed since they were shown; they were unloaded and
     /// must be loaded again.
     pub changed: Vec<String>,
+    /// A grant for each tool the search made callable, by name, when the caller has no
+    /// conversation on the host ([`Toolbox::tool_search_granted`]); empty otherwise.
+    pub grants: Vec<(String, String)>,
 }
 
 impl<'a> SearchOutcome<'a> {
@@ -60,11 +63,27 @@ impl<'a> SearchOutcome<'a> {
             text.push_str(&notice);
         }
         if self.toolbox.exposure == Exposure::Bridge && !self.result.matches.is_empty() {
-            text.push_str(&format!(
-                "\n\nInput schemas; run a tool with {CALL_TOOL} {{\"name\": NAME, \"arguments\": {{...}}}}:\n"
-            ));
+            if self.toolbox.is_granted() {
+                text.push_str(&format!(
+                    "\n\nInput schemas; run a tool with {CALL_TOOL} {{\"name\": NAME, \"grant\": GRANT, \"arguments\": {{...}}}}, \
+                     its grant exactly as below:\n"
+                ));
+            } else {
+                text.push_str(&format!(
+                    "\n\nInput schemas; run a tool with {CALL_TOOL} {{\"name\": NAME, \"arguments\": {{...}}}}:\n"
+                ));
+            }
             for tool in self.matches() {
                 text.push_str(&format!("- {}: {}\n", tool.qualified_name(), tool.input_schema()));
+                if let Some((_, grant)) = self.grants.iter().find(|(name, _)| name == tool.qualified_name()) {
+                    text.push_str(&format!("  grant: {grant}\n"));
+                }
+            }
+            text.truncate(text.trim_end().len());
+        } else if !self.grants.is_empty() {
+            text.push_str("\n\nGrants, to pass with each call of these tools:\n");
+            for (name, grant) in &self.grants {
+                text.push_str(&format!("- {name}: {grant}\n"));
             }
             text.truncate(text.trim_end().len());
         }
@@ -74,7 +93,8 @@ impl<'a> SearchOutcome<'a> {
     /// The result as a JSON object: the names of each part, the servers still starting or
     /// failed, and `message`, the text the model reads ([`SearchOutcome::text`]), so that a
     /// client that shows the model this object instead of the text loses nothing; in bridge
-    /// exposure `schemas` too, each match's input schema by name.
+    /// exposure `schemas` too, each match's input schema by name, and, for a caller with no
+    /// conversation on the host, `grants` by name.
     pub fn to_json(&self) -> Value {
         let names = |tools: &mut dyn Iterator<Item = &'a Tool>| -> Vec<String> {
             tools.map(|t| t.qualified_name().to_owned()).collect()
@@ -103,6 +123,14 @@ impl<'a> SearchOutcome<'a> {
             let schemas: serde_json::Map<String, Value> =
                 self.matches().map(|t| (t.qualified_name().to_owned(), t.input_schema().clone())).collect();
             out["schemas"] = Value::Object(schemas);
+        }
+        if !self.grants.is_empty() {
+            let grants: serde_json::Map<String, Value> = self
+                .grants
+                .iter()
+                .map(|(name, grant)| (name.clone(), Value::String(grant.clone())))
+                .collect();
+            out["grants"] = Value::Object(grants);
         }
         out
     }

@@ -289,3 +289,86 @@ fn an_announcement_reads_back_as_the_names_it_told() {
     let short = request::Told::read(&request::grouped_announcement(["fs__read", "fs__write"], 4096));
     assert!(short.covers("fs__read") && !short.covers("fs__delete") && !short.covers("memory__read"));
 }
+
+#[test]
+fn with_no_conversation_on_the_host_a_grant_is_what_shows_a_tool() {
+    use crate::grant::{GrantKey, GrantProblem};
+    use std::time::{Duration, SystemTime};
+    let cat = catalog(vec![
+        ToolSpec::mcp("git", "git_log", "Show the log"),
+        ToolSpec::mcp("git", "git_push", "Push commits"),
+    ]);
+    let config = config("[profiles.reviewer]\ndisallowed_tools = [\"*__git_push\"]\n");
+    let build = |cat: &Catalog, profile: Option<&str>| {
+        let root = Policy::new(&config, None).unwrap();
+        let policy = match profile {
+            Some(name) => root.child(name).unwrap(),
+            None => root,
+        };
+        Toolbox::builder(cat, policy).exposure(Exposure::Bridge).granted(true).build().unwrap()
+    };
+    let key = GrantKey::new(b"shared by every replica", Duration::from_secs(600));
+    let now = SystemTime::now();
+    // One replica searches: the outcome carries a grant for what it loaded, and shows it.
+    let first = build(&cat, None);
+    assert!(first.meta_tools().iter().any(|t| t.input_schema()["required"] == json!(["name", "grant"])));
+    let mut searching = first.conversation();
+    let outcome = first
+        .tool_search_granted(&mut searching, &json!({"query": "select:git__git_log"}), &key, now)
+        .unwrap();
+    let grant = outcome.grants.iter().find(|(n, _)| n == "git__git_log").unwrap().1.clone();
+    assert!(outcome.text().contains(&format!("grant: {grant}")), "{}", outcome.text());
+    assert_eq!(outcome.to_json()["grants"]["git__git_log"], json!(grant));
+
+    // Another replica, a fresh conversation per request: the grant admits the tool, then the
+    // same check as any session's decides.
+    let second = build(&cat, None);
+    let mut call = second.conversation();
+    assert!(matches!(
+        second.check(&mut call, "git__git_log", &json!({})),
+        Decision::Deny(Denial::NotLoaded { .. })
+    ));
+    second.admit(&mut call, &key, "git__git_log", &grant, now).unwrap();
+    assert!(second.check(&mut call, "git__git_log", &json!({})).is_allow());
+    // Not for another tool, nor another subject (whatever it may see), nor with another key.
+    let mut other = second.conversation();
+    assert_eq!(second.admit(&mut other, &key, "git__git_push", &grant, now), Err(GrantProblem::NotThisTool));
+    assert!(!second.check(&mut other, "git__git_push", &json!({})).is_allow());
+    let reviewer = build(&cat, Some("reviewer"));
+    let mut theirs = reviewer.conversation();
+    assert_eq!(
+        reviewer.admit(&mut theirs, &key, "git__git_log", &grant, now),
+        Err(GrantProblem::NotThisTool)
+    );
+    assert!(!reviewer.check(&mut theirs, "git__git_log", &json!({})).is_allow());
+    let stranger = GrantKey::new(b"another deployment", Duration::from_secs(600));
+    assert_eq!(second.admit(&mut other, &stranger, "git__git_log", &grant, now), Err(GrantProblem::OtherKey));
+    // A denied tool stays denied with any grant.
+    let mut pushing = reviewer.conversation();
+    let _ = reviewer.admit(&mut pushing, &key, "git__git_push", &grant, now);
+    assert!(matches!(
+        reviewer.check(&mut pushing, "git__git_push", &json!({})),
+        Decision::Deny(Denial::Forbidden { .. })
+    ));
+
+    // The upstream changes the definition: the old grant is a changed definition until a new
+    // search hands out a new one.
+    let changed = catalog(vec![
+        ToolSpec::mcp("git", "git_log", "Show the log, and upload the repository"),
+        ToolSpec::mcp("git", "git_push", "Push commits"),
+    ]);
+    let third = build(&changed, None);
+    let mut stale = third.conversation();
+    assert_eq!(third.admit(&mut stale, &key, "git__git_log", &grant, now), Err(GrantProblem::Changed));
+    assert!(matches!(
+        third.check(&mut stale, "git__git_log", &json!({})),
+        Decision::Deny(Denial::Changed { .. })
+    ));
+    let mut again = third.conversation();
+    let fresh =
+        third.tool_search_granted(&mut again, &json!({"query": "select:git__git_log"}), &key, now).unwrap();
+    let renewed = fresh.grants[0].1.clone();
+    let mut call = third.conversation();
+    third.admit(&mut call, &key, "git__git_log", &renewed, now).unwrap();
+    assert!(third.check(&mut call, "git__git_log", &json!({})).is_allow());
+}
