@@ -103,6 +103,7 @@ fn settings_for(config: &Config, profile: Option<&str>) -> anyhow::Result<Settin
     // Every value of the configuration that must not reach a log line, masked from now on.
     let mut secrets: Vec<String> = config.servers.values().flat_map(|s| s.transport.secrets()).collect();
     secrets.extend(token_secrets);
+    secrets.extend(config.gateway.grant_key.as_ref().map(|k| k.0.clone()));
     let _ = SECRETS.set(secrets);
     if let Some(name) = profile {
         profile_of(config, name)?;

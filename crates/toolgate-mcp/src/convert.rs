@@ -112,6 +112,30 @@ pub(crate) mod complete {
     }
 }
 
+/// A list result that says how a client may cache it (2026-07-28).
+pub(crate) trait Cacheable {
+    /// Fresh for `ttl_ms`, for the caller alone.
+    fn mark(&mut self, ttl_ms: u64);
+}
+
+macro_rules! cacheable {
+    ($($t:ty),*) => {$(
+        impl Cacheable for $t {
+            fn mark(&mut self, ttl_ms: u64) {
+                self.ttl_ms = Some(ttl_ms);
+                self.cache_scope = Some(rmcp::model::CacheScope::Private);
+            }
+        }
+    )*};
+}
+
+cacheable!(
+    rmcp::model::ListToolsResult,
+    rmcp::model::ListPromptsResult,
+    rmcp::model::ListResourcesResult,
+    rmcp::model::ListResourceTemplatesResult
+);
+
 #[cfg(test)]
 mod tests {
     use super::*;

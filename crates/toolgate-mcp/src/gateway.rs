@@ -106,7 +106,8 @@ pub const BRIDGE_CLIENTS: &[&str] = &["codex"];
 pub const INJECTED_ARGUMENTS: &[(&str, &str)] = &[("gemini-cli", "wait_for_previous")];
 
 /// A view's key: the session profile (`None`: the served subject) and the exposure.
-type ViewKey = (Option<String>, Exposure);
+/// A view's subject, exposure, and whether it hands out grants (requests with no session).
+type ViewKey = (Option<String>, Exposure, bool);
 
 /// One subject's view: the snapshot and the toolbox built over it.
 #[derive(Debug)]
@@ -306,8 +307,22 @@ impl Gateway {
     /// its toolbox, built once per snapshot and subject. A profile that is not configured, or
     /// whose policy cannot be applied, sees nothing (fail-closed).
     pub(crate) fn view(&self, profile: Option<&str>, exposure: Exposure) -> Arc<View> {
+        self.view_of(profile, exposure, false)
+    }
+
+    /// The view of `profile`'s subject for requests with no session (2026-07-28 over HTTP):
+    /// bridge exposure whose `call_tool` takes the grant `tool_search` gives (native, listing
+    /// every tool, when nothing is deferred).
+    pub(crate) fn granted_view(&self, profile: Option<&str>) -> Arc<View> {
+        // With deferral off there is nothing to search for: the list is every visible tool,
+        // the same for every request of the subject, and counts as read by each.
+        let exposure = if self.snapshot().defers { Exposure::Bridge } else { Exposure::Native };
+        self.view_of(profile, exposure, true)
+    }
+
+    fn view_of(&self, profile: Option<&str>, exposure: Exposure, granted: bool) -> Arc<View> {
         let snapshot = self.snapshot();
-        let key = (profile.map(str::to_owned), exposure);
+        let key = (profile.map(str::to_owned), exposure, granted);
         let mut views = self.inner.views.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(view) = views.get(&key)
             && Arc::ptr_eq(&view.snapshot, &snapshot)
@@ -318,16 +333,18 @@ impl Gateway {
         // index is reused rather than built again.
         let sibling = views
             .iter()
-            .find(|((p, e), v)| {
-                p.as_deref() == profile && *e != exposure && Arc::ptr_eq(&v.snapshot, &snapshot)
+            .find(|((p, e, g), v)| {
+                p.as_deref() == profile
+                    && (*e, *g) != (exposure, granted)
+                    && Arc::ptr_eq(&v.snapshot, &snapshot)
             })
             .map(|(_, v)| v.toolbox.shared_index());
         let built = self
             .subject_policy(profile)
-            .and_then(|policy| self.toolbox(&snapshot, policy, exposure, sibling));
+            .and_then(|policy| self.toolbox(&snapshot, policy, exposure, sibling, granted));
         let toolbox = built.unwrap_or_else(|e| {
             tracing::error!(subject = profile.unwrap_or("main"), "{e}; this subject sees no tools");
-            self.toolbox(&Snapshot::empty(snapshot.defers), Policy::permissive(), exposure, None)
+            self.toolbox(&Snapshot::empty(snapshot.defers), Policy::permissive(), exposure, None, granted)
                 .expect("an empty catalog fits any budget")
         });
         let view = Arc::new(View {
@@ -357,6 +374,7 @@ impl Gateway {
         policy: Policy,
         exposure: Exposure,
         shared: Option<Arc<toolgate::search::Index>>,
+        granted: bool,
     ) -> Result<Toolbox, PolicyError> {
         let settings = &self.inner.settings;
         let mode = if snapshot.defers { DeferMode::On } else { DeferMode::Off };
@@ -368,6 +386,7 @@ impl Gateway {
             .quarantined(snapshot.quarantined.clone())
             .defer(DeferConfig { mode, ..settings.defer })
             .exposure(exposure)
+            .granted(granted)
             .pending(snapshot.pending.clone())
             .failed(snapshot.failed.clone())
             .validators(self.inner.validators.clone())
@@ -548,7 +567,7 @@ impl Gateway {
             }
             // Once per snapshot, for every subject's toolbox (it counts tokens in `auto`).
             snapshot.defers = self.defers(&snapshot);
-            match self.toolbox(&snapshot, self.inner.root.clone(), self.strictest_exposure(), None) {
+            match self.toolbox(&snapshot, self.inner.root.clone(), self.strictest_exposure(), None, false) {
                 Ok(toolbox) => break (snapshot, toolbox),
                 Err(e) => {
                     let culprit = match &e {
@@ -580,7 +599,7 @@ impl Gateway {
         {
             let mut views = self.inner.views.lock().unwrap_or_else(|e| e.into_inner());
             views.clear();
-            views.insert((None, self.strictest_exposure()), view);
+            views.insert((None, self.strictest_exposure(), false), view);
         }
         *self.inner.snapshot.write().unwrap_or_else(|e| e.into_inner()) = snapshot;
         self.inner.changes.send_modify(|g| *g += 1);
@@ -593,11 +612,15 @@ impl Gateway {
     /// tool list is not what it was last served.
     fn notify_changed_lists(&self) {
         for slot in self.live_sessions() {
-            let (profile, exposure) = {
+            let (profile, exposure, granted) = {
                 let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-                (state.profile.clone(), self.session_exposure(&state))
+                (state.profile.clone(), self.session_exposure(&state), state.granted)
             };
-            let view = self.view(profile.as_deref(), exposure);
+            let view = if granted {
+                self.granted_view(profile.as_deref())
+            } else {
+                self.view(profile.as_deref(), exposure)
+            };
             let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
             let changed = view.toolbox.resume(&mut state.conversation);
             self.inner.metrics.unloaded(changed.len());
@@ -605,7 +628,9 @@ impl Gateway {
                 tracing::info!(target: "toolgate::audit", subject = %view.toolbox.policy().subject(), tool,
                     action = "unloaded", rule = "definition changed", "unloaded");
             }
-            if exposure != Exposure::Native {
+            // A bridge session's list never changes; the list of requests with no session does
+            // when the catalog does.
+            if exposure != Exposure::Native && !granted {
                 continue;
             }
             let Some(before) = state.listed else { continue };

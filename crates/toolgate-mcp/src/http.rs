@@ -70,11 +70,19 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
     for name in gateway.profiles() {
         router = router.route_service(&format!("/mcp/{name}"), endpoint(Some(name.clone())));
     }
-    tokio::spawn(reap_idle(gateway.clone(), managers, shutdown.clone()));
+    let door = crate::door::Door {
+        gateway: gateway.clone(),
+        held: Default::default(),
+        managers: Arc::new(managers),
+    };
+    tokio::spawn(reap_idle(door.clone(), shutdown.clone()));
     let guard = axum::middleware::from_fn_with_state(gateway.clone(), sessions_guard);
     let access = axum::middleware::from_fn_with_state(gateway.clone(), access_guard);
+    // Outermost first: access, then the limits on the body, then the door (a session's owner),
+    // then the session cap and rmcp.
     router
         .route_layer(guard)
+        .route_layer(axum::middleware::from_fn_with_state(door, crate::door::guard))
         .route_layer(axum::middleware::from_fn_with_state(gateway.clone(), limits_guard))
         .route("/", get(status_page))
         .route("/status.json", get(status_json))
@@ -116,7 +124,22 @@ async fn limits_guard(State(gateway): State<Gateway>, request: Request, next: Ne
         };
         return jsonrpc_error(status, &why.to_string());
     }
-    next.run(Request::from_parts(parts, axum::body::Body::from(bytes))).await
+    let mut request = Request::from_parts(parts, axum::body::Body::from(bytes.clone()));
+    if opens_a_session(&bytes) {
+        request.extensions_mut().insert(Opening);
+    }
+    next.run(request).await
+}
+
+/// Marks a POST whose message is an `initialize`: the one request that opens a session.
+#[derive(Debug, Clone, Copy)]
+struct Opening;
+
+/// Whether a message is an `initialize` request.
+fn opens_a_session(bytes: &[u8]) -> bool {
+    serde_json::from_slice::<serde_json::Value>(bytes).ok().is_some_and(|message| {
+        message.get("method").and_then(serde_json::Value::as_str) == Some("initialize")
+    })
 }
 
 /// Around every route: the `Host`, the `Origin`, the bearer token, and the profile a token
@@ -172,7 +195,7 @@ async fn access_guard(State(gateway): State<Gateway>, mut request: Request, next
 async fn sessions_guard(State(gateway): State<Gateway>, request: Request, next: Next) -> Response {
     let settings = gateway.settings();
     let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    if session.is_none() && request.method() == axum::http::Method::POST {
+    if session.is_none() && request.extensions().get::<Opening>().is_some() {
         let open = gateway.session_count();
         if open >= settings.max_sessions {
             let message = format!(
@@ -183,13 +206,11 @@ async fn sessions_guard(State(gateway): State<Gateway>, request: Request, next: 
             return jsonrpc_error(StatusCode::SERVICE_UNAVAILABLE, &message);
         }
     }
-    let deleting = request.method() == axum::http::Method::DELETE;
     let response = next.run(request).await;
+    if response.status() == StatusCode::BAD_REQUEST {
+        return explain_revision(response).await;
+    }
     match session {
-        // rmcp answers 202, which clients log as a failed termination; the session is gone.
-        Some(_) if deleting && response.status() == StatusCode::ACCEPTED => {
-            StatusCode::NO_CONTENT.into_response()
-        }
         Some(id) if response.status() == StatusCode::NOT_FOUND => {
             let message = format!(
                 "session `{id}` is not open: sessions end after {} s without a request ([gateway] \
@@ -202,12 +223,53 @@ async fn sessions_guard(State(gateway): State<Gateway>, request: Request, next: 
     }
 }
 
+/// What toolgate serves where, for a client that asked for a revision it does not serve.
+pub(crate) fn revisions_served(requested: &str) -> String {
+    format!(
+        "toolgate does not serve MCP revision `{requested}`. Over streamable HTTP it serves 2024-11-05, \
+         2025-03-26, 2025-06-18 and 2025-11-25 with sessions (initialize, Mcp-Session-Id) and 2026-07-28 \
+         without (server/discover; a call presents the grant tool_search gave); over stdio the same five \
+         revisions, the connection being the session"
+    )
+}
+
+/// rmcp's refusals of an unknown protocol revision (a JSON-RPC error -32022, or a bare 400 for
+/// the `MCP-Protocol-Version` header), rewritten to say which revisions each transport serves.
+async fn explain_revision(response: Response) -> Response {
+    const UNSUPPORTED: i64 = -32022;
+    let (parts, body) = response.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, 64 * 1024).await else {
+        return jsonrpc_error(StatusCode::BAD_REQUEST, "the request was refused");
+    };
+    let text = String::from_utf8_lossy(&bytes);
+    if let Some(requested) = text.strip_prefix("Bad Request: Unsupported MCP-Protocol-Version: ") {
+        let body = serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {
+            "code": UNSUPPORTED, "message": revisions_served(requested.trim()),
+            "data": {"requested": requested.trim(), "supported": rmcp::model::ProtocolVersion::KNOWN_VERSIONS}}});
+        let mut response = (StatusCode::BAD_REQUEST, body.to_string()).into_response();
+        response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+        return response;
+    }
+    if let Ok(mut message) = serde_json::from_slice::<serde_json::Value>(&bytes)
+        && message["error"]["code"].as_i64() == Some(UNSUPPORTED)
+    {
+        let requested = message["error"]["data"]["requested"].as_str().unwrap_or("?").to_owned();
+        message["error"]["message"] = serde_json::Value::String(revisions_served(&requested));
+        let mut parts = parts;
+        parts.headers.remove(header::CONTENT_LENGTH);
+        return Response::from_parts(parts, axum::body::Body::from(message.to_string()));
+    }
+    Response::from_parts(parts, axum::body::Body::from(bytes))
+}
+
 /// Ends every HTTP session idle for [`Settings::session_idle`](crate::Settings::session_idle):
 /// no request in flight, and none begun or ended for that long. A session no request has named
 /// to toolgate yet (it only initialized) is idle from when it was first seen here.
-async fn reap_idle(gateway: Gateway, managers: Vec<Arc<LocalSessionManager>>, shutdown: CancellationToken) {
+async fn reap_idle(door: crate::door::Door, shutdown: CancellationToken) {
     use std::collections::HashMap;
     use std::time::Instant;
+    let gateway = &door.gateway;
+    let managers = door.managers.clone();
     let idle = gateway.settings().session_idle;
     let every = (idle / 4).clamp(Duration::from_millis(250), Duration::from_secs(30));
     let mut first_seen: HashMap<String, Instant> = HashMap::new();
@@ -218,7 +280,7 @@ async fn reap_idle(gateway: Gateway, managers: Vec<Arc<LocalSessionManager>>, sh
         }
         let activity = gateway.http_activity();
         let mut present = std::collections::HashSet::new();
-        for manager in &managers {
+        for manager in managers.iter() {
             let ids: Vec<_> = manager.sessions.read().await.keys().cloned().collect();
             for id in ids {
                 let key = id.to_string();
@@ -238,11 +300,12 @@ async fn reap_idle(gateway: Gateway, managers: Vec<Arc<LocalSessionManager>>, sh
             }
         }
         first_seen.retain(|id, _| present.contains(id));
+        door.retain(&present);
     }
 }
 
 /// A JSON-RPC error response with no id, as an HTTP response of `status`.
-fn jsonrpc_error(status: StatusCode, message: &str) -> Response {
+pub(crate) fn jsonrpc_error(status: StatusCode, message: &str) -> Response {
     let body =
         serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
     let mut response = (status, body.to_string()).into_response();

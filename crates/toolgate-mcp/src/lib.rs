@@ -35,6 +35,7 @@
 
 pub mod access;
 pub mod convert;
+mod door;
 mod elicit;
 pub mod gateway;
 pub mod http;
@@ -54,6 +55,7 @@ mod snapshot;
 mod start;
 mod status;
 mod status_page;
+mod stdio;
 pub mod store;
 mod tasks;
 mod upstream;

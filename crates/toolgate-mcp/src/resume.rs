@@ -153,7 +153,9 @@ impl GatewayServer {
     }
 
     /// Before any request of an HTTP session: refuses a token other than the one that opened
-    /// it and a request naming another session. `None` on stdio.
+    /// it and a request naming another session. `None` on stdio, and for a request with no
+    /// session (2026-07-28), which takes its subject from its own path, header and token
+    /// ([`GatewayServer::adopt_subject`]).
     pub(crate) fn check_caller(
         &self,
         context: &RequestContext<RoleServer>,
@@ -161,6 +163,10 @@ impl GatewayServer {
         let Some(parts) = http_parts(context) else {
             return Ok(None);
         };
+        if self.is_stateless(context) {
+            self.adopt_subject(parts, context)?;
+            return Ok(None);
+        }
         let token = caller(parts);
         let mut state = self.state();
         if state.stored.token != token {
@@ -175,6 +181,45 @@ impl GatewayServer {
             _ => {}
         }
         Ok(Some(Checked { session: state.stored.id.clone(), token }))
+    }
+
+    /// A request with no session is its own subject: the profile of its path, else of the
+    /// header `X-Toolgate-Profile` (which the access guard sets from a profile-bound token, and
+    /// refuses when it names another), seen in bridge exposure with grants.
+    fn adopt_subject(
+        &self,
+        parts: &axum::http::request::Parts,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let header = parts.headers.get(PROFILE_HEADER).map(|v| v.to_str().unwrap_or("\u{fffd}").to_owned());
+        let mut state = self.state();
+        if let Some(name) = header {
+            if !self.gateway().has_profile(&name) {
+                return Err(ErrorData::invalid_params(
+                    format!("no profile `{name}` in the configuration ([profiles.{name}])"),
+                    None,
+                ));
+            }
+            match &state.profile {
+                Some(path) if *path != name => {
+                    return Err(ErrorData::invalid_params(
+                        format!("{PROFILE_HEADER} names `{name}` but the path serves profile `{path}`"),
+                        None,
+                    ));
+                }
+                _ => state.profile = Some(name),
+            }
+        }
+        state.granted = true;
+        // rmcp may have read the server's info before this request's subject was known, and
+        // that froze an announcement of another subject: this request starts from nothing.
+        state.instructions = None;
+        state.conversation = Conversation::default();
+        state.revision = context.protocol_version();
+        if let Some(info) = context.client_info() {
+            state.client = format!("{} {}", info.name, info.version);
+        }
+        Ok(())
     }
 
     /// Before a request that reads the conversation: [`GatewayServer::check_caller`], then

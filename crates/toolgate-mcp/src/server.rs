@@ -24,12 +24,12 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
-use tokio_util::sync::CancellationToken;
 use toolgate::config::Exposure;
 use toolgate::gate::{Decision, Denial};
 use toolgate::request::TOOL_SEARCH;
 
 use crate::convert::mcp_from_tool;
+pub use crate::stdio::{serve_stdio, serve_stdio_on};
 
 use crate::gateway::{Busy, CALL_TOOL, Gateway, SessionSlot, SessionState, View, fingerprint};
 use crate::pool::Caller;
@@ -46,6 +46,14 @@ const RELIST_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context.protocol_version().is_some_and(|v| !v.has_initialize())
 }
+
+/// The `_meta` key of a call that carries the grant `tool_search` gave with the tool, for a
+/// caller the gateway keeps no session for (2026-07-28 over HTTP).
+pub const GRANT_META: &str = "toolgate/grant";
+
+/// How long a client may keep a list of a session-less request (`ttlMs`): the list is the same
+/// for every request of its subject until the catalog changes.
+const STATELESS_LIST_TTL_MS: u64 = 60_000;
 
 /// The error for a profile the configuration does not define.
 fn unknown_profile(gateway: &Gateway, name: &str) -> String {
@@ -67,23 +75,23 @@ impl Gateway {
 pub struct GatewayServer {
     gateway: Gateway,
     slot: Arc<SessionSlot>,
-    /// Whether protocol 2026-07-28 (no `initialize`, `subscriptions/listen`) is offered: only
-    /// on a connection that is itself the session (stdio), since that version has no HTTP
-    /// sessions to keep an active set in.
-    modern: bool,
+    /// Whether the server answers streamable HTTP, where a 2026-07-28 request has no session:
+    /// every such request gets a server of its own, and what it was shown travels as grants.
+    http: bool,
 }
 
 impl GatewayServer {
     /// A server for one new session of `gateway` on a connection of its own (stdio, a pipe).
     pub fn new(gateway: Gateway) -> GatewayServer {
         let slot = Arc::new(SessionSlot::new(&gateway));
-        GatewayServer { gateway, slot, modern: true }
+        GatewayServer { gateway, slot, http: false }
     }
 
-    /// A server for one new streamable HTTP session, which must use `initialize`, seeing what
-    /// `profile` allows (or, with `None`, what the header `X-Toolgate-Profile` names, if any).
+    /// A server for one new streamable HTTP session (`initialize`), or for one request with no
+    /// session (2026-07-28), seeing what `profile` allows (or, with `None`, what the header
+    /// `X-Toolgate-Profile` names, if any).
     pub(crate) fn for_http(gateway: Gateway, profile: Option<String>) -> GatewayServer {
-        let server = GatewayServer { modern: false, ..GatewayServer::new(gateway) };
+        let server = GatewayServer { http: true, ..GatewayServer::new(gateway) };
         server.state().profile = profile;
         server
     }
@@ -104,6 +112,11 @@ impl GatewayServer {
     fn register(&self, context: &RequestContext<RoleServer>) {
         {
             let mut state = self.state();
+            // A request with no session is no session: only its subscription is registered
+            // (for list changes), by `listen`.
+            if state.granted {
+                return;
+            }
             if state.peer.is_none() {
                 state.peer = Some(context.peer.clone());
             }
@@ -160,13 +173,32 @@ impl GatewayServer {
         self.gateway.ready().await;
     }
 
-    /// This session's subject's view: its toolbox over the current snapshot.
+    /// This session's subject's view: its toolbox over the current snapshot (for a request with
+    /// no session, the one that hands out grants).
     pub(crate) fn view(&self) -> Arc<View> {
+        if self.state().granted {
+            return self.gateway.granted_view(self.subject().as_deref());
+        }
         self.gateway.view(self.subject().as_deref(), self.exposure())
     }
 
-    /// This session's exposure (chosen for its client at `initialize`).
+    /// Whether this request has no session behind it (2026-07-28 over HTTP, or a `server/discover`
+    /// before any `initialize`): it was shown nothing but what it presents, and what it is
+    /// shown leaves grants.
+    pub(crate) fn is_stateless(&self, context: &RequestContext<RoleServer>) -> bool {
+        self.http
+            && context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .is_some_and(|parts| !parts.headers.contains_key(crate::http::SESSION_HEADER))
+    }
+
+    /// This session's exposure (chosen for its client at `initialize`; for a request with no
+    /// session, its view's).
     fn exposure(&self) -> Exposure {
+        if self.state().granted {
+            return self.view().toolbox.exposure();
+        }
         self.gateway.session_exposure(&self.state())
     }
 
@@ -176,7 +208,18 @@ impl GatewayServer {
         let toolbox = &view.toolbox;
         let (text, structured, relist) = {
             let mut state = self.state();
-            let outcome = match toolbox.tool_search(&mut state.conversation, arguments) {
+            let searched = if toolbox.is_granted() {
+                let key = &self.gateway.settings().grants;
+                toolbox.tool_search_granted(
+                    &mut state.conversation,
+                    arguments,
+                    key,
+                    std::time::SystemTime::now(),
+                )
+            } else {
+                toolbox.tool_search(&mut state.conversation, arguments)
+            };
+            let outcome = match searched {
                 Ok(outcome) => outcome,
                 Err(bad) => return error_result(bad.to_string()),
             };
@@ -265,23 +308,44 @@ impl GatewayServer {
             }
         };
         request.arguments = Some(arguments);
-        self.call_through_gate(&name, request, context).await
+        let grant = outer.get("grant").and_then(Value::as_str).map(str::to_owned);
+        self.call_through_gate(&name, request, context, grant).await
     }
 
     /// The toolbox's check, then the upstream. `request` carries the arguments and any
     /// continuation of an earlier round (`inputResponses`, `requestState`), passed on as is.
+    /// A request with no session presents its `grant` first ([`toolgate::Toolbox::admit`]);
+    /// the check is the same.
     async fn call_through_gate(
         &self,
         name: &str,
         request: CallToolRequestParams,
         context: &RequestContext<RoleServer>,
+        grant: Option<String>,
     ) -> CallToolResponse {
         let view = self.view();
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-        let decision = {
+        let (decision, grant_problem) = {
             let mut state = self.state();
             state.activity.worked = true;
-            view.toolbox.check(&mut state.conversation, name, &arguments)
+            if view.toolbox.is_granted() {
+                // A request with no session was given the subject's list, the same for all.
+                let _ = view.toolbox.tools(&mut state.conversation);
+            }
+            let problem = match (&grant, view.toolbox.is_granted()) {
+                (Some(grant), true) => view
+                    .toolbox
+                    .admit(
+                        &mut state.conversation,
+                        &self.gateway.settings().grants,
+                        name,
+                        grant,
+                        std::time::SystemTime::now(),
+                    )
+                    .err(),
+                _ => None,
+            };
+            (view.toolbox.check(&mut state.conversation, name, &arguments), problem)
         };
         self.push().await;
         let tool = match decision {
@@ -312,6 +376,15 @@ impl GatewayServer {
                 {
                     return error_result(why);
                 }
+                if let (Denial::NotLoaded { .. }, Some(problem)) = (&denial, &grant_problem) {
+                    tracing::info!(target: "toolgate::audit", %subject, tool = name, "grant refused: {problem}");
+                    return error_result(format!("{denial} ({problem})"));
+                }
+                if let (Denial::NotLoaded { .. }, true) = (&denial, view.toolbox.is_granted()) {
+                    return error_result(format!(
+                        "{denial}, passing the grant it gives with the call ({CALL_TOOL} {{\"name\", \"grant\", \"arguments\"}})"
+                    ));
+                }
                 return error_result(denial.to_string());
             }
         };
@@ -340,6 +413,21 @@ impl GatewayServer {
         let ok = !matches!(&answer, CallToolResponse::Complete(r) if r.is_error == Some(true));
         self.gateway.inner.metrics.called(owner, ok, started.elapsed());
         answer
+    }
+
+    /// A list the subject's policy filtered, marked for a 2026-07-28 client's cache: private to
+    /// the caller (another subject's list differs), and fresh for a while when it is the same
+    /// for every request of the subject (no session), else not at all (a search changes it).
+    fn cacheable<L: crate::convert::Cacheable>(
+        &self,
+        mut list: L,
+        context: &RequestContext<RoleServer>,
+    ) -> L {
+        if is_modern(context) {
+            let ttl = if self.is_stateless(context) { STATELESS_LIST_TTL_MS } else { 0 };
+            list.mark(ttl);
+        }
+        list
     }
 
     /// Takes out the arguments this session's client adds to every call for its own use
@@ -436,28 +524,34 @@ impl ServerHandler for GatewayServer {
             .with_instructions(self.fixed_instructions().to_string())
     }
 
-    /// Every version on a connection of its own; over HTTP only up to 2025-11-25, the versions
-    /// that keep a session (2026-07-28 removes HTTP sessions, and the active set lives in one).
+    /// Every version on either transport: over HTTP, 2026-07-28 has no session, and what a
+    /// request was shown travels with it as grants.
     fn supported_protocol_versions(&self) -> std::borrow::Cow<'static, [ProtocolVersion]> {
-        if self.modern {
-            std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
-        } else {
-            std::borrow::Cow::Borrowed(ProtocolVersion::known_up_to(&ProtocolVersion::V_2025_11_25))
-        }
+        std::borrow::Cow::Borrowed(ProtocolVersion::KNOWN_VERSIONS)
     }
 
     /// The list changes of tools, prompts and resources are offered on a subscription.
     fn accepted_subscription_filter(&self, _requested: &SubscriptionFilter) -> Option<SubscriptionFilter> {
-        self.modern.then(|| {
+        Some(
             SubscriptionFilter::builder()
                 .tools_list_changed()
                 .prompts_list_changed()
                 .resources_list_changed()
-                .build()
-        })
+                .build(),
+        )
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
+        self.check_caller(context.request_context())?;
+        if self.is_stateless(context.request_context()) {
+            // A change is one of the list every request of this subject gets.
+            let view = self.view();
+            let mut state = self.state();
+            let listed = view.toolbox.preview(&state.conversation);
+            state.listed = Some(fingerprint(&listed));
+            drop(state);
+            self.gateway.register_session(&self.slot);
+        }
         self.register(context.request_context());
         self.state().subscriptions.push(context.sink().clone());
         context.cancelled().await;
@@ -471,6 +565,7 @@ impl ServerHandler for GatewayServer {
     /// that its instructions announce their tools.
     async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
         let _busy = self.busy();
+        self.check_caller(&context)?;
         self.register(&context);
         self.ready().await;
         Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info()))
@@ -501,7 +596,14 @@ impl ServerHandler for GatewayServer {
                         None,
                     ));
                 }
-                _ => state.profile = Some(name),
+                Some(_) => {}
+                None => {
+                    // Anything rmcp had the server write before (its info) was for another
+                    // subject: it is written again for this one.
+                    state.profile = Some(name);
+                    state.instructions = None;
+                    state.conversation = toolgate::Conversation::default();
+                }
             }
         }
         self.begin_stored(&request, &context).await?;
@@ -543,7 +645,7 @@ impl ServerHandler for GatewayServer {
             list.iter().map(|t| mcp_from_tool(t)).collect()
         };
         self.push().await;
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(self.cacheable(ListToolsResult::with_all_items(tools), &context))
     }
 
     async fn call_tool(
@@ -558,6 +660,7 @@ impl ServerHandler for GatewayServer {
         let mut request = request;
         self.drop_injected_arguments(&mut request);
         let name = request.name.clone();
+        let grant = context.meta.get(GRANT_META).and_then(Value::as_str).map(str::to_owned);
         Ok(match name.as_ref() {
             TOOL_SEARCH => {
                 let arguments = Value::Object(request.arguments.unwrap_or_default());
@@ -572,7 +675,7 @@ impl ServerHandler for GatewayServer {
                 ));
             }
             CALL_TOOL if self.exposure() == Exposure::Bridge => self.bridge_call(request, &context).await,
-            name => self.call_through_gate(name, request, &context).await,
+            name => self.call_through_gate(name, request, &context, grant).await,
         })
     }
 
@@ -583,6 +686,7 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let _busy = self.busy();
+        self.check_caller(&context)?;
         self.register(&context);
         self.state().log_level = Some(request.level);
         self.gateway.set_log_level().await;
@@ -596,7 +700,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ListPromptsResult, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        Ok(self.gateway.list_prompts(self.subject().as_deref()).await)
+        Ok(self.cacheable(self.gateway.list_prompts(self.subject().as_deref()).await, &context))
     }
 
     async fn get_prompt(
@@ -668,7 +772,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        Ok(self.gateway.list_resources(self.subject().as_deref()).await)
+        Ok(self.cacheable(self.gateway.list_resources(self.subject().as_deref()).await, &context))
     }
 
     async fn list_resource_templates(
@@ -678,7 +782,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        Ok(self.gateway.list_resource_templates(self.subject().as_deref()).await)
+        Ok(self.cacheable(self.gateway.list_resource_templates(self.subject().as_deref()).await, &context))
     }
 
     async fn read_resource(
@@ -689,112 +793,5 @@ impl ServerHandler for GatewayServer {
         let _busy = self.busy();
         self.check_caller(&context)?;
         self.gateway.read_resource(request, self.subject().as_deref()).await
-    }
-}
-
-/// Serves one MCP session on stdin and stdout until the client closes stdin or `shutdown` is
-/// cancelled. Nothing else may write to stdout meanwhile.
-pub async fn serve_stdio(gateway: Gateway, shutdown: CancellationToken) -> std::io::Result<()> {
-    serve_stdio_on(gateway, shutdown, tokio::io::stdin(), tokio::io::stdout()).await
-}
-
-/// [`serve_stdio`] on any pair of streams. Every line from the client is screened against the
-/// [limits](crate::limits) first: one too large or too deep never reaches the parser. A
-/// request's id is read from its top level, and the request is replaced by a call that the
-/// server answers with an error naming the limit, so the client is answered, not left hanging;
-/// a notification (no id) is dropped. Only the input passes through the screen; rmcp writes
-/// the output itself.
-pub async fn serve_stdio_on(
-    gateway: Gateway,
-    shutdown: CancellationToken,
-    input: impl tokio::io::AsyncRead + Unpin + Send + 'static,
-    output: impl tokio::io::AsyncWrite + Unpin + Send + 'static,
-) -> std::io::Result<()> {
-    use rmcp::ServiceExt;
-    use tokio::io::AsyncWriteExt;
-    let (to_rmcp, rmcp_in) = tokio::io::duplex(1 << 20);
-    tokio::spawn(async move {
-        let mut to_rmcp = to_rmcp;
-        let mut reader = tokio::io::BufReader::new(input);
-        while let Ok(Some(line)) = read_line_capped(&mut reader).await {
-            let (bytes, verdict) = match line {
-                Ok(bytes) => {
-                    let verdict = crate::limits::screen(&bytes);
-                    (bytes, verdict)
-                }
-                Err((seen, head)) => (head, Err(crate::limits::Oversized::Bytes(seen))),
-            };
-            let mut forward = match verdict {
-                Ok(()) => bytes,
-                Err(why) => {
-                    tracing::warn!("refused a message from the client: {why}");
-                    match crate::limits::substitute(&bytes, &why) {
-                        Some(call) => call,
-                        None => continue,
-                    }
-                }
-            };
-            forward.push(b'\n');
-            if to_rmcp.write_all(&forward).await.is_err() {
-                break;
-            }
-        }
-        // The client closed stdin: so does the server's side.
-        let _ = to_rmcp.shutdown().await;
-    });
-    let starting = gateway.server().serve((rmcp_in, output));
-    let running = tokio::select! {
-        r = starting => r.map_err(|e| std::io::Error::other(format!("the MCP client did not initialize: {e}")))?,
-        () = shutdown.cancelled() => return Ok(()),
-    };
-    let cancel = running.cancellation_token();
-    tokio::select! {
-        r = running.waiting() => {
-            r.map_err(std::io::Error::other)?;
-        }
-        () = shutdown.cancelled() => cancel.cancel(),
-    }
-    Ok(())
-}
-
-/// One line of `reader` without its newline, kept up to [`MAX_MESSAGE_BYTES`]: a longer line
-/// is read to its end and reported by its length and its first 64 KiB (`Err`, for its id).
-/// `None` at the end of the input.
-async fn read_line_capped(
-    reader: &mut (impl tokio::io::AsyncBufRead + Unpin),
-) -> std::io::Result<Option<Result<Vec<u8>, (usize, Vec<u8>)>>> {
-    use tokio::io::AsyncBufReadExt;
-    let cap = crate::limits::MAX_MESSAGE_BYTES;
-    let mut line = Vec::new();
-    let mut seen = 0usize;
-    let finish = |seen: usize, mut line: Vec<u8>| {
-        if seen > cap {
-            line.truncate(64 * 1024);
-            Err((seen, line))
-        } else {
-            Ok(line)
-        }
-    };
-    loop {
-        let buf = reader.fill_buf().await?;
-        if buf.is_empty() {
-            return Ok((seen > 0).then(|| finish(seen, line)));
-        }
-        let (chunk, done) = match buf.iter().position(|&b| b == b'\n') {
-            Some(i) => (&buf[..i], Some(i + 1)),
-            None => (buf, None),
-        };
-        seen += chunk.len();
-        // Past the cap only the head is kept.
-        let room = (cap + 1).saturating_sub(line.len());
-        line.extend_from_slice(&chunk[..chunk.len().min(room)]);
-        let used = done.unwrap_or(buf.len());
-        reader.consume(used);
-        if done.is_some() {
-            if seen == 0 {
-                continue;
-            }
-            return Ok(Some(finish(seen, line)));
-        }
     }
 }

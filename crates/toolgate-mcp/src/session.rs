@@ -78,6 +78,9 @@ pub(crate) struct SessionState {
     pub(crate) revision: Option<rmcp::model::ProtocolVersion>,
     /// What the session did and when ([`Activity`]).
     pub(crate) activity: Activity,
+    /// Whether this is one request with no session (2026-07-28 over HTTP): its subject's view
+    /// hands out grants, and the calls it makes present them.
+    pub(crate) granted: bool,
 }
 
 /// What a session did and when: for the status page (telling a live agent from a health

@@ -55,6 +55,10 @@ pub struct Settings {
     /// Where HTTP sessions' state is kept between requests (`[gateway] sessions`; in memory
     /// unless [`crate::store::open`] gave a shared one).
     pub sessions: std::sync::Arc<dyn crate::store::SessionStore>,
+    /// Signs and checks the grants of callers the gateway keeps no session for (MCP 2026-07-28
+    /// over HTTP; [`toolgate::grant`]): from `[gateway] grant_key`, or made at random for this
+    /// process. Grants live as long as an idle session would ([`Settings::session_idle`]).
+    pub grants: toolgate::GrantKey,
 }
 
 impl Default for Settings {
@@ -82,6 +86,10 @@ impl Settings {
             header_timeout: config.header_timeout,
             body_timeout: config.body_timeout,
             sessions: std::sync::Arc::new(crate::store::MemoryStore::default()),
+            grants: match &config.grant_key {
+                Some(secret) => toolgate::GrantKey::new(secret.0.as_bytes(), config.session_idle),
+                None => toolgate::GrantKey::new(&random_secret(), config.session_idle),
+            },
         }
     }
 
@@ -91,4 +99,25 @@ impl Settings {
         self.index = IndexBuilder::from_config(search)?;
         Ok(self)
     }
+}
+
+/// 32 bytes no other process has: from the system's random source, or, failing that, from the
+/// standard library's randomly seeded hasher.
+fn random_secret() -> Vec<u8> {
+    use std::io::Read;
+    let mut bytes = vec![0u8; 32];
+    if std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes)).is_ok() {
+        return bytes;
+    }
+    use std::hash::{BuildHasher, Hasher};
+    let mut out = Vec::with_capacity(32);
+    for i in 0..4u64 {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_u64(i);
+        hasher.write_u128(
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos(),
+        );
+        out.extend_from_slice(&hasher.finish().to_be_bytes());
+    }
+    out
 }

@@ -31,16 +31,38 @@ impl std::fmt::Display for StoreError {
 
 impl std::error::Error for StoreError {}
 
+/// What the store knows of one session id.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Lookup {
+    /// Its record.
+    Record(String),
+    /// It was ended (`DELETE`): no request may use it again, on any gateway.
+    Ended,
+    /// Nothing: never opened here, or expired.
+    Missing,
+}
+
 /// Records by session id, each with an expiry refreshed when it is read or written.
 #[async_trait::async_trait]
 pub trait SessionStore: Send + Sync + std::fmt::Debug + 'static {
-    /// The record of session `id`, if it has one that has not expired; reading it keeps it
-    /// for another `ttl`.
-    async fn load(&self, id: &str, ttl: Duration) -> Result<Option<String>, StoreError>;
-    /// Writes the record of session `id`, kept for `ttl`.
+    /// The record of session `id`, if it has one that has not expired and it was not ended;
+    /// reading it keeps it for another `ttl`.
+    async fn load(&self, id: &str, ttl: Duration) -> Result<Option<String>, StoreError> {
+        Ok(match self.lookup(id, ttl).await? {
+            Lookup::Record(record) => Some(record),
+            Lookup::Ended | Lookup::Missing => None,
+        })
+    }
+    /// What the store knows of session `id`; a record read is kept for another `ttl`.
+    async fn lookup(&self, id: &str, ttl: Duration) -> Result<Lookup, StoreError>;
+    /// Writes the record of session `id`, kept for `ttl`, unless the session was ended: an
+    /// ended session's record never comes back.
     async fn save(&self, id: &str, record: &str, ttl: Duration) -> Result<(), StoreError>;
-    /// Forgets session `id`.
+    /// Forgets session `id`'s record (it may be written again).
     async fn delete(&self, id: &str) -> Result<(), StoreError>;
+    /// Ends session `id` for every gateway sharing the store: its record goes, and for `ttl` no
+    /// record of it can be written again and [`SessionStore::lookup`] says [`Lookup::Ended`].
+    async fn end(&self, id: &str, ttl: Duration) -> Result<(), StoreError>;
     /// What the store is, for logs and the status page (never a password).
     fn describe(&self) -> String;
     /// Tells every other gateway sharing this store that session `id`'s tool list changed, so
@@ -75,6 +97,8 @@ pub struct MemoryStore {
 struct Records {
     by_id: HashMap<String, (String, Instant)>,
     after_sweep: usize,
+    /// Ended sessions, until when they stay ended.
+    ended: HashMap<String, Instant>,
 }
 
 impl MemoryStore {
@@ -85,35 +109,49 @@ impl MemoryStore {
 
 #[async_trait::async_trait]
 impl SessionStore for MemoryStore {
-    async fn load(&self, id: &str, ttl: Duration) -> Result<Option<String>, StoreError> {
+    async fn lookup(&self, id: &str, ttl: Duration) -> Result<Lookup, StoreError> {
         let now = Instant::now();
         let mut records = self.records();
+        if records.ended.get(id).is_some_and(|until| *until > now) {
+            return Ok(Lookup::Ended);
+        }
         let Some((record, until)) = records.by_id.get_mut(id) else {
-            return Ok(None);
+            return Ok(Lookup::Missing);
         };
         if *until <= now {
             records.by_id.remove(id);
-            return Ok(None);
+            return Ok(Lookup::Missing);
         }
         *until = now + ttl;
-        Ok(Some(record.clone()))
+        Ok(Lookup::Record(record.clone()))
     }
 
     async fn save(&self, id: &str, record: &str, ttl: Duration) -> Result<(), StoreError> {
         let now = Instant::now();
         let mut records = self.records();
+        if records.ended.get(id).is_some_and(|until| *until > now) {
+            return Ok(());
+        }
         records.by_id.insert(id.to_owned(), (record.to_owned(), now + ttl));
         // Expired records go once the map has doubled since they last went: a request costs
         // a lookup, and the map holds at most twice the sessions of the last `ttl`.
-        if records.by_id.len() > 2 * records.after_sweep.max(64) {
+        if records.by_id.len() + records.ended.len() > 2 * records.after_sweep.max(64) {
             records.by_id.retain(|_, (_, until)| *until > now);
-            records.after_sweep = records.by_id.len();
+            records.ended.retain(|_, until| *until > now);
+            records.after_sweep = records.by_id.len() + records.ended.len();
         }
         Ok(())
     }
 
     async fn delete(&self, id: &str) -> Result<(), StoreError> {
         self.records().by_id.remove(id);
+        Ok(())
+    }
+
+    async fn end(&self, id: &str, ttl: Duration) -> Result<(), StoreError> {
+        let mut records = self.records();
+        records.by_id.remove(id);
+        records.ended.insert(id.to_owned(), Instant::now() + ttl);
         Ok(())
     }
 
@@ -124,6 +162,11 @@ impl SessionStore for MemoryStore {
 
 /// The prefix of every key toolgate writes in Redis.
 const KEY_PREFIX: &str = "toolgate:session:";
+/// The prefix of the keys that mark an ended session.
+const ENDED_PREFIX: &str = "toolgate:ended:";
+/// Writes a record unless its session was ended, in one step.
+const SAVE_UNLESS_ENDED: &str = "if redis.call('EXISTS', KEYS[2]) == 1 then return 0 end \
+    redis.call('SET', KEYS[1], ARGV[1], 'EX', ARGV[2]) return 1";
 /// The channel on which gateways announce sessions whose tool list changed.
 const CHANGED_CHANNEL: &str = "toolgate:changed";
 
@@ -183,27 +226,55 @@ impl RedisStore {
 
 #[async_trait::async_trait]
 impl SessionStore for RedisStore {
-    async fn load(&self, id: &str, ttl: Duration) -> Result<Option<String>, StoreError> {
+    async fn lookup(&self, id: &str, ttl: Duration) -> Result<Lookup, StoreError> {
         let mut connection = self.connection.clone();
-        redis::cmd("GETEX")
+        let (ended, record): (bool, Option<String>) = redis::pipe()
+            .cmd("EXISTS")
+            .arg(format!("{ENDED_PREFIX}{id}"))
+            .cmd("GETEX")
             .arg(format!("{KEY_PREFIX}{id}"))
             .arg("EX")
             .arg(ttl.as_secs().max(1))
             .query_async(&mut connection)
             .await
-            .map_err(|e| self.failed("reading a session", e))
+            .map_err(|e| self.failed("reading a session", e))?;
+        Ok(match (ended, record) {
+            (true, _) => Lookup::Ended,
+            (false, Some(record)) => Lookup::Record(record),
+            (false, None) => Lookup::Missing,
+        })
     }
 
     async fn save(&self, id: &str, record: &str, ttl: Duration) -> Result<(), StoreError> {
         let mut connection = self.connection.clone();
-        redis::cmd("SET")
+        redis::cmd("EVAL")
+            .arg(SAVE_UNLESS_ENDED)
+            .arg(2)
             .arg(format!("{KEY_PREFIX}{id}"))
+            .arg(format!("{ENDED_PREFIX}{id}"))
             .arg(record)
-            .arg("EX")
             .arg(ttl.as_secs().max(1))
             .query_async::<()>(&mut connection)
             .await
             .map_err(|e| self.failed("writing a session", e))
+    }
+
+    async fn end(&self, id: &str, ttl: Duration) -> Result<(), StoreError> {
+        let mut connection = self.connection.clone();
+        redis::pipe()
+            .atomic()
+            .cmd("SET")
+            .arg(format!("{ENDED_PREFIX}{id}"))
+            .arg(1)
+            .arg("EX")
+            .arg(ttl.as_secs().max(1))
+            .ignore()
+            .cmd("DEL")
+            .arg(format!("{KEY_PREFIX}{id}"))
+            .ignore()
+            .query_async::<()>(&mut connection)
+            .await
+            .map_err(|e| self.failed("ending a session", e))
     }
 
     async fn delete(&self, id: &str) -> Result<(), StoreError> {
@@ -307,10 +378,10 @@ pub(crate) struct Saved {
 }
 
 impl Saved {
-    /// Whether a request with `token` may use the session (a record not yet bound to a token,
-    /// written by rmcp before the session's first own write, binds whoever restores it).
+    /// Whether a request with `token` may use the session: the token that opened it (its
+    /// owner, written with the record's first version), and no other.
     pub(crate) fn answers(&self, token: &Option<String>) -> bool {
-        self.token.is_none() || self.token == *token
+        self.token == *token
     }
 
     /// A record as the store keeps it.
@@ -348,6 +419,19 @@ impl Saved {
     }
 }
 
+/// Who a session belongs to: the token that opened it (by name; `None` when the gateway has no
+/// tokens) and the profile it was opened under.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Owner {
+    pub(crate) token: Option<String>,
+    pub(crate) profile: Option<String>,
+}
+
+tokio::task_local! {
+    /// The owner of a session being opened by the request in this scope.
+    pub(crate) static OPENING: Owner;
+}
+
 /// Our store as rmcp's: rmcp writes a new session's `initialize` after the handshake, reads it
 /// back to restore a session this process does not hold, and deletes it on `DELETE`.
 #[derive(Debug)]
@@ -368,10 +452,17 @@ impl rmcp::transport::streamable_http_server::session::SessionStore for ForRmcp 
         Ok(Some(SessionState::new(params)))
     }
 
+    /// The session's first record, with its owner: rmcp writes it while the `initialize` that
+    /// opened it is answered, inside the door's [`OPENING`] scope of that request.
     async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
         let initialize =
             serde_json::to_value(&state.initialize_params).map_err(|e| StoreError(e.to_string()))?;
-        let saved = Saved { seq: 0, initialize, token: None, profile: None, conversation: None };
+        let Ok(owner) = OPENING.try_with(Owner::clone) else {
+            // Not opened through the door: no owner, no record (nobody could restore it).
+            return Err(StoreError("a session opened outside the HTTP door has no owner".into()).into());
+        };
+        let saved =
+            Saved { seq: 0, initialize, token: owner.token, profile: owner.profile, conversation: None };
         Ok(self.store.save(session_id, &saved.to_text(), self.ttl).await?)
     }
 

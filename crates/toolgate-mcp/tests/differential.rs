@@ -8,6 +8,12 @@
 //! tool's current definition from its current server, the policy allows it, it is loaded, and
 //! its schema compiled.
 //!
+//! The same cases also run with no session at all (MCP 2026-07-28 over HTTP, every request on
+//! its own): what a search shows comes back as grants, every call presents the grant the
+//! client holds for the tool its name means (or, to attack, another tool's), and a call reaches
+//! an upstream exactly when the client holds a grant for the tool's current definition from its
+//! current server and the policy allows it.
+//!
 //! The upstreams are static catalogs (`Gateway::add_catalog`, which is also how a re-list is
 //! made here): a call that reaches one answers "demo tool …, not connected".
 
@@ -67,6 +73,8 @@ struct Case {
     deny: u16,
     profile: Option<(u16, u16)>,
     bridge: bool,
+    /// Every request on its own, over HTTP at 2026-07-28 (bridge exposure, grants).
+    stateless: bool,
     ops: Vec<Op>,
 }
 
@@ -85,13 +93,15 @@ fn case() -> impl Strategy<Value = Case> {
         any::<u16>().prop_map(|m| m & any_few(m)),
         prop::option::of((any::<u16>(), any::<u16>().prop_map(|m| m & any_few(m)))),
         any::<bool>(),
+        prop::bool::weighted(0.3),
         prop::collection::vec(op(), 1..24),
     )
-        .prop_map(|(upstreams, deny, profile, bridge, ops)| Case {
+        .prop_map(|(upstreams, deny, profile, bridge, stateless, ops)| Case {
             upstreams,
             deny,
             profile,
-            bridge,
+            bridge: bridge || stateless,
+            stateless,
             ops,
         })
 }
@@ -127,6 +137,9 @@ struct Model {
     policy: Policy,
     shown: HashMap<String, (String, DefinitionHash)>,
     active: HashSet<String>,
+    /// With no session: the grants the client holds, by qualified name, with the server and
+    /// definition each was given for.
+    grants: HashMap<String, (String, DefinitionHash, String)>,
 }
 
 impl Model {
@@ -168,6 +181,56 @@ impl Model {
             && self.shown.get(q) == Some(&(t.server().to_owned(), t.hash()))
             && t.name() != "odd"
     }
+
+    /// With no session: the tool `name` means, if any is visible.
+    fn meant(&self, name: &str) -> Option<toolgate::Tool> {
+        let merged = self.merged();
+        let id = merged.resolve(name)?;
+        let visible = self.visible();
+        let id = visible.get(merged.tool(id).qualified_name())?;
+        Some(visible.tool(id).clone())
+    }
+
+    /// With no session: whether a call of `name` presenting `grant` may reach the upstream.
+    fn may_run_granted(&self, name: &str, grant: Option<&str>) -> bool {
+        let Some(t) = self.meant(name) else { return false };
+        let held = self.grants.get(t.qualified_name());
+        self.policy.decide(&t).is_allow()
+            && held.is_some_and(|(server, hash, g)| {
+                Some(g.as_str()) == grant && *server == t.server() && *hash == t.hash()
+            })
+            && t.name() != "odd"
+    }
+}
+
+/// One request with no session (2026-07-28) to the gateway at `addr`: its JSON-RPC result.
+async fn stateless(addr: std::net::SocketAddr, method: &str, params: Value) -> Value {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut params = params;
+    params["_meta"] = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "differential", "version": "1"},
+    });
+    let name = params.get("name").and_then(Value::as_str).map(|n| format!("Mcp-Name: {n}\r\n"));
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}).to_string();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: {method}\r\n{}Content-Length: {}\r\n\r\n",
+        name.unwrap_or_default(),
+        body.len()
+    );
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(format!("{head}{body}").as_bytes()).await.unwrap();
+    let mut reply = Vec::new();
+    stream.read_to_end(&mut reply).await.unwrap();
+    let reply = String::from_utf8_lossy(&reply);
+    // The answer is the one JSON-RPC message of the body, in an event or alone.
+    let start = reply.find("{\"jsonrpc\"").unwrap_or_else(|| panic!("no JSON-RPC message: {reply}"));
+    let mut messages = serde_json::Deserializer::from_str(&reply[start..]).into_iter::<Value>();
+    let message = messages.next().unwrap().unwrap_or_else(|e| panic!("{e}: {reply}"));
+    assert!(message.get("error").is_none(), "{method}: {message}");
+    message["result"].clone()
 }
 
 async fn run(case: Case) {
@@ -191,6 +254,7 @@ async fn run(case: Case) {
         policy: Policy::new(&config, profile.as_deref()).unwrap(),
         shown: HashMap::new(),
         active: HashSet::new(),
+        grants: HashMap::new(),
     };
     for &(k, mask) in &case.upstreams {
         let listing = specs(KEYS[k], mask, 0);
@@ -198,6 +262,16 @@ async fn run(case: Case) {
         model.listings.insert(KEYS[k].to_owned(), listing);
     }
     let client = Client::duplex(&gateway).await;
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let _stop = shutdown.clone().drop_guard();
+    let addr = if case.stateless {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        tokio::spawn(toolgate_mcp::http::serve(gateway.clone(), listener, shutdown.clone()));
+        Some(addr)
+    } else {
+        None
+    };
 
     for op in &case.ops {
         let merged = model.merged();
@@ -212,8 +286,20 @@ async fn run(case: Case) {
                 let chosen: Vec<&str> =
                     picks.iter().map(|&i| merged.tools()[i % merged.len()].qualified_name()).collect();
                 let query = format!("select:{}", chosen.join(","));
-                let found = client.call("tool_search", json!({"query": query, "limit": 20})).await;
-                let matches: Vec<String> = found.structured_content.unwrap()["matches"]
+                let arguments = json!({"query": query, "limit": 20});
+                let structured = match addr {
+                    Some(addr) => {
+                        let result = stateless(
+                            addr,
+                            "tools/call",
+                            json!({"name": "tool_search", "arguments": arguments}),
+                        )
+                        .await;
+                        result["structuredContent"].clone()
+                    }
+                    None => client.call("tool_search", arguments).await.structured_content.unwrap(),
+                };
+                let matches: Vec<String> = structured["matches"]
                     .as_array()
                     .unwrap()
                     .iter()
@@ -228,6 +314,11 @@ async fn run(case: Case) {
                     let t = visible.tool(visible.get(m).unwrap());
                     model.shown.insert(m.clone(), (t.server().to_owned(), t.hash()));
                     model.active.insert(m.clone());
+                    if case.stateless {
+                        let grant =
+                            structured["grants"][m].as_str().unwrap_or_else(|| panic!("no grant for {m}"));
+                        model.grants.insert(m.clone(), (t.server().to_owned(), t.hash(), grant.to_owned()));
+                    }
                 }
             }
             Op::Call(i, spelling) if !merged.is_empty() => {
@@ -238,6 +329,25 @@ async fn run(case: Case) {
                     2 => t.qualified_name().to_uppercase(),
                     _ => format!("{}__{}", t.server(), t.name()),
                 };
+                if let Some(addr) = addr {
+                    // The grant the client holds for the tool the name means; else, as an
+                    // attack, one it holds for another tool; else none.
+                    let meant = model.meant(&name).map(|t| t.qualified_name().to_owned());
+                    let grant = meant
+                        .and_then(|q| model.grants.get(&q))
+                        .or_else(|| model.grants.values().next())
+                        .map(|(_, _, g)| g.clone());
+                    let mut outer = json!({"name": name, "arguments": {}});
+                    if let Some(grant) = &grant {
+                        outer["grant"] = json!(grant);
+                    }
+                    let result =
+                        stateless(addr, "tools/call", json!({"name": "call_tool", "arguments": outer})).await;
+                    let said = result["content"][0]["text"].as_str().unwrap_or_default().to_owned();
+                    let reached = said.starts_with("demo tool `");
+                    assert_eq!(reached, model.may_run_granted(&name, grant.as_deref()), "{name}: {said}");
+                    continue;
+                }
                 let result = if case.bridge {
                     client.call("call_tool", json!({"name": name, "arguments": {}})).await
                 } else {
@@ -251,6 +361,13 @@ async fn run(case: Case) {
                 gateway.add_catalog(KEYS[*k], &catalog_of(&listing));
                 model.listings.insert(KEYS[*k].to_owned(), listing);
                 model.resume();
+            }
+            Op::List if addr.is_some() => {
+                let result = stateless(addr.unwrap(), "tools/list", json!({})).await;
+                let listed: Vec<&str> =
+                    result["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+                assert_eq!(listed, ["tool_search", "call_tool"]);
+                assert_eq!(result["cacheScope"], "private", "{result}");
             }
             Op::List => {
                 let listed = client.names().await;

@@ -1,0 +1,191 @@
+//! door: the one check every MCP request over HTTP passes before rmcp sees it.
+//!
+//! rmcp answers much of a session by itself: `GET` (the event stream, and its replay after
+//! `Last-Event-ID`), `DELETE`, notifications (`notifications/cancelled` among them) and
+//! `logging/setLevel` never reach a handler of ours. So the owner of a session is checked
+//! here, in front of all of it: a request naming a session (`Mcp-Session-Id`, any verb,
+//! request or notification) passes only with the token that opened it, under the profile it
+//! was opened with; any other gets 403 and nothing else happens.
+//!
+//! - The owner is fixed when the session is created: the `initialize` that opens it runs in
+//!   the [`OPENING`] scope, and the store's first record carries it. A record without an owner
+//!   is never written, so no other token can restore a session on another replica or path.
+//! - `DELETE` ends the session in the store for every gateway ([`SessionStore::end`]): no
+//!   replica serves it again, and no write brings its record back.
+//! - A session this process is about to restore counts against `max_sessions` like a new one.
+//! - A request with no session (2026-07-28) is its own subject: the server takes it from its
+//!   path, header and token ([`crate::server`]).
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use axum::extract::{Request, State};
+use axum::http::{Method, StatusCode};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::SessionManager;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+
+use crate::access::Caller;
+use crate::gateway::Gateway;
+use crate::http::{SESSION_HEADER, jsonrpc_error};
+use crate::server::PROFILE_HEADER;
+use crate::store::{Lookup, OPENING, Owner, Saved};
+
+/// The door's state: the gateway, the owners of the sessions this process holds, and the
+/// session managers that hold them (to close one that was ended elsewhere).
+#[derive(Clone)]
+pub(crate) struct Door {
+    pub(crate) gateway: Gateway,
+    /// The owner of every session this process opened or restored, by id.
+    pub(crate) held: Arc<Mutex<HashMap<String, Owner>>>,
+    pub(crate) managers: Arc<Vec<Arc<LocalSessionManager>>>,
+}
+
+impl Door {
+    fn held(&self) -> std::sync::MutexGuard<'_, HashMap<String, Owner>> {
+        self.held.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Closes session `id` wherever this process holds it.
+    async fn close(&self, id: &str) {
+        self.held().remove(id);
+        let id: rmcp::transport::streamable_http_server::session::SessionId = id.to_owned().into();
+        for manager in self.managers.iter() {
+            if manager.sessions.read().await.contains_key(&id) {
+                let _ = manager.close_session(&id).await;
+            }
+        }
+    }
+
+    /// Forgets the owners of sessions no manager holds any more (ended by rmcp or the idle
+    /// expiry); `present` is every id the managers hold.
+    pub(crate) fn retain(&self, present: &std::collections::HashSet<String>) {
+        self.held().retain(|id, _| present.contains(id));
+    }
+}
+
+impl std::fmt::Debug for Door {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Door").finish_non_exhaustive()
+    }
+}
+
+/// What a request asks to be: its token (by name) and the profile of its path or header.
+fn caller(request: &Request) -> Owner {
+    let token = request.extensions().get::<Caller>().and_then(|c| c.token.clone());
+    let from_path = request.uri().path().strip_prefix("/mcp/").map(str::to_owned);
+    let header = request.headers().get(PROFILE_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    Owner { token, profile: from_path.or(header) }
+}
+
+/// Around the MCP endpoints, after the access guard: the session's owner, or the owner of a
+/// session being opened.
+pub(crate) async fn guard(State(door): State<Door>, request: Request, next: Next) -> Response {
+    let asking = caller(&request);
+    let Some(id) = request.headers().get(SESSION_HEADER).map(|v| v.to_str().unwrap_or("\u{fffd}").to_owned())
+    else {
+        return open(&door, asking, request, next).await;
+    };
+    let settings = door.gateway.settings();
+    let held = door.held().get(&id).cloned();
+    let looked = settings.sessions.lookup(&id, settings.session_idle).await;
+    let owner = match (looked, held) {
+        (Ok(Lookup::Ended), _) => {
+            door.close(&id).await;
+            let message = format!("session `{id}` was ended (DELETE); start a new session with initialize");
+            return jsonrpc_error(StatusCode::NOT_FOUND, &message);
+        }
+        (Ok(Lookup::Record(text)), held) => match (Saved::from_text(&text), held) {
+            (Ok(saved), _) => Some(Owner { token: saved.token, profile: saved.profile }),
+            (Err(_), Some(held)) => Some(held),
+            (Err(e), None) => {
+                tracing::warn!(session = %id, "{e}");
+                return jsonrpc_error(
+                    StatusCode::NOT_FOUND,
+                    &format!("session `{id}` cannot be restored: {e}"),
+                );
+            }
+        },
+        (Ok(Lookup::Missing), held) => held,
+        (Err(e), Some(held)) => {
+            tracing::warn!(session = %id, "{e}; checking the session's owner from this gateway's own record");
+            Some(held)
+        }
+        (Err(e), None) => {
+            tracing::warn!(session = %id, "{e}");
+            let message = format!("session `{id}` cannot be checked: {e}");
+            return jsonrpc_error(StatusCode::SERVICE_UNAVAILABLE, &message);
+        }
+    };
+    // Neither held here nor in the store: rmcp answers 404.
+    let Some(owner) = owner else {
+        return next.run(request).await;
+    };
+    if let Some(why) = refusal(&owner, &asking) {
+        tracing::warn!(target: "toolgate::audit", session = %id, method = %request.method(),
+            token = asking.token.as_deref().unwrap_or("-"), "refused: {why}");
+        return jsonrpc_error(StatusCode::FORBIDDEN, &why);
+    }
+    let restoring = !door.held().contains_key(&id);
+    if restoring && request.method() != Method::DELETE {
+        let open = door.gateway.session_count();
+        if open >= settings.max_sessions {
+            let message = format!(
+                "toolgate serves at most {} sessions at once ([gateway] max_sessions) and {open} are open; \
+                 session `{id}` cannot be taken over here now",
+                settings.max_sessions
+            );
+            return jsonrpc_error(StatusCode::SERVICE_UNAVAILABLE, &message);
+        }
+    }
+    if request.method() == Method::DELETE {
+        let response = next.run(request).await;
+        if let Err(e) =
+            settings.sessions.end(&id, settings.session_idle.max(std::time::Duration::from_secs(3600))).await
+        {
+            tracing::warn!(session = %id, "{e}; the session is ended on this gateway only");
+        }
+        door.close(&id).await;
+        tracing::info!(session = %id, "session ended by its client (DELETE)");
+        return match response.status() {
+            StatusCode::FORBIDDEN | StatusCode::BAD_REQUEST => response,
+            _ => StatusCode::NO_CONTENT.into_response(),
+        };
+    }
+    let response = next.run(request).await;
+    if restoring && response.status().is_success() {
+        door.held().insert(id, owner);
+    }
+    response
+}
+
+/// Why `asking` may not use a session of `owner`, if it may not.
+fn refusal(owner: &Owner, asking: &Owner) -> Option<String> {
+    if owner.token != asking.token {
+        return Some(
+            "this session was opened with another bearer token; a session answers only the token that \
+             opened it (start a new session with initialize)"
+                .to_owned(),
+        );
+    }
+    match (&owner.profile, &asking.profile) {
+        (Some(was), Some(asked)) if was != asked => {
+            Some(format!("this session was opened under profile `{was}`, not `{asked}`"))
+        }
+        (None, Some(asked)) => {
+            Some(format!("this session was opened without a profile, not under `{asked}`"))
+        }
+        _ => None,
+    }
+}
+
+/// A request naming no session: an `initialize` opens one in the [`OPENING`] scope, so that its
+/// first record names its owner, and this process remembers the owner of what it opened.
+async fn open(door: &Door, asking: Owner, request: Request, next: Next) -> Response {
+    let response = OPENING.scope(asking.clone(), next.run(request)).await;
+    if let Some(id) = response.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+        door.held().insert(id.to_owned(), asking);
+    }
+    response
+}
