@@ -168,8 +168,14 @@ if (!bridge) {
 }
 
 // Call the loaded tool (through call_tool in bridge exposure); it must return the notes.
+// Over HTTP at 2026-07-28 there is no session: the search hands out a grant per loaded tool,
+// which the call presents (a tool never searched has none).
+const grants = search.structuredContent?.grants ?? {};
+facts.granted = Object.keys(grants);
 const call = (name, args) =>
-  bridge ? client.callTool({ name: "call_tool", arguments: { name, arguments: args } }) : client.callTool({ name, arguments: args });
+  bridge
+    ? client.callTool({ name: "call_tool", arguments: { name, arguments: args, ...(grants[name] ? { grant: grants[name] } : {}) } })
+    : client.callTool({ name, arguments: args });
 const marker = readFileSync(opts.notes, "utf8").trim();
 const read = await guarded(`call ${READER}`, () => call(READER, { path: opts.notes }));
 if (read.isError || !text(read).includes(marker)) fail(`${READER} did not return "${marker}": ${JSON.stringify(read)}`);

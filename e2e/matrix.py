@@ -132,9 +132,17 @@ async def cell(client: Client, steps: Steps, notes: Path) -> dict:
         if READER not in facts["second_list"]:
             raise steps.fail(f"tools/list after the search lacks {READER}: {facts['second_list']}")
 
+    # Over HTTP at 2026-07-28 there is no session: the search hands out a grant per loaded
+    # tool, which the call presents (a tool never searched has none).
+    grants = structured.get("grants") or {}
+    facts["granted"] = sorted(grants)
+
     def call(name: str, arguments: dict):
         if bridge:
-            return client.call_tool("call_tool", {"name": name, "arguments": arguments})
+            outer = {"name": name, "arguments": arguments}
+            if name in grants:
+                outer["grant"] = grants[name]
+            return client.call_tool("call_tool", outer)
         return client.call_tool(name, arguments)
 
     # Call the loaded tool; it must return the notes.

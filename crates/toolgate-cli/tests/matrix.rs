@@ -4,8 +4,8 @@
 //! searches, calls the tool the search loaded (it returns the notes file's marker) and calls a
 //! tool it never loaded (refused with the loading hint, and nothing reaches server-memory: its
 //! file is never written). The revision the client negotiated is asserted too: today's clients
-//! speak 2026-07-28 first where toolgate serves it (stdio), and fall back to 2025-11-25 over HTTP,
-//! which serves up to that revision.
+//! speak 2026-07-28 first, on stdio (the connection is the session) and over HTTP (no session:
+//! bridge exposure, and the call presents the grant the search gave).
 //!
 //! Drivers: `e2e/matrix.mjs` (`@modelcontextprotocol/client` 2.x and `@modelcontextprotocol/sdk`
 //! 1.x), `e2e/matrix.py` (the Python `mcp` SDK's `Client`), and the MCP Inspector CLI. Claude
@@ -70,8 +70,13 @@ impl Cell {
     }
 
     /// The checks every cell shares, on the facts a driver printed.
-    fn check(&self, facts: &Value, revision: &str) {
+    fn check(&self, facts: &Value, revision: &str, transport: &str) {
         assert_eq!(facts["protocol_version"], revision, "the negotiated revision: {facts}");
+        // With no session, the search's grant is what lets the call run.
+        let sessionless = transport == "http" && revision == "2026-07-28";
+        let granted =
+            facts["granted"].as_array().is_some_and(|g| g.iter().any(|n| n == "filesystem__read_text_file"));
+        assert_eq!(granted, sessionless, "a grant exactly when there is no session: {facts}");
         let first = facts["first_list"].as_array().expect("the first tools/list");
         assert!(first.iter().any(|n| n == "tool_search"), "{facts}");
         let loaded = facts["loaded"].as_array().expect("what the search loaded");
@@ -118,7 +123,7 @@ fn run_cell(name: &str, mut driver: Command, transport: &str, revision: &str) {
         let (command, args) = cell.stdio_args();
         driver.args(["--command", &command, "--args", &args]);
     }
-    cell.check(&facts(&mut driver, name), revision);
+    cell.check(&facts(&mut driver, name), revision, transport);
 }
 
 /// A TypeScript cell: `client` is `ts2` or `ts1`, `mode` `auto`, `legacy` or `pin`.
@@ -151,8 +156,8 @@ fn typescript_client_2_pinned_to_2026_07_28_over_stdio() {
 }
 
 #[test]
-fn typescript_client_2_auto_over_http_falls_back_to_2025_11_25() {
-    typescript("ts2", "auto", "http", "2025-11-25");
+fn typescript_client_2_auto_over_http_speaks_2026_07_28_without_a_session() {
+    typescript("ts2", "auto", "http", "2026-07-28");
 }
 
 #[test]
@@ -186,8 +191,8 @@ fn python_client_pinned_to_2026_07_28_over_stdio() {
 }
 
 #[test]
-fn python_client_auto_over_http_falls_back_to_2025_11_25() {
-    python("auto", "http", "2025-11-25");
+fn python_client_auto_over_http_speaks_2026_07_28_without_a_session() {
+    python("auto", "http", "2026-07-28");
 }
 
 #[test]
@@ -311,4 +316,71 @@ fn the_inspector_cli_in_the_modern_era_over_stdio() {
 #[test]
 fn the_inspector_cli_in_the_legacy_era_over_http() {
     inspector_cell("legacy", "http");
+}
+
+/// The Inspector at 2026-07-28 over HTTP: no session, so every run is a request of its own,
+/// and the grant one run's search gave runs the tool in the next.
+#[test]
+fn the_inspector_cli_in_the_modern_era_over_http_carries_a_grant_from_one_run_to_the_next() {
+    let cell = Cell::new("inspector-modern-http", "");
+    let (_server, url) = cell.http();
+    let target = vec!["--transport".into(), "http".into(), "--server-url".into(), url];
+    let listed = inspector("modern", &target, &["--method", "tools/list"]);
+    let names: Vec<&str> =
+        listed["tools"].as_array().unwrap().iter().filter_map(|t| t["name"].as_str()).collect();
+    assert_eq!(names, ["tool_search", "call_tool"], "{listed}");
+
+    let query = "query=read a text file";
+    let found = inspector(
+        "modern",
+        &target,
+        &["--method", "tools/call", "--tool-name", "tool_search", "--tool-arg", query],
+    );
+    let grant = found["structuredContent"]["grants"]["filesystem__read_text_file"]
+        .as_str()
+        .unwrap_or_else(|| panic!("no grant for the reader: {found}"))
+        .to_owned();
+
+    let arguments = format!("arguments={}", json!({"path": cell.notes.display().to_string()}));
+    let grant_arg = format!("grant={grant}");
+    let read = inspector(
+        "modern",
+        &target,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "call_tool",
+            "--tool-arg",
+            "name=filesystem__read_text_file",
+            "--tool-arg",
+            &arguments,
+            "--tool-arg",
+            &grant_arg,
+        ],
+    );
+    assert_eq!(read["content"][0]["text"].as_str().map(str::trim), Some(MARKER), "{read}");
+
+    // The reader's grant does not run another tool.
+    let intruder = r#"arguments={"entities":[{"name":"intruder","entityType":"x","observations":["y"]}]}"#;
+    let (refused, _) = inspector_run(
+        "modern",
+        &target,
+        &[
+            "--method",
+            "tools/call",
+            "--tool-name",
+            "call_tool",
+            "--tool-arg",
+            "name=memory__create_entities",
+            "--tool-arg",
+            intruder,
+            "--tool-arg",
+            &grant_arg,
+        ],
+    );
+    assert_eq!(refused["isError"], true, "{refused}");
+    let said = refused["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(said.contains("select:memory__create_entities"), "{refused}");
+    assert!(!cell.memory.exists(), "the refused call reached server-memory");
 }
