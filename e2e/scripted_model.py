@@ -12,7 +12,8 @@ that follows one plan:
 4. answer with what the file says.
 
 In bridge exposure (only `tool_search` and `call_tool` offered), steps 1 and 3 go through
-`call_tool`. Tools are found by the end of their names, whatever prefix the CLI gives a
+`call_tool`, step 3 with the grant the search result showed next to the reader's schema when
+there is one (2026-07-28 over HTTP, no session). Tools are found by the end of their names, whatever prefix the CLI gives a
 server's tools (`mcp__toolgate__` in Claude Code, `mcp_toolgate_` in Gemini CLI), and the
 never-loaded tool is called under `tool_search`'s prefix. Every request body is appended to
 the log (one JSON line each), so a test can check what the CLI sent on each turn. Requests
@@ -26,6 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
@@ -93,7 +95,15 @@ class Plan:
             return ("call", search, {"query": QUERY})
         reader = find(names, READER)
         if bridge:
-            return ("call", bridge, {"name": READER, "arguments": {"path": self.notes}})
+            call = {"name": READER, "arguments": {"path": self.notes}}
+            # With no session (2026-07-28 over HTTP) the search gave a grant with each tool it
+            # loaded, which the call must present, copied as a model would copy it.
+            # Each schema line `- NAME: {...}` is followed by its own `grant: ...`.
+            shown = r"- ([A-Za-z0-9_-]+): \{.*?grant: ([0-9a-f]{4}-[0-9a-f]{16}-[0-9]+-[A-Za-z0-9_-]{22})"
+            grants = {name: grant for name, grant in re.findall(shown, transcript, re.S)}
+            if READER in grants:
+                call["grant"] = grants[READER]
+            return ("call", bridge, call)
         if reader:
             return ("call", reader, {"path": self.notes})
         return ("say", "the reader was not offered to me", None)

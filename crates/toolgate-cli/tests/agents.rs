@@ -19,7 +19,11 @@
 //!   it refuses the never-loaded name itself, and the model's `wait_for_previous` (an argument
 //!   Gemini CLI adds to every MCP tool) does not break `tool_search`.
 //!
-//! In all three, the memory server never sees a call (its file is never written). The CLIs and
+//! - Claude Code again, registered as an `http` server against `toolgate serve --http`: it
+//!   speaks 2026-07-28 there, with no session, so its model reads the bridge and its call
+//!   carries the grant the search result showed it.
+//!
+//! In all of them, the memory server never sees a call (its file is never written). The CLIs and
 //! servers are installed by `e2e/setup.sh`; none needs an account.
 
 mod support;
@@ -385,5 +389,48 @@ fn gemini_cli_runs_a_task_through_toolgate_and_its_model_reads_every_deferred_to
     assert!(
         requests.iter().any(|b| declared(b).iter().any(|n| n == "mcp_toolgate_filesystem__read_text_file"))
     );
+    assert!(!task.memory.exists(), "the memory server stored something");
+}
+
+/// Claude Code against `toolgate serve --http`, registered as an `http` server: it speaks
+/// 2026-07-28 there (no session), so its model reads the bridge, and its call of the reader
+/// carries the grant the search result showed next to the reader's schema.
+#[test]
+fn claude_code_over_http_runs_the_task_with_what_its_model_reads() {
+    let task = Task::new("claude-http");
+    let model = Model::start(&task);
+    let config = task.config.display().to_string();
+    let gateway = support::serve(&["--http", "127.0.0.1:0", "--config", &config], &[]);
+    let url = format!("http://{}/mcp", gateway.addr);
+    let claude = bin("claude");
+    let entry = serde_json::json!({"type": "http", "url": url, "alwaysLoad": true});
+    run(
+        cli(&task, &claude).args(["mcp", "add-json", "-s", "user", "toolgate", &entry.to_string()]),
+        "claude mcp add",
+    );
+    let answer = claude_ask(&task, &model);
+    assert_eq!(answer["result"], "The notes say: buy oat milk", "{answer}\n{}", gateway.log());
+
+    let turns = claude_turns(&task);
+    let mut offered: Vec<String> = turns[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .filter(|n| n.starts_with("mcp__toolgate__"))
+        .map(str::to_owned)
+        .collect();
+    offered.sort();
+    assert_eq!(offered, ["mcp__toolgate__call_tool", "mcp__toolgate__tool_search"], "the bridge");
+    assert!(names_every_deferred_tool(&turns[0]["messages"].to_string()), "{}", turns[0]["messages"]);
+    // The model read a grant in the search result, and its call of the reader carried it.
+    let all = serde_json::to_string(&turns).unwrap();
+    assert!(all.contains("grant: "), "the search result shows no grant");
+    let carried = turns.iter().flat_map(|t| t["messages"].as_array().unwrap()).any(|m| {
+        m["content"].as_array().is_some_and(|blocks| {
+            blocks.iter().any(|b| b["type"] == "tool_use" && b["input"]["grant"].is_string())
+        })
+    });
+    assert!(carried, "no tool_use carried a grant");
     assert!(!task.memory.exists(), "the memory server stored something");
 }
