@@ -21,6 +21,7 @@
 // non-zero saying which step was not as expected.
 
 import { readFileSync } from "node:fs";
+import { describe } from "./describe.mjs";
 
 const READER = "filesystem__read_text_file";
 const INTRUDER = "memory__create_entities";
@@ -65,13 +66,6 @@ function text(result) {
   return (result.content ?? []).filter((c) => c.type === "text").map((c) => c.text).join("\n");
 }
 
-// A thrown error as one line: its class, message, JSON-RPC code and data when it has them.
-function describe(e) {
-  let line = `${e?.constructor?.name ?? "Error"}: ${e?.message ?? e}`;
-  if (e?.code !== undefined) line += ` (code ${e.code})`;
-  if (e?.data !== undefined) line += ` data ${JSON.stringify(e.data)}`;
-  return line;
-}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

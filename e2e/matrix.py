@@ -33,8 +33,9 @@ from typing import Any
 import anyio
 from mcp import StdioServerParameters
 from mcp.client.client import Client
-from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
+
+from errors import describe, leaves
 
 READER = "filesystem__read_text_file"
 INTRUDER = "memory__create_entities"
@@ -51,29 +52,6 @@ def text_of(result: Any) -> str:
 def dump(result: Any) -> str:
     """A result as the JSON the server sent."""
     return result.model_dump_json(by_alias=True, exclude_none=True)
-
-
-def leaves(error: BaseException) -> list[BaseException]:
-    """The errors inside (nested) exception groups, or the error itself."""
-    if isinstance(error, BaseExceptionGroup):
-        return [leaf for e in error.exceptions for leaf in leaves(e)]
-    return [error]
-
-
-def describe(error: BaseException) -> str:
-    """A thrown error as one line: its class and message, and the JSON-RPC code and data.
-
-    The client's task groups wrap errors in exception groups; those are unwrapped to the errors
-    inside them.
-    """
-    if isinstance(error, BaseExceptionGroup):
-        return "; ".join(describe(e) for e in leaves(error))
-    line = f"{type(error).__name__}: {error}"
-    if isinstance(error, MCPError):
-        line += f" (code {error.code})"
-        if error.error.data is not None:
-            line += f" data {json.dumps(error.error.data)}"
-    return line
 
 
 class Steps:

@@ -33,6 +33,7 @@
 import { readFileSync, writeFileSync } from "node:fs";
 
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { describe } from "./describe.mjs";
 
 const PIN = "2026-07-28";
 const GREET = "changing__greet";
@@ -79,13 +80,6 @@ function fail(message) {
 // A hang is a finding too: after 150 s say which step never finished.
 setTimeout(() => fail("no answer after 150 s (hang)"), 150_000);
 
-// A thrown error as one line: its class, message, JSON-RPC code and data when it has them.
-function describe(e) {
-  let line = `${e?.constructor?.name ?? "Error"}: ${e?.message ?? e}`;
-  if (e?.code !== undefined) line += ` (code ${e.code})`;
-  if (e?.data !== undefined) line += ` data ${JSON.stringify(e.data)}`;
-  return line;
-}
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -41,8 +41,9 @@ import anyio
 import httpx2
 from mcp.client.client import Client
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.exceptions import MCPError
 from mcp_types import Implementation
+
+from errors import describe, leaves
 
 PIN = "2026-07-28"
 GREET = "changing__greet"
@@ -55,25 +56,6 @@ DEADLINE_SECS = 150
 
 class StepFailed(Exception):
     """A request threw or timed out; the message names the step."""
-
-
-def leaves(error: BaseException) -> list[BaseException]:
-    """The errors inside (nested) exception groups, or the error itself."""
-    if isinstance(error, BaseExceptionGroup):
-        return [leaf for e in error.exceptions for leaf in leaves(e)]
-    return [error]
-
-
-def describe(error: BaseException) -> str:
-    """A thrown error as one line: its class and message, and the JSON-RPC code and data."""
-    if isinstance(error, BaseExceptionGroup):
-        return "; ".join(describe(e) for e in leaves(error))
-    line = f"{type(error).__name__}: {error}"
-    if isinstance(error, MCPError):
-        line += f" (code {error.code})"
-        if error.error.data is not None:
-            line += f" data {json.dumps(error.error.data)}"
-    return line
 
 
 def observe(result: Any) -> dict:
