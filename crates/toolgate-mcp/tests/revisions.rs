@@ -1,7 +1,8 @@
 //! MCP 2026-07-28 on a connection of its own (stdio), as today's clients speak it first:
 //! `server/discover` before anything else, the revision in every request's `_meta`, and every
 //! result carrying `resultType`, forwarded ones included. The client here is raw JSON lines, so
-//! that what the wire carries is what is checked (rmcp's own client would fill gaps in).
+//! that what the wire carries is what is checked (rmcp's own client would fill gaps in). Over
+//! HTTP, where that revision has no session, a subscription still hears list changes.
 
 mod common;
 
@@ -331,4 +332,68 @@ async fn a_task_is_followed_by_the_session_that_started_it_and_by_no_other() {
     let plain = mallory.call("fix__task", json!({"ms": 10})).await;
     assert_eq!(plain["content"][0]["text"], "done after 10 ms, without a task", "{plain}");
     gateway.shutdown().await;
+}
+
+/// Over HTTP at 2026-07-28 there is no session, but a `subscriptions/listen` stream still hears
+/// that the list every request of its subject gets has changed (here every tool is listed:
+/// nothing is deferred).
+#[tokio::test]
+async fn over_http_a_subscription_hears_that_the_list_every_request_gets_changed() {
+    use tokio::io::AsyncReadExt;
+    let settings = Settings {
+        defer: DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() },
+        ..Settings::default()
+    };
+    let gateway = Gateway::configured(settings, Config::default()).unwrap();
+    let one = |names: &[&str]| {
+        names
+            .iter()
+            .fold(toolgate::Catalog::builder(), |b, n| {
+                b.tool(toolgate::ToolSpec::mcp("docs", n, "A doc tool"))
+            })
+            .build()
+            .unwrap()
+    };
+    gateway.add_catalog("docs", &one(&["read"]));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(toolgate_mcp::http::serve(gateway.clone(), listener, stop.clone()));
+
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "subscriptions/listen",
+        "params": {"_meta": meta, "notifications": {"toolsListChanged": true}}})
+    .to_string();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: subscriptions/listen\r\n\
+         Content-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut seen = String::new();
+    let read_until = async |needle: &str, stream: &mut tokio::net::TcpStream, seen: &mut String| {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        let mut buf = [0u8; 4096];
+        while !seen.contains(needle) {
+            let n = tokio::time::timeout_at(deadline, stream.read(&mut buf))
+                .await
+                .unwrap_or_else(|_| panic!("no {needle} within {WAIT:?}: {seen}"))
+                .unwrap();
+            assert!(n > 0, "the stream ended: {seen}");
+            seen.push_str(&String::from_utf8_lossy(&buf[..n]));
+        }
+    };
+    read_until("200 OK", &mut stream, &mut seen).await;
+    // Give the subscription a moment to be registered before the list changes.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(!seen.contains("list_changed"), "{seen}");
+    gateway.add_catalog("docs", &one(&["read", "write"]));
+    read_until("notifications/tools/list_changed", &mut stream, &mut seen).await;
+    stop.cancel();
 }
