@@ -186,11 +186,13 @@ impl GatewayServer {
     /// before any `initialize`): it was shown nothing but what it presents, and what it is
     /// shown leaves grants.
     pub(crate) fn is_stateless(&self, context: &RequestContext<RoleServer>) -> bool {
+        // rmcp serves a 2026-07-28 request on its own whatever `Mcp-Session-Id` it carries.
         self.http
-            && context
-                .extensions
-                .get::<axum::http::request::Parts>()
-                .is_some_and(|parts| !parts.headers.contains_key(crate::http::SESSION_HEADER))
+            && (is_modern(context)
+                || context
+                    .extensions
+                    .get::<axum::http::request::Parts>()
+                    .is_some_and(|parts| !parts.headers.contains_key(crate::http::SESSION_HEADER)))
     }
 
     /// This session's exposure (chosen for its client at `initialize`; for a request with no
