@@ -176,6 +176,8 @@ pub(crate) struct Inner {
     pins: Option<Arc<Pins>>,
     /// What the operator sees counted (`/metrics`) and the recent refusals.
     pub(crate) metrics: crate::metrics::Metrics,
+    /// Signs the status page's tokens ([`crate::approval`]).
+    pub(crate) page_secret: [u8; 32],
 }
 
 impl Gateway {
@@ -215,6 +217,7 @@ impl Gateway {
                 started: std::time::Instant::now(),
                 pins,
                 metrics: Default::default(),
+                page_secret: crate::settings::random_secret().try_into().unwrap_or([0; 32]),
             }),
         })
     }

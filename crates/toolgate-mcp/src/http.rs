@@ -402,7 +402,9 @@ async fn status_page(
 ) -> impl IntoResponse {
     let query = params.get("q").map(|q| q.trim()).filter(|q| !q.is_empty());
     let found = query.map(|q| gateway.explain(q, 10));
-    let mut response = Html(crate::status_page::render(&gateway.status(), found.as_ref())).into_response();
+    let token = crate::approval::page_token(&gateway.inner.page_secret);
+    let mut response =
+        Html(crate::status_page::render(&gateway.status(), found.as_ref(), &token)).into_response();
     for (name, value) in PAGE_HEADERS {
         response.headers_mut().insert(name, HeaderValue::from_static(value));
     }
@@ -418,32 +420,43 @@ async fn metrics(State(gateway): State<Gateway>) -> impl IntoResponse {
     response
 }
 
-/// The status page's approval form: `tool=NAME` (repeatable), `server=NAME` or `all=1`. The
-/// access guard has checked `Origin` (a cross-site form post is 403) and the token; answers
-/// 303 back to the page.
+/// The status page's approval form: `page` (the page's token), and `tool=NAME` with
+/// `hash=HASH` for each definition the page showed. The access guard has checked the token;
+/// here the page's token, the origin (the gateway's own page only) and the hashes are checked,
+/// and nothing is approved unless all hold: a definition changed since the page showed it, an
+/// unknown name, or a form that names nothing is 400 with the reason. Answers 303 back to the
+/// page.
 async fn approve(
     State(gateway): State<Gateway>,
+    headers: axum::http::HeaderMap,
     axum::Form(pairs): axum::Form<Vec<(String, String)>>,
 ) -> Response {
-    let (mut tools, mut servers, mut all) = (Vec::new(), Vec::new(), false);
-    for (key, value) in pairs {
-        match key.as_str() {
-            "tool" => tools.push(value),
-            "server" => servers.push(value),
-            "all" => all = value == "1",
-            _ => {}
-        }
-    }
-    let selection = if all {
-        crate::pins::Selection::All
-    } else if !servers.is_empty() {
-        crate::pins::Selection::Servers(&servers)
-    } else if !tools.is_empty() {
-        crate::pins::Selection::Tools(&tools)
-    } else {
-        return (StatusCode::BAD_REQUEST, "name a tool, a server or all to approve").into_response();
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    let refused = |status: StatusCode, why: String| {
+        tracing::warn!(target: "toolgate::audit", action = "approval refused", "{why}");
+        (status, why).into_response()
     };
-    match gateway.approve(selection) {
+    if let Err(why) = crate::approval::check_origin(get("origin"), get("host")) {
+        return refused(StatusCode::FORBIDDEN, why);
+    }
+    let field = |key: &'static str| pairs.iter().filter(move |(k, _)| k == key).map(|(_, v)| v.clone());
+    let page = field(crate::approval::PAGE_FIELD).next();
+    if let Err(why) = crate::approval::check_page_token(&gateway.inner.page_secret, page.as_deref()) {
+        return refused(StatusCode::FORBIDDEN, why);
+    }
+    let tools: Vec<String> = field("tool").collect();
+    let hashes: Vec<String> = field("hash").collect();
+    if tools.is_empty() || tools.len() != hashes.len() {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            "name each tool to approve with the hash of the definition shown (tool=NAME&hash=HASH)".into(),
+        );
+    }
+    let shown: Vec<(String, String)> = tools.into_iter().zip(hashes).collect();
+    match gateway.approve(crate::pins::Selection::Shown(&shown)) {
+        Ok(done) if done.is_empty() => {
+            refused(StatusCode::BAD_REQUEST, "nothing matched: no tool was approved".into())
+        }
         Ok(done) => {
             let names: Vec<&str> = done.iter().map(|h| h.qualified.as_str()).collect();
             tracing::info!(target: "toolgate::audit", tools = ?names, action = "approved", "approved from the status page");
@@ -451,6 +464,6 @@ async fn approve(
             response.headers_mut().insert(header::LOCATION, HeaderValue::from_static("/"));
             response
         }
-        Err(e) => (StatusCode::BAD_REQUEST, e.to_string()).into_response(),
+        Err(e) => refused(StatusCode::BAD_REQUEST, e.message),
     }
 }

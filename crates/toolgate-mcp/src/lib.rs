@@ -34,6 +34,7 @@
 #![deny(missing_docs)]
 
 pub mod access;
+mod approval;
 pub mod convert;
 mod door;
 mod elicit;

@@ -79,6 +79,9 @@ pub enum Selection<'a> {
     Servers(&'a [String]),
     /// These tools, each by qualified name or as `server/tool`.
     Tools(&'a [String]),
+    /// These tools (by qualified name), each in the definition whose hash was shown for
+    /// approval: if any is held in another definition now, nothing is approved.
+    Shown(&'a [(String, String)]),
 }
 
 /// The gateway's pinning: the store and which upstreams are pinned.
@@ -303,6 +306,30 @@ impl PinStore {
     /// of [`Selection::Tools`] when none matched.
     pub fn approve(&self, selection: Selection<'_>) -> Result<Vec<Held>, PinError> {
         let held = self.held()?;
+        if let Selection::Shown(shown) = selection {
+            for (name, hash) in shown {
+                match held.iter().find(|h| &h.qualified == name) {
+                    Some(h) if &h.hash == hash => {}
+                    Some(h) => {
+                        return Err(PinError {
+                            path: self.path.clone(),
+                            message: format!(
+                                "the held definition of `{name}` changed since it was shown for approval \
+                                 (shown {}, held now {}); nothing was approved: review it again",
+                                short(hash),
+                                short(&h.hash)
+                            ),
+                        });
+                    }
+                    None => {
+                        return Err(PinError {
+                            path: self.path.clone(),
+                            message: format!("`{name}` is not held for approval; nothing was approved"),
+                        });
+                    }
+                }
+            }
+        }
         let taken: Vec<Held> = held
             .into_iter()
             .filter(|h| match selection {
@@ -311,6 +338,7 @@ impl PinStore {
                 Selection::Tools(names) => names.iter().any(|n| {
                     n == &h.qualified || n.split_once('/').is_some_and(|(s, t)| s == h.server && t == h.tool)
                 }),
+                Selection::Shown(shown) => shown.iter().any(|(n, hash)| n == &h.qualified && hash == &h.hash),
             })
             .collect();
         let now = unix_now();
@@ -328,6 +356,16 @@ impl PinStore {
                 .optional()
                 .map_err(|e| self.fail(e))?;
             if still.as_deref() != Some(h.hash.as_str()) {
+                if let Selection::Shown(_) = selection {
+                    // Changed between the check above and now: approve none of what was shown.
+                    return Err(PinError {
+                        path: self.path.clone(),
+                        message: format!(
+                            "the held definition of `{}` changed while it was being approved; nothing was approved",
+                            h.qualified
+                        ),
+                    });
+                }
                 continue;
             }
             tx.execute(
@@ -353,6 +391,11 @@ fn pretty(tool: &Tool) -> String {
         "annotations": tool.annotations(),
     });
     serde_json::to_string_pretty(&definition).unwrap_or_default()
+}
+
+/// The first 12 characters of a hash, as the page and the command line show it.
+fn short(hash: &str) -> &str {
+    hash.get(..12).unwrap_or(hash)
 }
 
 fn unix_now() -> i64 {

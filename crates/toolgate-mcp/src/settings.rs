@@ -103,7 +103,7 @@ impl Settings {
 
 /// 32 bytes no other process has: from the system's random source, or, failing that, from the
 /// standard library's randomly seeded hasher.
-fn random_secret() -> Vec<u8> {
+pub(crate) fn random_secret() -> Vec<u8> {
     use std::io::Read;
     let mut bytes = vec![0u8; 32];
     if std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes)).is_ok() {

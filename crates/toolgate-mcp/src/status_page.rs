@@ -18,8 +18,9 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:
     .muted{color:#666}";
 
 /// The page for `status`, with `found` (a [`Gateway::explain`](crate::Gateway::explain)
-/// result) when the search box was used.
-pub(crate) fn render(status: &Value, found: Option<&Value>) -> String {
+/// result) when the search box was used; its approval forms carry `token`
+/// ([`crate::approval::page_token`]).
+pub(crate) fn render(status: &Value, found: Option<&Value>, token: &str) -> String {
     let mut out =
         String::from("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>toolgate</title>\n");
     if found.is_none() {
@@ -37,7 +38,7 @@ pub(crate) fn render(status: &Value, found: Option<&Value>) -> String {
         uptime(status["uptime_secs"].as_u64().unwrap_or(0)),
     );
     servers(&mut out, status);
-    quarantined(&mut out, status);
+    quarantined(&mut out, status, token);
     sessions(&mut out, status);
     refusals(&mut out, status);
     search(&mut out, found);
@@ -92,15 +93,28 @@ fn servers(out: &mut String, status: &Value) {
     out.push_str("</table>\n");
 }
 
-fn quarantined(out: &mut String, status: &Value) {
+/// The held tools, each with the definition shown and a form approving that definition (its
+/// hash); "Approve all" approves every definition on the page.
+fn quarantined(out: &mut String, status: &Value, token: &str) {
     let held = status["quarantined"].as_array().map(Vec::as_slice).unwrap_or_default();
     out.push_str("<h2>Quarantined tools</h2>\n");
     if held.is_empty() {
         out.push_str("<p id=\"quarantine\">No tool is waiting for approval.</p>\n");
         return;
     }
-    out.push_str(
-        "<form method=\"post\" action=\"/approve\" class=\"inline\"><input type=\"hidden\" name=\"all\" value=\"1\">\
+    let page =
+        format!("<input type=\"hidden\" name=\"{}\" value=\"{}\">", crate::approval::PAGE_FIELD, esc(token));
+    let shown = |h: &Value| {
+        format!(
+            "<input type=\"hidden\" name=\"tool\" value=\"{}\"><input type=\"hidden\" name=\"hash\" value=\"{}\">",
+            esc(str_of(&h["name"])),
+            esc(str_of(&h["hash"]))
+        )
+    };
+    let every: String = held.iter().filter(|h| h["error"].is_null()).map(shown).collect();
+    let _ = write!(
+        out,
+        "<form method=\"post\" action=\"/approve\" class=\"inline\">{page}{every}\
          <button type=\"submit\" id=\"approve-all\">Approve all</button></form>\n\
          <table id=\"quarantine\"><tr><th>tool</th><th>why</th><th>definition</th><th></th></tr>\n",
     );
@@ -122,9 +136,10 @@ fn quarantined(out: &mut String, status: &Value) {
         let _ = writeln!(
             out,
             "<tr><td><code>{name}</code></td><td>{}</td><td><pre>{diff}</pre></td><td><form method=\"post\" \
-             action=\"/approve\" class=\"inline\"><input type=\"hidden\" name=\"tool\" value=\"{name}\">\
+             action=\"/approve\" class=\"inline\">{page}{}\
              <button type=\"submit\" name=\"approve\" value=\"{name}\">Approve</button></form></td></tr>",
             esc(str_of(&h["reason"])),
+            shown(h),
         );
     }
     out.push_str("</table>\n");
@@ -299,7 +314,7 @@ mod tests {
             "quarantined": [{"name": "x__<evil>", "reason": "changed", "diff": ["- old", "+ <script>"]}],
             "refusals": [{"at": 3661, "session": 1, "subject": "main", "tool": "x__y", "reason": "not_loaded", "rule": "r"}],
         });
-        let html = render(&status, None);
+        let html = render(&status, None, "1.tok");
         assert!(html.contains("&lt;x&gt;") && !html.contains("<x>"));
         assert!(html.contains("failed: exited") && html.contains("<td>3</td>"));
         assert!(html.contains("<code>a__b</code>") && html.contains("80 of 90"));
@@ -312,7 +327,7 @@ mod tests {
         assert!(html.contains("01:01:01 UTC") && html.contains("1 h 6 min"));
         assert!(html.contains("http-equiv=\"refresh\""));
         let found = json!({"query": "q\"", "strategy": "lexical", "matches": []});
-        let html = render(&status, Some(&found));
+        let html = render(&status, Some(&found), "1.tok");
         assert!(!html.contains("http-equiv=\"refresh\""), "a search result does not reload away");
         assert!(html.contains("value=\"q&quot;\""));
     }

@@ -138,8 +138,8 @@ impl GrantKey {
     }
 }
 
-/// HMAC-SHA-256 (RFC 2104) with a key of at most one block.
-fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
+/// HMAC-SHA-256 (RFC 2104) with a key of at most one block (64 bytes; a longer key is cut).
+pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
     let mut inner_key = [0x36u8; 64];
     let mut outer_key = [0x5cu8; 64];
     for (i, b) in key.iter().take(64).enumerate() {
