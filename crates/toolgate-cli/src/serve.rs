@@ -104,6 +104,9 @@ fn settings_for(config: &Config, profile: Option<&str>) -> anyhow::Result<Settin
     let mut secrets: Vec<String> = config.servers.values().flat_map(|s| s.transport.secrets()).collect();
     secrets.extend(token_secrets);
     secrets.extend(config.gateway.grant_key.as_ref().map(|k| k.0.clone()));
+    // Every `${VAR}` value: a token passed in `args` is no less a secret than one in `env`.
+    secrets.extend(config.expanded.iter().map(|v| v.0.clone()));
+    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
     let _ = SECRETS.set(secrets);
     if let Some(name) = profile {
         profile_of(config, name)?;

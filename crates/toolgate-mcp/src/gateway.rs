@@ -178,6 +178,9 @@ pub(crate) struct Inner {
     pub(crate) metrics: crate::metrics::Metrics,
     /// Signs the status page's tokens ([`crate::approval`]).
     pub(crate) page_secret: [u8; 32],
+    /// Every value of the configuration that must never be shown or logged, longest first:
+    /// every `${VAR}` value, every server's own secrets, the grant key ([`crate::redact`]).
+    pub(crate) secrets: Arc<[String]>,
 }
 
 impl Gateway {
@@ -195,8 +198,14 @@ impl Gateway {
         let pins = Pins::from_config(&config)
             .map_err(|e| GatewayError { key: "gateway.pins".into(), message: e.to_string() })?
             .map(Arc::new);
+        let mut secrets: Vec<String> = config.expanded.iter().map(|s| s.0.clone()).collect();
+        secrets.extend(config.servers.values().flat_map(|s| s.transport.secrets()));
+        secrets.extend(config.gateway.grant_key.iter().map(|k| k.0.clone()));
+        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
+        secrets.dedup();
         Ok(Gateway {
             inner: Arc::new(Inner {
+                secrets: secrets.into(),
                 settings,
                 config,
                 root,
@@ -278,6 +287,8 @@ impl Gateway {
             call_timeout,
             protocol: Default::default(),
             serving: crate::itself::inherited().into(),
+            masked: self.inner.secrets.clone(),
+            caps: self.inner.settings.list_caps,
         });
     }
 

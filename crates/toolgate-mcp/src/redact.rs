@@ -42,6 +42,7 @@ fn mask_queries(text: &str) -> String {
         if i > 0 {
             out.push(' ');
         }
+        let word = &mask_userinfo(word);
         match word.split_once('?') {
             Some((base, query)) if base.contains("://") => {
                 out.push_str(base);
@@ -61,13 +62,35 @@ fn mask_queries(text: &str) -> String {
     out
 }
 
-/// `text` with `secrets` (values of at least 6 characters), URL query values and token-shaped
-/// words masked.
-pub fn redact(text: &str, secrets: &[String]) -> String {
+/// `text` with the configured `secrets` alone masked: for what an operator must read as it is
+/// (a held definition under review), where a word that only looks like a token stays.
+pub fn mask_secrets(text: &str, secrets: &[String]) -> String {
     let mut out = text.to_owned();
     for s in secrets.iter().filter(|s| s.len() >= 6) {
         out = out.replace(s.as_str(), MASK);
     }
+    out
+}
+
+/// `word` with the password of a URL's userinfo masked (`http://user:[redacted]@host/`).
+fn mask_userinfo(word: &str) -> String {
+    let Some(at) = word.find("://").map(|i| i + 3) else {
+        return word.to_owned();
+    };
+    let authority_end = word[at..].find(['/', '?', '#']).map_or(word.len(), |i| at + i);
+    let Some(user_end) = word[at..authority_end].rfind('@').map(|i| at + i) else {
+        return word.to_owned();
+    };
+    match word[at..user_end].find(':').map(|i| at + i) {
+        Some(colon) => format!("{}{MASK}{}", &word[..colon + 1], &word[user_end..]),
+        None => word.to_owned(),
+    }
+}
+
+/// `text` with `secrets` (values of at least 6 characters), URL query values and token-shaped
+/// words masked.
+pub fn redact(text: &str, secrets: &[String]) -> String {
+    let out = mask_secrets(text, secrets);
     let out = mask_queries(&out);
     let mut masked = String::with_capacity(out.len());
     let mut word = String::new();
@@ -94,6 +117,15 @@ pub fn redact(text: &str, secrets: &[String]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_urls_password_is_masked() {
+        assert_eq!(
+            redact("failed: http://bob:hunter2@127.0.0.1:9/mcp?k=v said no", &[]),
+            "failed: http://bob:[redacted]@127.0.0.1:9/mcp?k=[redacted] said no"
+        );
+        assert_eq!(redact("mail bob@example.com", &[]), "mail bob@example.com");
+    }
 
     #[test]
     fn secrets_queries_and_token_shaped_words_are_masked() {

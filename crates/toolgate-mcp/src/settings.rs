@@ -59,6 +59,9 @@ pub struct Settings {
     /// over HTTP; [`toolgate::grant`]): from `[gateway] grant_key`, or made at random for this
     /// process. Grants live as long as an idle session would ([`Settings::session_idle`]).
     pub grants: toolgate::GrantKey,
+    /// The most one upstream's listing may hold (`[gateway] list_max_tools`, `list_max_pages`,
+    /// `list_max_bytes`).
+    pub list_caps: toolgate::config::ListCaps,
 }
 
 impl Default for Settings {
@@ -86,6 +89,7 @@ impl Settings {
             header_timeout: config.header_timeout,
             body_timeout: config.body_timeout,
             sessions: std::sync::Arc::new(crate::store::MemoryStore::default()),
+            list_caps: config.list_caps,
             grants: match &config.grant_key {
                 Some(secret) => toolgate::GrantKey::new(secret.0.as_bytes(), config.session_idle),
                 None => toolgate::GrantKey::new(&random_secret(), config.session_idle),

@@ -60,6 +60,8 @@ impl Gateway {
                     call_timeout: server.call_timeout,
                     protocol: server.protocol,
                     serving: serving.clone(),
+                    masked: gateway.inner.secrets.clone(),
+                    caps: gateway.settings().list_caps,
                 }),
             }
         }

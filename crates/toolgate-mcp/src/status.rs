@@ -90,9 +90,22 @@ impl Gateway {
             })
             .collect();
         let deferred = toolbox.visible().tools().iter().filter(|t| toolbox.is_deferred(t)).count();
+        // A held definition is an upstream's text: it passes the mask like its stderr does.
         let held: Vec<Value> = match self.held() {
-            Ok(held) => held.iter().map(Held::to_json).collect(),
-            Err(e) => vec![json!({"error": e.to_string()})],
+            Ok(held) => held
+                .iter()
+                .map(|h| {
+                    let mut shown = Held::to_json(h);
+                    let masked: Vec<String> = h
+                        .diff()
+                        .iter()
+                        .map(|l| crate::redact::mask_secrets(l, &self.inner.secrets))
+                        .collect();
+                    shown["diff"] = json!(masked);
+                    shown
+                })
+                .collect(),
+            Err(e) => vec![json!({"error": crate::redact::redact(&e.to_string(), &self.inner.secrets)})],
         };
         json!({
             "uptime_secs": self.inner.started.elapsed().as_secs(),

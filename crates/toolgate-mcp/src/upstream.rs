@@ -185,13 +185,20 @@ pub(crate) struct Spec {
     /// The configurations served above and by this gateway, for a child's environment
     /// ([`crate::itself::SERVING`]).
     pub(crate) serving: Arc<str>,
+    /// The gateway's own secrets (every `${VAR}` value of the configuration among them), masked
+    /// in what this server's failures and stderr show too.
+    pub(crate) masked: Arc<[String]>,
+    /// The most its listing may hold.
+    pub(crate) caps: toolgate::config::ListCaps,
 }
 
 impl Spec {
-    /// The values this server's configuration holds that must never be shown (a URL's query
-    /// values are masked wherever a URL is shown).
+    /// The values that must never be shown of what this server says: its configuration's own
+    /// and the gateway's (a URL's query values and password are masked wherever a URL is shown).
     pub(crate) fn secrets(&self) -> Vec<String> {
-        self.transport.secrets()
+        let mut secrets = self.transport.secrets();
+        secrets.extend(self.masked.iter().cloned());
+        secrets
     }
 }
 
@@ -372,7 +379,7 @@ async fn connect_and_serve<H: Host>(gateway: &H, spec: &Spec) -> Ended {
         let client = connect(handler, spec, &tail).await?;
         initialized.store(true, Ordering::SeqCst);
         client.peer().set_response_cache_config(ClientCacheConfig::disabled()).await;
-        let tools = list(client.peer(), spec).await.map_err(|e| format!("tools/list failed: {e}"))?;
+        let tools = list(client.peer(), spec).await?;
         Ok::<_, String>((client, tools))
     };
     let connected = tokio::select! {
@@ -384,7 +391,10 @@ async fn connect_and_serve<H: Host>(gateway: &H, spec: &Spec) -> Ended {
         Ok(Err(reason)) => return Ended::Failed { reason: tail.explain(reason).await, was_ready_for: None },
         Err(_) => {
             let phase = match (&spec.transport, initialized.load(Ordering::SeqCst)) {
-                (_, true) => "it answered `initialize` but not `tools/list`",
+                (_, true) => {
+                    "it answered `initialize` but its `tools/list` did not complete (a page over the \
+                     transport's 16 MiB message limit is dropped, so such a server looks like this)"
+                }
                 (Transport::Stdio { .. }, false) => {
                     "it never answered `initialize` (lines on its stdout that are not MCP messages \
                      are ignored, so a server that logs to stdout looks like this)"
@@ -662,14 +672,50 @@ async fn listen_for_changes<H: Host>(gateway: &H, name: &str, peer: &Peer<RoleCl
     });
 }
 
-/// Every tool of the upstream (following `nextCursor`), as catalog specs.
-async fn list(peer: &Peer<RoleClient>, spec: &Spec) -> Result<Vec<ToolSpec>, ServiceError> {
+/// Every tool of the upstream (following `nextCursor`), as catalog specs, within the listing
+/// caps: a server that pages forever, lists too many tools or sends too many bytes fails with a
+/// reason naming the cap it broke, before the gateway holds more than the cap.
+async fn list(peer: &Peer<RoleClient>, spec: &Spec) -> Result<Vec<ToolSpec>, String> {
+    use rmcp::model::PaginatedRequestParams;
     let advertises_tools = peer.peer_info().is_none_or(|info| info.capabilities.tools.is_some());
     if !advertises_tools {
         return Ok(Vec::new());
     }
-    let tools = peer.list_all_tools().await?;
-    Ok(tools.iter().map(|t| spec_from_mcp(&spec.name, t)).collect())
+    let caps = spec.caps;
+    let over = |what: String, key: &str| {
+        format!("its tools/list {what} ([gateway] {key}); its listing was refused, and it serves no tools")
+    };
+    let (mut tools, mut pages, mut bytes) = (Vec::new(), 0usize, 0usize);
+    let mut cursor: Option<String> = None;
+    let mut seen = std::collections::HashSet::new();
+    loop {
+        if pages == caps.pages {
+            return Err(over(format!("went on past {} pages", caps.pages), "list_max_pages"));
+        }
+        let page = peer
+            .list_tools(Some(PaginatedRequestParams::default().with_cursor(cursor.clone())))
+            .await
+            .map_err(|e| format!("tools/list failed: {e}"))?;
+        pages += 1;
+        bytes += serde_json::to_vec(&page.tools).map_or(0, |v| v.len());
+        if bytes > caps.bytes {
+            return Err(over(format!("sent more than {} bytes", caps.bytes), "list_max_bytes"));
+        }
+        if tools.len() + page.tools.len() > caps.tools {
+            return Err(over(format!("held more than {} tools", caps.tools), "list_max_tools"));
+        }
+        tools.extend(page.tools.iter().map(|t| spec_from_mcp(&spec.name, t)));
+        match page.next_cursor {
+            // A cursor seen before would loop forever.
+            Some(next) if !seen.insert(next.clone()) => {
+                return Err(format!(
+                    "its tools/list sent the cursor `{next}` twice; its listing was refused"
+                ));
+            }
+            Some(next) => cursor = Some(next),
+            None => return Ok(tools),
+        }
+    }
 }
 
 /// The tool error for a call that failed on the way to or from the upstream.

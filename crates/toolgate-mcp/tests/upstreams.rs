@@ -704,3 +704,28 @@ async fn a_call_in_flight_keeps_its_http_session_alive_past_the_idle_time() {
     stop.cancel();
     gateway.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_listing_that_pages_forever_or_grows_past_a_cap_fails_its_server_naming_the_cap() {
+    use toolgate::config::ListCaps;
+    for (caps, key) in [
+        (ListCaps { pages: 40, ..ListCaps::default() }, "list_max_pages"),
+        (ListCaps { tools: 25, ..ListCaps::default() }, "list_max_tools"),
+        (ListCaps { bytes: 2048, ..ListCaps::default() }, "list_max_bytes"),
+    ] {
+        let settings = Settings { list_caps: caps, ..settings() };
+        let gateway = start(
+            settings,
+            vec![("endless", stdio(FIXTURE, &[("FIXTURE_ENDLESS", "1")])), ("steady", stdio(FIXTURE, &[]))],
+        );
+        assert!(gateway.settled(WAIT).await, "{}", gateway.status());
+        let status = gateway.status();
+        let endless = server(&status, "endless");
+        assert_eq!(endless["state"], "failed", "{status}");
+        let error = endless["last_error"].as_str().or(endless["error"].as_str()).unwrap_or_default();
+        assert!(error.contains(key), "{key}: {endless}");
+        assert_eq!(endless["tools"], 0, "nothing of a refused listing is served: {endless}");
+        assert_eq!(server(&status, "steady")["state"], "ready", "the other server is not affected");
+        gateway.shutdown().await;
+    }
+}

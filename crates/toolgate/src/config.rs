@@ -95,6 +95,10 @@ pub struct Config {
     /// The file it was read from (made absolute), when it was read from one
     /// ([`Config::from_path`]): a gateway refuses to start a server that serves this same file.
     pub source: Option<PathBuf>,
+    /// Every value a `${VAR}` of the file took from the environment: whatever it holds is
+    /// treated as a secret, masked wherever the gateway shows or logs text (a token passed in
+    /// `args`, say).
+    pub expanded: Vec<Secret>,
 }
 
 /// Where a bearer token's secret is read from.
@@ -165,7 +169,10 @@ impl Config {
     /// Reads `toolgate.toml` text; `label` names the file in errors and relative paths are
     /// resolved against `base_dir`.
     pub fn from_toml(label: &str, text: &str, base_dir: &Path) -> Result<Config, ConfigError> {
-        toml_file::parse(&Source::new(label, base_dir, &process_env), text)
+        let source = Source::new(label, base_dir, &process_env);
+        let mut config = toml_file::parse(&source, text)?;
+        config.expanded = source.expanded();
+        Ok(config)
     }
 
     /// Every key `toolgate.toml` accepts, as dotted paths (`gateway.exposure`,
@@ -179,7 +186,10 @@ impl Config {
     /// `servers`); `label` names the file in errors and relative paths are resolved against
     /// `base_dir`. Every entry becomes a server with the default policy.
     pub fn from_mcp_json(label: &str, text: &str, base_dir: &Path) -> Result<Config, ConfigError> {
-        mcp_json::parse(&Source::new(label, base_dir, &process_env), text)
+        let source = Source::new(label, base_dir, &process_env);
+        let mut config = mcp_json::parse(&source, text)?;
+        config.expanded = source.expanded();
+        Ok(config)
     }
 }
 
@@ -239,6 +249,28 @@ pub struct GatewayConfig {
     /// replica behind one endpoint needs the same; without it each process makes its own, and
     /// its grants hold on it alone.
     pub grant_key: Option<Secret>,
+    /// The most one upstream's listing may hold: tools (`list_max_tools`, default 10,000),
+    /// pages (`list_max_pages`, default 1,000) and bytes of all its pages together
+    /// (`list_max_bytes`, default 64 MiB). A listing past one fails the server with a reason
+    /// naming the cap.
+    pub list_caps: ListCaps,
+}
+
+/// The most one upstream's `tools/list` may hold (`[gateway] list_max_*`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ListCaps {
+    /// Tools, over all pages.
+    pub tools: usize,
+    /// Pages (`nextCursor` followed).
+    pub pages: usize,
+    /// Bytes of all pages together, as the server sent them.
+    pub bytes: usize,
+}
+
+impl Default for ListCaps {
+    fn default() -> ListCaps {
+        ListCaps { tools: 10_000, pages: 1_000, bytes: 64 << 20 }
+    }
 }
 
 /// A secret of the configuration: its `Debug` never shows it.
@@ -280,6 +312,7 @@ impl Default for GatewayConfig {
             pins: None,
             sessions: SessionStoreConfig::Memory,
             grant_key: None,
+            list_caps: ListCaps::default(),
         }
     }
 }
@@ -451,15 +484,27 @@ pub enum Trust {
 
 impl Transport {
     /// The values of this transport that must never be shown or logged: a child's `env`
-    /// values, an HTTP server's `headers` values (and a `Bearer` header's token alone).
+    /// values, an HTTP server's `headers` values (and a `Bearer` or `Basic` header's credential
+    /// alone), and the password of a URL's userinfo with the Basic credential made of it (which
+    /// a server may echo back).
     pub fn secrets(&self) -> Vec<String> {
         match self {
             Transport::Stdio { env, .. } => env.values().cloned().collect(),
-            Transport::Http { headers, .. } => headers
-                .values()
-                .flat_map(|v| [v.clone(), v.strip_prefix("Bearer ").unwrap_or_default().to_owned()])
-                .filter(|v| !v.is_empty())
-                .collect(),
+            Transport::Http { url, headers } => {
+                let mut out: Vec<String> = headers
+                    .values()
+                    .flat_map(|v| {
+                        let credential = v.strip_prefix("Bearer ").or_else(|| v.strip_prefix("Basic "));
+                        [v.clone(), credential.unwrap_or_default().to_owned()]
+                    })
+                    .filter(|v| !v.is_empty())
+                    .collect();
+                if let Some((user, password)) = userinfo(url) {
+                    let basic = base64(format!("{user}:{password}").as_bytes());
+                    out.extend([format!("{user}:{password}"), password, basic]);
+                }
+                out
+            }
             Transport::Catalog { .. } => Vec::new(),
         }
     }
@@ -514,11 +559,18 @@ struct Source<'a> {
     file: &'a str,
     base_dir: &'a Path,
     env: &'a dyn Fn(&str) -> Option<String>,
+    /// The values variables took, in the order first read.
+    expanded: std::cell::RefCell<Vec<String>>,
 }
 
 impl<'a> Source<'a> {
     fn new(file: &'a str, base_dir: &'a Path, env: &'a dyn Fn(&str) -> Option<String>) -> Source<'a> {
-        Source { file, base_dir, env }
+        Source { file, base_dir, env, expanded: Default::default() }
+    }
+
+    /// The values variables took while the file was read.
+    fn expanded(&self) -> Vec<Secret> {
+        self.expanded.borrow().iter().map(|v| Secret(v.clone())).collect()
     }
 
     fn error(&self, key: &str, kind: ConfigErrorKind) -> ConfigError {
@@ -527,7 +579,16 @@ impl<'a> Source<'a> {
 
     /// `text` with `${VAR}` and `${VAR:-default}` replaced.
     fn expand(&self, key: &str, text: &str) -> Result<String, ConfigError> {
-        expand::expand(text, self.env).map_err(|var| self.error(key, ConfigErrorKind::UnsetVariable { var }))
+        let recording = |name: &str| {
+            let value = (self.env)(name)?;
+            let mut seen = self.expanded.borrow_mut();
+            if !value.is_empty() && !seen.contains(&value) {
+                seen.push(value.clone());
+            }
+            Some(value)
+        };
+        expand::expand(text, &recording)
+            .map_err(|var| self.error(key, ConfigErrorKind::UnsetVariable { var }))
     }
 
     /// Checks a glob pattern.
@@ -571,4 +632,31 @@ fn child_key(path: &str, name: &str) -> String {
     let bare = !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-');
     let name = if bare { name.to_owned() } else { format!("{name:?}") };
     if path.is_empty() { name } else { format!("{path}.{name}") }
+}
+
+/// The user and password of a URL's userinfo (`scheme://USER:PASSWORD@host/…`), if it has a
+/// password.
+fn userinfo(url: &str) -> Option<(String, String)> {
+    let rest = url.split_once("://")?.1;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let (info, _) = authority.rsplit_once('@')?;
+    let (user, password) = info.split_once(':')?;
+    (!password.is_empty()).then(|| (user.to_owned(), password.to_owned()))
+}
+
+/// Standard base64 with padding (what HTTP Basic authentication sends).
+fn base64(bytes: &[u8]) -> String {
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    let mut out = String::new();
+    for chunk in bytes.chunks(3) {
+        let n = chunk.iter().enumerate().fold(0u32, |n, (i, &b)| n | (u32::from(b) << (16 - 8 * i)));
+        for i in 0..4 {
+            if i <= chunk.len() {
+                out.push(ALPHABET[((n >> (18 - 6 * i)) & 63) as usize] as char);
+            } else {
+                out.push('=');
+            }
+        }
+    }
+    out
 }

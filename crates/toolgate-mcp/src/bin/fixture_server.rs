@@ -33,6 +33,7 @@
 //! or changing upstream would list them) in place of the four above; a call of one of them
 //! answers `ran NAME`. The file is read again every 50 ms, and a change sends
 //! `notifications/tools/list_changed` (rename, redefine, grow or shrink a listing from a test).
+//! `FIXTURE_ENDLESS=1` makes `tools/list` page forever, with new tools on every page.
 //! `FIXTURE_LOG=FILE` appends one JSON line `{"tool", "arguments"}` per `tools/call` it receives,
 //! so a test can prove that a refused call never reached it.
 //!
@@ -379,6 +380,19 @@ impl ServerHandler for Fixture {
         let start: usize = request.and_then(|r| r.cursor).and_then(|c| c.parse().ok()).unwrap_or(0);
         if start == 0 {
             self.lists.fetch_add(1, Ordering::SeqCst);
+        }
+        if std::env::var_os("FIXTURE_ENDLESS").is_some() {
+            // A server that pages forever, a new tool on every line of every page.
+            let page: Vec<Tool> = (start..start + PAGE)
+                .map(|i| {
+                    let schema =
+                        serde_json::json!({"type": "object"}).as_object().cloned().unwrap_or_default();
+                    Tool::new(format!("endless_{i}"), "One more tool, forever", std::sync::Arc::new(schema))
+                })
+                .collect();
+            let mut result = ListToolsResult::with_all_items(page);
+            result.next_cursor = Some((start + PAGE).to_string());
+            return Ok(result);
         }
         let all = self.tools();
         let page: Vec<Tool> = all.iter().skip(start).take(PAGE).cloned().collect();

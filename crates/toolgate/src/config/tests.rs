@@ -103,6 +103,11 @@ fn design_example_parses_to_the_expected_values() {
                 pins: None,
                 sessions: Memory,
                 grant_key: None,
+                list_caps: ListCaps {
+                    tools: 10000,
+                    pages: 1000,
+                    bytes: 67108864,
+                },
             },
             budget: BudgetConfig {
                 first_turn: 96,
@@ -250,6 +255,7 @@ fn design_example_parses_to_the_expected_values() {
             },
             tokens: {},
             source: None,
+            expanded: [],
         }
     "#]]
     .assert_debug_eq(&config);
@@ -320,7 +326,7 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[gateway]\nfoo = 1\n",
         expect![
-            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, max_sessions, header_timeout_secs, body_timeout_secs, allowed_hosts, allowed_origins, pins, sessions, grant_key"
+            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, max_sessions, header_timeout_secs, body_timeout_secs, allowed_hosts, allowed_origins, pins, sessions, grant_key, list_max_tools, list_max_pages, list_max_bytes"
         ],
     );
     check_error(
@@ -765,4 +771,18 @@ fn a_grant_key_is_read_from_the_environment_and_never_shown() {
     let message = short.to_string();
     assert!(message.contains("gateway.grant_key") && message.contains("15 characters"), "{message}");
     assert!(!message.contains("hunter2"), "the error shows the secret: {message}");
+}
+
+#[test]
+fn a_urls_password_and_its_basic_credential_and_every_variables_value_are_secrets() {
+    let dir = Path::new(".");
+    let text = "[servers.remote]\nurl = \"http://bob:hunter2-long@h:9/mcp\"\n\n\
+                [servers.child]\ncommand = \"run\"\nargs = [\"--key\", \"${PATH}\", \"${TOOLGATE_TEST_SURELY_UNSET_ARG:-in-the-file}\"]\n";
+    let config = Config::from_toml("toolgate.toml", text, dir).unwrap();
+    let secrets = config.servers["remote"].transport.secrets();
+    for expected in ["hunter2-long", "bob:hunter2-long", "Ym9iOmh1bnRlcjItbG9uZw=="] {
+        assert!(secrets.iter().any(|s| s == expected), "{expected} not in {secrets:?}");
+    }
+    // What the environment gave; a default written in the file is no secret of the environment.
+    assert_eq!(config.expanded, [Secret(std::env::var("PATH").unwrap())]);
 }

@@ -53,6 +53,9 @@ const GATEWAY_KEYS: &[&str] = &[
     "pins",
     "sessions",
     "grant_key",
+    "list_max_tools",
+    "list_max_pages",
+    "list_max_bytes",
 ];
 const BUDGET_KEYS: &[&str] = &["first_turn", "dynamic", "hard"];
 const SEARCH_KEYS: &[&str] = &["strategy", "model", "index_cache"];
@@ -255,6 +258,15 @@ fn gateway(f: &Fields<'_, '_>) -> Result<GatewayConfig, ConfigError> {
             }
             _ => return Err(f.wrong("sessions", expected, v)),
         };
+    }
+    if let Some(n) = f.count("list_max_tools", 1, "a number of tools above 0, like 10000")? {
+        g.list_caps.tools = n;
+    }
+    if let Some(n) = f.count("list_max_pages", 1, "a number of pages above 0, like 1000")? {
+        g.list_caps.pages = n;
+    }
+    if let Some(n) = f.count("list_max_bytes", 1024, "a number of bytes of at least 1024, like 67108864")? {
+        g.list_caps.bytes = n;
     }
     if let Some(key) = f.expanded("grant_key")? {
         // The value is a secret: the error says how long it is, never what it is.
