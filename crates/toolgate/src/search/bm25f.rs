@@ -11,7 +11,7 @@
 //! Every (term, tool) contribution is computed once at build time and stored in the posting
 //! list, so a query only adds numbers up. See `docs/ranking.md` for the weights and why.
 
-mod cache;
+pub(crate) mod cache;
 
 use std::cell::RefCell;
 use std::path::Path;
@@ -415,16 +415,19 @@ impl Bm25Index {
     pub(crate) fn build_cached(
         catalog: &Catalog,
         params: Bm25Params,
-        cache: Option<&Path>,
+        cache: Option<(&Path, &Path)>,
     ) -> (Bm25Index, bool) {
-        let Some(dir) = cache else { return (Bm25Index::build(catalog, params), false) };
+        // No key (no data directory, or one that cannot be read or made): no cache.
+        let Some((dir, mac)) = cache.and_then(|(dir, file)| Some((dir, cache::mac_key(file)?))) else {
+            return (Bm25Index::build(catalog, params), false);
+        };
         let key = cache::key(catalog, &params);
         let path = cache::path(dir, &key);
-        if let Some(index) = Bm25Index::read_cache(&path, &key, catalog.len(), params.clone()) {
+        if let Some(index) = Bm25Index::read_cache(&path, &key, &mac, catalog.len(), params.clone()) {
             return (index, true);
         }
         let index = Bm25Index::build(catalog, params);
-        index.write_cache(&path, &key);
+        index.write_cache(&path, &key, &mac);
         (index, false)
     }
 

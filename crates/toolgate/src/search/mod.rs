@@ -150,6 +150,8 @@ pub struct IndexBuilder {
     expansion: Expansion,
     /// Where the default strategy's index is saved and read back (`None`: nowhere).
     cache: Option<std::path::PathBuf>,
+    /// The file of the key that authenticates cache files (`None`: the data directory's).
+    cache_key: Option<std::path::PathBuf>,
     #[cfg(feature = "bert")]
     model: Option<Arc<crate::semantic::bert::BertModel>>,
 }
@@ -191,8 +193,19 @@ impl IndexBuilder {
     /// qualified name, server, definition hash and search hint, in order) and the parameters:
     /// a later build over the same catalog reads it back instead of analysing every tool. A
     /// file that is missing, stale, damaged or unwritable only means a build as without it.
+    ///
+    /// Every file is authenticated with a key kept outside the cache directory (by default
+    /// `$XDG_DATA_HOME/toolgate/index-cache.key`, made on first use, readable by its owner
+    /// only): a file someone else wrote, or edited, is never read.
     pub fn cache_dir(mut self, dir: impl Into<std::path::PathBuf>) -> IndexBuilder {
         self.cache = Some(dir.into());
+        self
+    }
+
+    /// Keeps the key that authenticates cache files ([`IndexBuilder::cache_dir`]) in `file`
+    /// rather than in the data directory.
+    pub fn cache_key_file(mut self, file: impl Into<std::path::PathBuf>) -> IndexBuilder {
+        self.cache_key = Some(file.into());
         self
     }
 
@@ -228,7 +241,9 @@ impl IndexBuilder {
             }
             Strategy::Lexical => {
                 let params = self.params.unwrap_or_else(Bm25Params::lexical);
-                let (index, cached) = Bm25Index::build_cached(catalog, params, self.cache.as_deref());
+                let key_file = self.cache_key.clone().or_else(bm25f::cache::default_key_file);
+                let cache = self.cache.as_deref().zip(key_file.as_deref());
+                let (index, cached) = Bm25Index::build_cached(catalog, params, cache);
                 from_cache = cached;
                 Engine::Lexical(index, self.expansion)
             }
@@ -299,6 +314,7 @@ impl Index {
             params: None,
             expansion: Expansion::default(),
             cache: None,
+            cache_key: None,
             #[cfg(feature = "bert")]
             model: None,
         }

@@ -3,22 +3,27 @@
 //! The file is named by a key: the SHA-256 of the index's parameters, toolgate's version and
 //! this format's, and every tool in catalog order (qualified name, server, definition hash,
 //! search hint): whatever the postings are made from. A catalog that changed in any of these
-//! has another key, so a file is never read for a catalog it was not built from. A file that is
-//! short, inconsistent or fails its checksum is not read either; the index is built and the
-//! file written again. Writing is best effort (a read-only directory just means no cache), to
-//! a temporary file renamed into place, so a reader never sees half a file.
+//! has another key, so a file is never read for a catalog it was not built from. Every file
+//! ends with an HMAC-SHA-256 of the rest under a key kept outside the cache directory (the
+//! data directory's `index-cache.key`, readable by its owner only): a file that is short,
+//! inconsistent, edited or written by anyone without the key is not read; the index is built
+//! and the file written again. Writing is best effort (a read-only directory just means no
+//! cache), to a new temporary file of a name nobody can guess, created without following a
+//! link (a link planted there makes the write fail, never overwrites its target), then renamed
+//! into place, so a reader never sees half a file.
 
-use std::hash::Hasher;
 use std::path::{Path, PathBuf};
 
-use rustc_hash::{FxHashMap, FxHasher};
+use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 
 use super::{Bm25Index, Bm25Params};
 use crate::catalog::Catalog;
 
 /// Bumped whenever the layout below, or the way text becomes terms, changes.
-const FORMAT: u32 = 1;
+const FORMAT: u32 = 2;
+/// The bytes of the MAC that ends every file.
+const MAC_BYTES: usize = 32;
 const MAGIC: &[u8; 4] = b"TGIX";
 /// Cache files kept in a directory (the newest), for several profiles' catalogs.
 const KEPT: usize = 8;
@@ -55,28 +60,82 @@ pub(crate) fn path(dir: &Path, key: &[u8; 32]) -> PathBuf {
     dir.join(format!("index-{hex}.tgix"))
 }
 
+/// Where the key that authenticates cache files is kept by default: `index-cache.key` in
+/// toolgate's data directory (`$XDG_DATA_HOME/toolgate`, else `~/.local/share/toolgate`).
+pub(crate) fn default_key_file() -> Option<PathBuf> {
+    let data =
+        std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()).map(PathBuf::from).or_else(|| {
+            std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".local/share"))
+        })?;
+    Some(data.join("toolgate").join("index-cache.key"))
+}
+
+/// The key in `file`, made (32 random bytes, readable by its owner only) when there is none.
+/// `None` when it cannot be read or made, or is not a key: then nothing is cached.
+pub(crate) fn mac_key(file: &Path) -> Option<[u8; 32]> {
+    if let Ok(bytes) = std::fs::read(file) {
+        return bytes.try_into().ok();
+    }
+    std::fs::create_dir_all(file.parent()?).ok()?;
+    let key = random_bytes()?;
+    match create_new(file, &key, 0o600) {
+        Ok(()) => Some(key),
+        // Another process made it first: its key is the one.
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => std::fs::read(file).ok()?.try_into().ok(),
+        Err(_) => None,
+    }
+}
+
+/// 32 bytes from the system's random source.
+fn random_bytes() -> Option<[u8; 32]> {
+    use std::io::Read;
+    let mut key = [0u8; 32];
+    std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut key)).ok()?;
+    Some(key)
+}
+
+/// Writes `bytes` to a new file at `path`: fails when anything is there, a link included
+/// (which is never followed).
+fn create_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
+    #[cfg(not(unix))]
+    let _ = mode;
+    let mut file = options.open(path)?;
+    file.write_all(bytes)?;
+    file.sync_all()
+}
+
 impl Bm25Index {
     /// The index of a catalog of `n_docs` tools saved at `path` for `key`, if the file is
-    /// there, whole and consistent.
+    /// there, whole, consistent and authenticated by `mac`.
     pub(crate) fn read_cache(
         path: &Path,
         key: &[u8; 32],
+        mac: &[u8; 32],
         n_docs: usize,
         params: Bm25Params,
     ) -> Option<Bm25Index> {
         let bytes = std::fs::read(path).ok()?;
-        decode(&bytes, key, n_docs, params)
+        decode(&bytes, key, mac, n_docs, params)
     }
 
-    /// Saves the index at `path` for `key`, and removes the oldest cache files of its
-    /// directory past the newest [`KEPT`]. Failures are ignored: the cache is an optimisation.
-    pub(crate) fn write_cache(&self, path: &Path, key: &[u8; 32]) {
+    /// Saves the index at `path` for `key`, authenticated by `mac`, and removes the oldest
+    /// cache files of its directory past the newest [`KEPT`]. Failures are ignored: the cache
+    /// is an optimisation.
+    pub(crate) fn write_cache(&self, path: &Path, key: &[u8; 32], mac: &[u8; 32]) {
         let Some(dir) = path.parent() else { return };
         if std::fs::create_dir_all(dir).is_err() {
             return;
         }
-        let temporary = path.with_extension(format!("tmp{}", std::process::id()));
-        if std::fs::write(&temporary, self.encode(key)).is_err() || std::fs::rename(&temporary, path).is_err()
+        let Some(nonce) = random_bytes() else { return };
+        let nonce: String = nonce[..8].iter().map(|b| format!("{b:02x}")).collect();
+        let temporary = path.with_extension(format!("tmp-{}-{nonce}", std::process::id()));
+        if create_new(&temporary, &self.encode(key, mac), 0o644).is_err()
+            || std::fs::rename(&temporary, path).is_err()
         {
             let _ = std::fs::remove_file(&temporary);
             return;
@@ -84,7 +143,7 @@ impl Bm25Index {
         prune(dir);
     }
 
-    fn encode(&self, key: &[u8; 32]) -> Vec<u8> {
+    fn encode(&self, key: &[u8; 32], mac: &[u8; 32]) -> Vec<u8> {
         let mut out = Vec::with_capacity(64 + self.docs.len() * 8 + self.terms.len() * 16);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT.to_le_bytes());
@@ -114,17 +173,24 @@ impl Bm25Index {
                 out.extend_from_slice(&f.to_le_bytes());
             }
         }
-        let sum = checksum(&out);
-        out.extend_from_slice(&sum.to_le_bytes());
+        let sum = crate::grant::hmac_sha256(mac, &out);
+        out.extend_from_slice(&sum);
         out
     }
 }
 
 /// The index in `bytes`, if they are a whole file of this format for `key` and a catalog of
 /// `tools` tools (every posting then names one of them).
-fn decode(bytes: &[u8], key: &[u8; 32], tools: usize, params: Bm25Params) -> Option<Bm25Index> {
-    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(8)?)?;
-    if checksum(body) != u64::from_le_bytes(sum.try_into().ok()?) {
+fn decode(
+    bytes: &[u8],
+    key: &[u8; 32],
+    mac: &[u8; 32],
+    tools: usize,
+    params: Bm25Params,
+) -> Option<Bm25Index> {
+    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(MAC_BYTES)?)?;
+    let expected = crate::grant::hmac_sha256(mac, body);
+    if expected.iter().zip(sum).fold(0u8, |a, (x, y)| a | (x ^ y)) != 0 {
         return None;
     }
     let mut r = Reader(body);
@@ -168,14 +234,6 @@ fn decode(bytes: &[u8], key: &[u8; 32], tools: usize, params: Bm25Params) -> Opt
         }
     }
     Some(Bm25Index { params, terms, offsets, docs, scores, idf, avg_len, n_docs })
-}
-
-/// A 64-bit checksum of `bytes` (corruption, not tampering: the key decides what is read).
-fn checksum(bytes: &[u8]) -> u64 {
-    let mut h = FxHasher::default();
-    h.write(bytes);
-    h.write_usize(bytes.len());
-    h.finish()
 }
 
 /// Little-endian values off the front of a byte slice.
@@ -222,7 +280,13 @@ mod tests {
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("toolgate-cache-{name}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_file(dir.with_extension("key"));
         dir
+    }
+
+    /// A builder caching in `dir`, with its key file beside it (outside it).
+    fn cached(dir: &Path) -> crate::search::IndexBuilder {
+        Index::builder().cache_dir(dir).cache_key_file(dir.with_extension("key"))
     }
 
     fn answers(index: &Index) -> Vec<(String, u32)> {
@@ -241,9 +305,9 @@ mod tests {
     fn an_index_read_back_answers_as_the_one_built_and_a_changed_catalog_is_built_again() {
         let dir = scratch("read-back");
         let catalog = Catalog::embedded();
-        let built = Index::builder().cache_dir(&dir).build(&catalog);
+        let built = cached(&dir).build(&catalog);
         assert!(!built.from_cache());
-        let read = Index::builder().cache_dir(&dir).build(&catalog);
+        let read = cached(&dir).build(&catalog);
         assert!(read.from_cache());
         assert_eq!(answers(&read), answers(&built));
         assert_eq!(answers(&read), answers(&Index::builder().build(&catalog)));
@@ -252,10 +316,10 @@ mod tests {
         let mut specs: Vec<ToolSpec> = catalog.tools().iter().map(|t| t.spec().as_ref().clone()).collect();
         specs[3].description.push_str(" Also reads calendars.");
         let changed = specs.into_iter().fold(Catalog::builder(), |b, s| b.tool(s)).build().unwrap();
-        assert!(!Index::builder().cache_dir(&dir).build(&changed).from_cache());
-        assert!(Index::builder().cache_dir(&dir).build(&changed).from_cache());
+        assert!(!cached(&dir).build(&changed).from_cache());
+        assert!(cached(&dir).build(&changed).from_cache());
         // The first catalog's file is still there.
-        assert!(Index::builder().cache_dir(&dir).build(&catalog).from_cache());
+        assert!(cached(&dir).build(&catalog).from_cache());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 
@@ -266,27 +330,34 @@ mod tests {
         let params = Bm25Params::lexical();
         let key = key(&catalog, &params);
         let file = path(&dir, &key);
-        Index::builder().cache_dir(&dir).build(&catalog);
+        cached(&dir).build(&catalog);
+        let mac = mac_key(&dir.with_extension("key")).unwrap();
         let good = std::fs::read(&file).unwrap();
-        assert!(decode(&good, &key, catalog.len(), params.clone()).is_some());
+        assert!(decode(&good, &key, &mac, catalog.len(), params.clone()).is_some());
         let mut other = key;
         other[0] ^= 1;
-        assert!(decode(&good, &other, catalog.len(), params.clone()).is_none(), "another catalog's key");
-        assert!(decode(&good, &key, catalog.len() + 1, params.clone()).is_none(), "another catalog's size");
-        for at in [0, 5, 40, good.len() / 2, good.len() - 9, good.len() - 1] {
+        assert!(
+            decode(&good, &other, &mac, catalog.len(), params.clone()).is_none(),
+            "another catalog's key"
+        );
+        assert!(
+            decode(&good, &key, &mac, catalog.len() + 1, params.clone()).is_none(),
+            "another catalog's size"
+        );
+        for at in [0, 5, 40, good.len() / 2, good.len() - 33, good.len() - 1] {
             let mut bad = good.clone();
             bad[at] ^= 0x40;
-            assert!(decode(&bad, &key, catalog.len(), params.clone()).is_none(), "byte {at} flipped");
+            assert!(decode(&bad, &key, &mac, catalog.len(), params.clone()).is_none(), "byte {at} flipped");
         }
-        for len in [0, 7, 8, 60, good.len() / 3, good.len() - 1] {
+        for len in [0, 7, 32, 60, good.len() / 3, good.len() - 1] {
             assert!(
-                decode(&good[..len], &key, catalog.len(), params.clone()).is_none(),
+                decode(&good[..len], &key, &mac, catalog.len(), params.clone()).is_none(),
                 "cut to {len} bytes"
             );
         }
         // A damaged file on disk: built again, and written whole again.
         std::fs::write(&file, &good[..good.len() / 2]).unwrap();
-        assert!(!Index::builder().cache_dir(&dir).build(&catalog).from_cache());
+        assert!(!cached(&dir).build(&catalog).from_cache());
         assert_eq!(std::fs::read(&file).unwrap(), good);
         std::fs::remove_dir_all(&dir).unwrap();
     }
@@ -296,9 +367,63 @@ mod tests {
         let dir = scratch("unwritable");
         std::fs::write(&dir, "a file where the directory would be").unwrap();
         let catalog = Catalog::embedded();
-        let index = Index::builder().cache_dir(dir.join("sub")).build(&catalog);
+        let index = cached(&dir.join("sub")).build(&catalog);
         assert!(!index.from_cache());
         assert!(!index.search(Request::new("weather forecast", 5)).hits.is_empty());
         std::fs::remove_file(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_edited_file_or_one_written_with_another_key_is_never_read() {
+        let dir = scratch("forged");
+        let catalog = Catalog::embedded();
+        let params = Bm25Params::lexical();
+        let key = key(&catalog, &params);
+        cached(&dir).build(&catalog);
+        let mac = mac_key(&dir.with_extension("key")).unwrap();
+        let good = std::fs::read(path(&dir, &key)).unwrap();
+        // Postings edited, and the file sealed again the only way someone without the key can.
+        let mut body = good[..good.len() - MAC_BYTES].to_vec();
+        let at = body.len() / 2;
+        body[at] ^= 1;
+        let other = [9u8; 32];
+        let mut forged = body.clone();
+        forged.extend_from_slice(&crate::grant::hmac_sha256(&other, &body));
+        assert!(decode(&forged, &key, &mac, catalog.len(), params.clone()).is_none());
+        std::fs::write(path(&dir, &key), &forged).unwrap();
+        assert!(!cached(&dir).build(&catalog).from_cache(), "the forged file was read");
+        // The key file is the owner's alone.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.with_extension("key")).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "the key file is readable by others: {mode:o}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_link_is_never_followed() {
+        let dir = scratch("links");
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.with_extension("victim");
+        std::fs::write(&victim, "the operator's file").unwrap();
+        // At a temporary name: the write fails, the link's target is untouched.
+        let planted = dir.join("planted.tmp");
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        assert!(create_new(&planted, b"index bytes", 0o644).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the operator's file");
+        // At the cache file's own name: the link itself is replaced, never its target.
+        let catalog = Catalog::embedded();
+        let file = path(&dir, &key(&catalog, &Bm25Params::lexical()));
+        std::os::unix::fs::symlink(&victim, &file).unwrap();
+        cached(&dir).build(&catalog);
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the operator's file");
+        assert!(!std::fs::symlink_metadata(&file).unwrap().file_type().is_symlink());
+        assert!(cached(&dir).build(&catalog).from_cache());
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_file(&victim).unwrap();
+        let _ = std::fs::remove_file(dir.with_extension("key"));
     }
 }
