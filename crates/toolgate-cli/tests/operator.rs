@@ -5,7 +5,8 @@
 //! OpenMetrics parser (`e2e/parse_metrics.py`), its counters moving as the session searched,
 //! loaded, called and was refused. The approval form attacked: a definition switched after the
 //! page showed it, a post from another loopback origin, a form without the page's token, and
-//! approvals that match nothing.
+//! approvals that match nothing. On a gateway with tokens, Chromium logs in once with a token
+//! (`e2e/login_page.mjs`) and approves with the cookie it got.
 
 mod support;
 
@@ -209,4 +210,88 @@ fn an_approval_takes_only_the_definition_the_page_showed_from_the_page_itself() 
     let (code, body) = post_approval(&addr, &own, &form);
     assert_eq!(code, 303, "{body}");
     until(&addr, "desk__wipe approved", |s| held(s) == 0);
+}
+
+#[test]
+fn a_browser_logs_in_once_with_a_token_and_approves_on_a_gateway_with_tokens() {
+    const CI: &str = "ci-secret-0123456789abcdef";
+    const READER: &str = "reader-secret-0123456789";
+    let dir = scratch("operator-login");
+    let up = Upstream::new(&dir, "desk", &[tool("tidy", "Tidy the desk")]);
+    let config = format!(
+        "[gateway]\npins = \"pins.sqlite3\"\n\n[tokens.ci]\nenv = \"TG_CI\"\n[tokens.reader]\nenv = \"TG_READER\"\n\
+         profile = \"reader\"\n\n[profiles.reader]\ntools = [\"*\"]\n\n{}",
+        up.table("desk", "trust = \"pin\"")
+    );
+    let path = dir.join("toolgate.toml");
+    std::fs::write(&path, config).unwrap();
+    let env = [("TG_CI", CI), ("TG_READER", READER)];
+    let server = serve(&["--http", "127.0.0.1:0", "--config", path.to_str().unwrap()], &env);
+    let addr = server.addr.clone();
+    let bearer = format!("Bearer {CI}");
+    let status_with_token = || -> Value {
+        let (code, _, body) =
+            request(&addr, "GET", "/status.json", &[("Authorization", bearer.as_str())], "");
+        assert_eq!(code, 200, "{body}");
+        serde_json::from_str(&body).unwrap()
+    };
+    let start = Instant::now();
+    while status_with_token()["servers"][0]["state"] != "ready" {
+        assert!(start.elapsed() < WAIT, "{}", status_with_token());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    up.set_tools(&[tool("tidy", "Tidy the desk"), tool("wipe", "Wipe the desk clean")]);
+    while status_with_token()["quarantined"].as_array().is_none_or(Vec::is_empty) {
+        assert!(start.elapsed() < WAIT, "{}", status_with_token());
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+
+    let out = Command::new("node")
+        .arg(e2e().join("login_page.mjs"))
+        .args([format!("http://{addr}").as_str(), CI, READER])
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let seen: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("{e}: {stdout}\n{}", String::from_utf8_lossy(&out.stderr)));
+    assert!(out.status.success(), "{seen}\n{}", server.log());
+    assert_eq!(seen["first_status"], 401, "{seen}");
+    assert_eq!(seen["first_has_form"], true, "{seen}");
+    assert_eq!(seen["profile_token"]["status"], 401, "a profile's token shows no page: {seen}");
+    assert_eq!(seen["wrong_token"]["status"], 401, "{seen}");
+    assert_eq!(seen["right_token"]["status"], 200, "{seen}");
+    assert!(seen["quarantine"].as_str().unwrap().contains("desk__wipe"), "{seen}");
+    assert_eq!(seen["cookie"], json!({"httpOnly": true, "sameSite": "Strict"}), "{seen}");
+    assert_eq!(seen["script_sees_cookie"], false, "{seen}");
+    assert!(seen["approve_status"] == 303 || seen["approve_status"] == 200, "{seen}");
+    assert!(seen["after"].as_str().unwrap().contains("No tool is waiting"), "{seen}");
+    assert!(status_with_token()["quarantined"].as_array().unwrap().is_empty());
+
+    // A login posted from another origin is refused; the cookie never opens MCP.
+    let headers =
+        [("Origin", "http://localhost:3000"), ("Content-Type", "application/x-www-form-urlencoded")];
+    let (code, _, body) =
+        support::request_whole(&addr, "POST", "/login", &headers, &format!("token={CI}"), WAIT);
+    assert_eq!(code, 403, "{body}");
+    let own = format!("http://{addr}");
+    let headers = [("Origin", own.as_str()), ("Content-Type", "application/x-www-form-urlencoded")];
+    let (code, head, _) =
+        support::request_whole(&addr, "POST", "/login", &headers, &format!("token={CI}"), WAIT);
+    assert_eq!(code, 303, "{head}");
+    let cookie = head
+        .lines()
+        .find_map(|l| l.to_ascii_lowercase().starts_with("set-cookie:").then(|| l[11..].trim().to_owned()))
+        .expect("a cookie");
+    let cookie = cookie.split(';').next().unwrap().to_owned();
+    let (code, _, _) = request(&addr, "GET", "/status.json", &[("Cookie", cookie.as_str())], "");
+    assert_eq!(code, 200, "the cookie opens the operator's pages");
+    let mcp = [
+        ("Cookie", cookie.as_str()),
+        ("Content-Type", "application/json"),
+        ("Accept", "application/json, text/event-stream"),
+    ];
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}});
+    let (code, _, body) = request(&addr, "POST", "/mcp", &mcp, &init.to_string());
+    assert_eq!(code, 401, "the cookie never stands for a bearer token on /mcp: {body}");
 }

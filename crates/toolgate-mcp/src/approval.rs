@@ -3,11 +3,13 @@
 //! secret of this process), and each form names the definition hash it showed; the form is
 //! accepted only with that token, from the gateway's own origin, and approves exactly the
 //! definitions that were shown (one changed since is refused). An approval that matches nothing
-//! is an error, never a success.
+//! is an error, never a success. On a gateway with tokens, a browser logs in once with a token
+//! (`/login`) and gets a cookie a script cannot read and no other site's page sends, because a
+//! browser cannot send a bearer header with a form.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use toolgate::grant::hmac_sha256;
+use toolgate::grant::{constant_time_eq, hmac_sha256};
 
 /// How long a page's token is accepted.
 const PAGE_TOKEN_SECS: u64 = 3600;
@@ -33,8 +35,7 @@ pub(crate) fn check_page_token(secret: &[u8; 32], token: Option<&str>) -> Result
         return Err("the form's page token is malformed".into());
     };
     let expected = mac(secret, made);
-    let same = expected.len() == given.len()
-        && expected.bytes().zip(given.bytes()).fold(0u8, |a, (x, y)| a | (x ^ y)) == 0;
+    let same = constant_time_eq(expected.as_bytes(), given.as_bytes());
     if !same {
         return Err("the form's page token was not made by this gateway".into());
     }
@@ -57,6 +58,41 @@ pub(crate) fn check_origin(origin: Option<&str>, host: Option<&str>) -> Result<(
     } else {
         Err(format!("the approval form was posted from {origin}, not from this gateway's own page"))
     }
+}
+
+/// The cookie a browser gets for a token entered once on the login page.
+pub(crate) const LOGIN_COOKIE: &str = "toolgate_login";
+
+/// How long a browser stays logged in.
+const LOGIN_SECS: u64 = 8 * 3600;
+
+/// The `Set-Cookie` value that logs a browser in as token `name` for eight hours: HttpOnly (no
+/// script reads it) and SameSite=Strict (no other site's page sends it).
+pub(crate) fn login_cookie(secret: &[u8; 32], name: &str) -> String {
+    let until = unix_now() + LOGIN_SECS;
+    let value = format!("{name}.{until}.{}", login_mac(secret, name, until));
+    format!("{LOGIN_COOKIE}={value}; HttpOnly; SameSite=Strict; Path=/; Max-Age={LOGIN_SECS}")
+}
+
+/// The token name a request's `Cookie` header logs it in as, if its login cookie is this
+/// gateway's and still valid.
+pub(crate) fn logged_in(secret: &[u8; 32], cookies: Option<&str>) -> Option<String> {
+    let value = cookies?
+        .split(';')
+        .filter_map(|c| c.trim().split_once('='))
+        .find(|(k, _)| *k == LOGIN_COOKIE)
+        .map(|(_, v)| v)?;
+    let mut parts = value.rsplitn(3, '.');
+    let (given, until, name) = (parts.next()?, parts.next()?, parts.next()?);
+    let until: u64 = until.parse().ok()?;
+    let expected = login_mac(secret, name, until);
+    let same = constant_time_eq(expected.as_bytes(), given.as_bytes());
+    (same && until > unix_now()).then(|| name.to_owned())
+}
+
+fn login_mac(secret: &[u8; 32], name: &str, until: u64) -> String {
+    let digest = hmac_sha256(secret, format!("toolgate-login\0{name}\0{until}").as_bytes());
+    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn mac(secret: &[u8; 32], made: u64) -> String {
@@ -83,6 +119,21 @@ mod tests {
         assert!(check_page_token(&secret, Some(&old)).unwrap_err().contains("hour"));
         let forged = format!("{}.{}", unix_now() + 10, &token[token.find('.').unwrap() + 1..]);
         assert!(check_page_token(&secret, Some(&forged)).is_err());
+    }
+
+    #[test]
+    fn a_login_cookie_names_its_token_until_it_expires_and_cannot_be_made_elsewhere() {
+        let secret = [3u8; 32];
+        let cookie = login_cookie(&secret, "ci");
+        assert!(cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"), "{cookie}");
+        let value = cookie.split(';').next().unwrap();
+        assert_eq!(logged_in(&secret, Some(&format!("a=b; {value}"))).as_deref(), Some("ci"));
+        assert_eq!(logged_in(&[4u8; 32], Some(value)), None);
+        let renamed = value.replacen("=ci.", "=root.", 1);
+        assert_eq!(logged_in(&secret, Some(&renamed)), None);
+        let past = format!("{LOGIN_COOKIE}=ci.1.{}", login_mac(&secret, "ci", 1));
+        assert_eq!(logged_in(&secret, Some(&past)), None);
+        assert_eq!(logged_in(&secret, None), None);
     }
 
     #[test]

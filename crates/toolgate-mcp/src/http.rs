@@ -88,6 +88,7 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
         .route("/status.json", get(status_json))
         .route("/metrics", get(metrics))
         .route("/approve", axum::routing::post(approve))
+        .route("/login", get(login_page).post(login))
         .layer(access)
         .with_state(gateway)
 }
@@ -153,17 +154,32 @@ async fn access_guard(State(gateway): State<Gateway>, mut request: Request, next
     let path = request.uri().path().to_owned();
     let from_path = path.strip_prefix("/mcp/").map(str::to_owned);
     let asked = from_path.clone().or_else(|| get(PROFILE_HEADER).map(str::to_owned));
-    let checked = gateway.settings().access.check(
-        host.as_deref(),
-        get("origin"),
-        get("authorization"),
-        asked.as_deref(),
-    );
+    // The operator's pages (not MCP) also take the login cookie a browser got on `/login`,
+    // which stands for the token it logged in with; `/login` itself needs no token yet. Host
+    // and Origin are checked either way.
+    let access = &gateway.settings().access;
+    let authorization = get("authorization");
+    let cookie_token = (authorization.is_none() && !path.starts_with("/mcp"))
+        .then(|| crate::approval::logged_in(&gateway.inner.page_secret, get("cookie")))
+        .flatten()
+        .and_then(|name| access.tokens.iter().find(|t| t.name == name).cloned());
+    let checked = if authorization.is_none() && (cookie_token.is_some() || path == "/login") {
+        match access.check(host.as_deref(), get("origin"), None, None) {
+            Ok(_) | Err(crate::access::Refusal::Token) => Ok(cookie_token.as_ref()),
+            Err(other) => Err(other),
+        }
+    } else {
+        access.check(host.as_deref(), get("origin"), authorization, asked.as_deref())
+    };
     let token = match checked {
         Ok(token) => token.cloned(),
         Err(refusal) => {
             tracing::warn!(target: "toolgate::audit", path = %path, "refused: {refusal}");
             let status = StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::FORBIDDEN);
+            // A browser asking for the page without a token gets the login form.
+            if status == StatusCode::UNAUTHORIZED && path == "/" {
+                return (StatusCode::UNAUTHORIZED, login_html(None)).into_response();
+            }
             let mut response = jsonrpc_error(status, &refusal.to_string());
             if status == StatusCode::UNAUTHORIZED {
                 response
@@ -418,6 +434,73 @@ async fn metrics(State(gateway): State<Gateway>) -> impl IntoResponse {
     response.headers_mut().insert(header::CONTENT_TYPE, kind);
     response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
     response
+}
+
+/// The login form of a gateway with tokens: a browser cannot send a bearer header, so it logs
+/// in once with a token and gets a cookie.
+fn login_html(problem: Option<&str>) -> Response {
+    let problem = problem
+        .map(|p| format!("<p class=\"failed\">{}</p>", crate::status_page::esc(p)))
+        .unwrap_or_default();
+    let body = format!(
+        "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>toolgate: log in</title></head><body>\n\
+         <h1>toolgate</h1>\n{problem}<p>This gateway asks for a token. Enter one of its tokens (one without a \
+         profile) to see the status page; your browser keeps a cookie for eight hours.</p>\n\
+         <form method=\"post\" action=\"/login\"><input type=\"password\" name=\"token\" id=\"token\" \
+         autocomplete=\"current-password\"> <button type=\"submit\" id=\"login\">Log in</button></form>\n</body></html>\n"
+    );
+    let mut response = Html(body).into_response();
+    for (name, value) in PAGE_HEADERS {
+        response.headers_mut().insert(name, HeaderValue::from_static(value));
+    }
+    response
+}
+
+async fn login_page() -> Response {
+    login_html(None)
+}
+
+/// `POST /login`: a token entered in the login form, from this gateway's own page. A token of
+/// the configuration without a profile gets the login cookie and goes to the page; any other
+/// gets the form again, saying why (401).
+async fn login(
+    State(gateway): State<Gateway>,
+    headers: axum::http::HeaderMap,
+    axum::Form(pairs): axum::Form<Vec<(String, String)>>,
+) -> Response {
+    let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
+    if let Err(why) = crate::approval::check_origin(get("origin"), get("host")) {
+        tracing::warn!(target: "toolgate::audit", "login refused: {why}");
+        return (StatusCode::FORBIDDEN, why).into_response();
+    }
+    let entered =
+        pairs.iter().find(|(k, _)| k == "token").map(|(_, v)| v.trim().to_owned()).unwrap_or_default();
+    let access = &gateway.settings().access;
+    let bearer = format!("Bearer {entered}");
+    let refuse = |why: &str| {
+        tracing::warn!(target: "toolgate::audit", "login refused: {why}");
+        let mut response = login_html(Some(why));
+        *response.status_mut() = StatusCode::UNAUTHORIZED;
+        response
+    };
+    match access.check(get("host"), get("origin"), Some(&bearer), None) {
+        Ok(Some(token)) if token.profile.is_none() => {
+            tracing::info!(target: "toolgate::audit", token = %token.name, "logged in to the status page");
+            let mut response = StatusCode::SEE_OTHER.into_response();
+            response.headers_mut().insert(header::LOCATION, HeaderValue::from_static("/"));
+            if let Ok(cookie) =
+                HeaderValue::from_str(&crate::approval::login_cookie(&gateway.inner.page_secret, &token.name))
+            {
+                response.headers_mut().insert(header::SET_COOKIE, cookie);
+            }
+            response
+        }
+        Ok(Some(_)) => refuse(
+            "that token serves a profile; the status page shows every subject and needs a token without one",
+        ),
+        Ok(None) => refuse("this gateway has no tokens: its page needs no login"),
+        Err(_) => refuse("that is not a token of this gateway"),
+    }
 }
 
 /// The status page's approval form: `page` (the page's token), and `tool=NAME` with

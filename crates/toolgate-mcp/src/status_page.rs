@@ -279,7 +279,7 @@ fn search(out: &mut String, found: Option<&Value>) {
 }
 
 /// `text` with the HTML special characters escaped.
-fn esc(text: &str) -> String {
+pub(crate) fn esc(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         match c {

@@ -190,7 +190,7 @@ fn decode(
 ) -> Option<Bm25Index> {
     let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(MAC_BYTES)?)?;
     let expected = crate::grant::hmac_sha256(mac, body);
-    if expected.iter().zip(sum).fold(0u8, |a, (x, y)| a | (x ^ y)) != 0 {
+    if !crate::grant::constant_time_eq(&expected, sum) {
         return None;
     }
     let mut r = Reader(body);
