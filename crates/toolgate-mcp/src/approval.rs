@@ -91,13 +91,16 @@ pub(crate) fn logged_in(secret: &[u8; 32], cookies: Option<&str>) -> Option<Stri
 }
 
 fn login_mac(secret: &[u8; 32], name: &str, until: u64) -> String {
-    let digest = hmac_sha256(secret, format!("toolgate-login\0{name}\0{until}").as_bytes());
-    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+    sign(secret, &format!("toolgate-login\0{name}\0{until}"))
 }
 
 fn mac(secret: &[u8; 32], made: u64) -> String {
-    let digest = hmac_sha256(secret, format!("toolgate-status-page\0{made}").as_bytes());
-    digest[..16].iter().map(|b| format!("{b:02x}")).collect()
+    sign(secret, &format!("toolgate-status-page\0{made}"))
+}
+
+/// The first 16 bytes of the HMAC of `message` under `secret`, in hex.
+fn sign(secret: &[u8; 32], message: &str) -> String {
+    hmac_sha256(secret, message.as_bytes())[..16].iter().map(|b| format!("{b:02x}")).collect()
 }
 
 fn unix_now() -> u64 {

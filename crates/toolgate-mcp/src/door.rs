@@ -30,7 +30,7 @@ use crate::access::Caller;
 use crate::gateway::Gateway;
 use crate::http::{SESSION_HEADER, jsonrpc_error};
 use crate::server::PROFILE_HEADER;
-use crate::store::{Lookup, OPENING, Owner, Saved};
+use crate::store::{Fetched, Lookup, OPENING, Owner, Saved};
 
 /// The door's state: the gateway, the owners of the sessions this process holds, and the
 /// session managers that hold them (to close one that was ended elsewhere).
@@ -81,7 +81,7 @@ fn caller(request: &Request) -> Owner {
 
 /// Around the MCP endpoints, after the access guard: the session's owner, or the owner of a
 /// session being opened.
-pub(crate) async fn guard(State(door): State<Door>, request: Request, next: Next) -> Response {
+pub(crate) async fn guard(State(door): State<Door>, mut request: Request, next: Next) -> Response {
     let asking = caller(&request);
     let Some(id) = request.headers().get(SESSION_HEADER).map(|v| v.to_str().unwrap_or("\u{fffd}").to_owned())
     else {
@@ -89,7 +89,10 @@ pub(crate) async fn guard(State(door): State<Door>, request: Request, next: Next
     };
     let settings = door.gateway.settings();
     let held = door.held().get(&id).cloned();
+    let restoring = held.is_none();
     let looked = settings.sessions.lookup(&id, settings.session_idle).await;
+    // The record read here is the one the request's handler reads too ([`Fetched`]).
+    let mut fetched = None;
     let owner = match (looked, held) {
         (Ok(Lookup::Ended), _) => {
             door.close(&id).await;
@@ -97,7 +100,11 @@ pub(crate) async fn guard(State(door): State<Door>, request: Request, next: Next
             return jsonrpc_error(StatusCode::NOT_FOUND, &message);
         }
         (Ok(Lookup::Record(text)), held) => match (Saved::from_text(&text), held) {
-            (Ok(saved), _) => Some(Owner { token: saved.token, profile: saved.profile }),
+            (Ok(saved), _) => {
+                let owner = Owner { token: saved.token.clone(), profile: saved.profile.clone() };
+                fetched = Some(Fetched { id: id.clone(), saved });
+                Some(owner)
+            }
             (Err(_), Some(held)) => Some(held),
             (Err(e), None) => {
                 tracing::warn!(session = %id, "{e}");
@@ -127,7 +134,9 @@ pub(crate) async fn guard(State(door): State<Door>, request: Request, next: Next
             token = asking.token.as_deref().unwrap_or("-"), "refused: {why}");
         return jsonrpc_error(StatusCode::FORBIDDEN, &why);
     }
-    let restoring = !door.held().contains_key(&id);
+    if let Some(fetched) = fetched {
+        request.extensions_mut().insert(fetched);
+    }
     if restoring && request.method() != Method::DELETE {
         let open = door.gateway.session_count();
         if open >= settings.max_sessions {

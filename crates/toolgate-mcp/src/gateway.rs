@@ -226,7 +226,7 @@ impl Gateway {
                 started: std::time::Instant::now(),
                 pins,
                 metrics: Default::default(),
-                page_secret: crate::settings::random_secret().try_into().unwrap_or([0; 32]),
+                page_secret: toolgate::grant::random_secret(),
             }),
         })
     }

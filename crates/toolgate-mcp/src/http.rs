@@ -125,8 +125,10 @@ async fn limits_guard(State(gateway): State<Gateway>, request: Request, next: Ne
         };
         return jsonrpc_error(status, &why.to_string());
     }
-    let mut request = Request::from_parts(parts, axum::body::Body::from(bytes.clone()));
-    if opens_a_session(&bytes) {
+    // Only a request naming no session can open one: the others are not read twice.
+    let opening = !parts.headers.contains_key(SESSION_HEADER) && opens_a_session(&bytes);
+    let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
+    if opening {
         request.extensions_mut().insert(Opening);
     }
     next.run(request).await
@@ -240,7 +242,7 @@ async fn sessions_guard(State(gateway): State<Gateway>, request: Request, next: 
 }
 
 /// What toolgate serves where, for a client that asked for a revision it does not serve.
-pub(crate) fn revisions_served(requested: &str) -> String {
+fn revisions_served(requested: &str) -> String {
     format!(
         "toolgate does not serve MCP revision `{requested}`. Over streamable HTTP it serves 2024-11-05, \
          2025-03-26, 2025-06-18 and 2025-11-25 with sessions (initialize, Mcp-Session-Id) and 2026-07-28 \

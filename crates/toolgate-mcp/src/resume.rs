@@ -102,7 +102,7 @@ impl GatewayServer {
             tracing::warn!(target: "toolgate::audit", session = %id, "refused to resume a session: {why}");
             ErrorData::invalid_request(why, None)
         };
-        let saved = match self.saved(&id).await {
+        let saved = match self.saved(&id, context).await {
             Ok(Some(saved)) => saved,
             Ok(None) => return Err(refuse("the session is not in the session store any more".into())),
             Err(e) => return Err(refuse(e.to_string())),
@@ -143,8 +143,17 @@ impl GatewayServer {
         Ok(())
     }
 
-    /// The session's record in the store, read back.
-    async fn saved(&self, id: &str) -> Result<Option<Saved>, StoreError> {
+    /// The session's record: as the HTTP door read it for this request, else read back from
+    /// the store.
+    async fn saved(
+        &self,
+        id: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Option<Saved>, StoreError> {
+        let fetched = http_parts(context).and_then(|parts| parts.extensions.get::<crate::store::Fetched>());
+        if let Some(fetched) = fetched.filter(|f| f.id == id) {
+            return Ok(Some(fetched.saved.clone()));
+        }
         let settings = self.gateway().settings();
         match settings.sessions.load(id, settings.session_idle).await? {
             Some(text) => Saved::from_text(&text).map(Some),
@@ -228,7 +237,7 @@ impl GatewayServer {
         let Some(Checked { session: Some(id), token }) = self.check_caller(context)? else {
             return Ok(());
         };
-        let saved = match self.saved(&id).await {
+        let saved = match self.saved(&id, context).await {
             Ok(Some(saved)) => saved,
             Ok(None) => return Ok(()),
             Err(e) => {

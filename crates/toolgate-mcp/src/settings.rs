@@ -92,7 +92,7 @@ impl Settings {
             list_caps: config.list_caps,
             grants: match &config.grant_key {
                 Some(secret) => toolgate::GrantKey::new(secret.0.as_bytes(), config.session_idle),
-                None => toolgate::GrantKey::new(&random_secret(), config.session_idle),
+                None => toolgate::GrantKey::new(&toolgate::grant::random_secret(), config.session_idle),
             },
         }
     }
@@ -103,25 +103,4 @@ impl Settings {
         self.index = IndexBuilder::from_config(search)?;
         Ok(self)
     }
-}
-
-/// 32 bytes no other process has: from the system's random source, or, failing that, from the
-/// standard library's randomly seeded hasher.
-pub(crate) fn random_secret() -> Vec<u8> {
-    use std::io::Read;
-    let mut bytes = vec![0u8; 32];
-    if std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes)).is_ok() {
-        return bytes;
-    }
-    use std::hash::{BuildHasher, Hasher};
-    let mut out = Vec::with_capacity(32);
-    for i in 0..4u64 {
-        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-        hasher.write_u64(i);
-        hasher.write_u128(
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default().as_nanos(),
-        );
-        out.extend_from_slice(&hasher.finish().to_be_bytes());
-    }
-    out
 }

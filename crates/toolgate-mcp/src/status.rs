@@ -96,12 +96,11 @@ impl Gateway {
                 .iter()
                 .map(|h| {
                     let mut shown = Held::to_json(h);
-                    let masked: Vec<String> = h
-                        .diff()
-                        .iter()
-                        .map(|l| crate::redact::mask_secrets(l, &self.inner.secrets))
-                        .collect();
-                    shown["diff"] = json!(masked);
+                    for line in shown["diff"].as_array_mut().into_iter().flatten() {
+                        if let Some(text) = line.as_str() {
+                            *line = json!(crate::redact::mask_secrets(text, &self.inner.secrets));
+                        }
+                    }
                     shown
                 })
                 .collect(),

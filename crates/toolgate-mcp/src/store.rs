@@ -427,6 +427,16 @@ pub(crate) struct Owner {
     pub(crate) profile: Option<String>,
 }
 
+/// A session's record as the HTTP door read it for this request, so that the request's
+/// handler does not read it from the store a second time.
+#[derive(Debug, Clone)]
+pub(crate) struct Fetched {
+    /// The session it is the record of.
+    pub(crate) id: String,
+    /// The record.
+    pub(crate) saved: Saved,
+}
+
 tokio::task_local! {
     /// The owner of a session being opened by the request in this scope.
     pub(crate) static OPENING: Owner;

@@ -160,6 +160,25 @@ fn unix(time: SystemTime) -> u64 {
     time.duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0)
 }
 
+/// 32 bytes no other process has: from the system's random source, or, failing that, from the
+/// standard library's randomly seeded hasher. For keys (grants, pages, cache files) and names
+/// nobody may guess.
+pub fn random_secret() -> [u8; 32] {
+    use std::io::Read;
+    let mut bytes = [0u8; 32];
+    if std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut bytes)).is_ok() {
+        return bytes;
+    }
+    use std::hash::{BuildHasher, Hasher};
+    for (i, chunk) in bytes.chunks_mut(8).enumerate() {
+        let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+        hasher.write_usize(i);
+        hasher.write_u128(SystemTime::now().duration_since(UNIX_EPOCH).unwrap_or_default().as_nanos());
+        chunk.copy_from_slice(&hasher.finish().to_be_bytes());
+    }
+    bytes
+}
+
 /// Whether `a` and `b` are equal, compared without stopping at the first difference.
 pub fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
     a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0

@@ -77,21 +77,13 @@ pub(crate) fn mac_key(file: &Path) -> Option<[u8; 32]> {
         return bytes.try_into().ok();
     }
     std::fs::create_dir_all(file.parent()?).ok()?;
-    let key = random_bytes()?;
+    let key = crate::grant::random_secret();
     match create_new(file, &key, 0o600) {
         Ok(()) => Some(key),
         // Another process made it first: its key is the one.
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => std::fs::read(file).ok()?.try_into().ok(),
         Err(_) => None,
     }
-}
-
-/// 32 bytes from the system's random source.
-fn random_bytes() -> Option<[u8; 32]> {
-    use std::io::Read;
-    let mut key = [0u8; 32];
-    std::fs::File::open("/dev/urandom").and_then(|mut f| f.read_exact(&mut key)).ok()?;
-    Some(key)
 }
 
 /// Writes `bytes` to a new file at `path`: fails when anything is there, a link included
@@ -131,8 +123,7 @@ impl Bm25Index {
         if std::fs::create_dir_all(dir).is_err() {
             return;
         }
-        let Some(nonce) = random_bytes() else { return };
-        let nonce: String = nonce[..8].iter().map(|b| format!("{b:02x}")).collect();
+        let nonce: String = crate::grant::random_secret()[..8].iter().map(|b| format!("{b:02x}")).collect();
         let temporary = path.with_extension(format!("tmp-{}-{nonce}", std::process::id()));
         if create_new(&temporary, &self.encode(key, mac), 0o644).is_err()
             || std::fs::rename(&temporary, path).is_err()
