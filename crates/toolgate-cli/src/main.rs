@@ -4,6 +4,7 @@
 mod approve;
 mod doctor;
 mod eval;
+mod login;
 mod model;
 mod output;
 mod plot;
@@ -52,6 +53,8 @@ enum Command {
     Doctor(doctor::Args),
     /// List or approve the tool definitions a pinned server's gateway holds in quarantine.
     Approve(approve::Args),
+    /// Sign the gateway in to an upstream's authorization server (OAuth with PKCE) once.
+    Login(login::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish or powershell) to stdout.
     Completions {
         /// The shell.
@@ -76,6 +79,7 @@ fn main() -> ExitCode {
         Command::Tokens(a) => with_stdout(|out| tokens::run(a, out)),
         Command::Render(a) => with_stdout(|out| render::run(a, out)),
         Command::Approve(a) => with_stdout(|out| approve::run(a, out)),
+        Command::Login(a) => with_stdout(|out| login::run(a, out)),
         Command::Doctor(a) => with_stdout(|out| doctor::run(a, out)),
         // The gateway owns stdout (the MCP channel with --stdio), so it must not be locked here.
         Command::Serve(a) => serve::run(a),

@@ -129,6 +129,10 @@ fn access_for(config: &Config) -> anyhow::Result<(Access, Vec<String>)> {
         hosts: config.gateway.allowed_hosts.clone(),
         origins: config.gateway.allowed_origins.clone(),
         tokens,
+        oauth: config
+            .oauth
+            .clone()
+            .map(|o| std::sync::Arc::new(toolgate_mcp::oauth::resource::Resource::new(o))),
     };
     Ok((access, secrets))
 }
@@ -190,7 +194,7 @@ async fn serve(args: Args, config: Option<Config>, mut settings: Settings) -> an
             Some(a) => a,
             None => DEFAULT_ADDR.parse().expect("the default address is valid"),
         };
-        if !addr.ip().is_loopback() && gateway.settings().access.tokens.is_empty() {
+        if !addr.ip().is_loopback() && !gateway.settings().access.asks_for_tokens() {
             anyhow::bail!(
                 "--http {addr} listens beyond this machine, so every request must carry a bearer token: \
                  add one to the configuration ([tokens.NAME] with env = \"VAR\" or file = \"PATH\"), or \

@@ -49,8 +49,11 @@ pub struct Access {
     pub hosts: Vec<String>,
     /// Origins (`scheme://host[:port]`) accepted besides loopback ones, lower case.
     pub origins: Vec<String>,
-    /// The tokens; with none, no token is asked for (only allowed on a loopback address).
+    /// The tokens; with none and no `oauth`, no token is asked for (only allowed on a
+    /// loopback address).
     pub tokens: Vec<Token>,
+    /// The verifier of OAuth access tokens (`[oauth]`), accepted beside the static tokens.
+    pub oauth: Option<std::sync::Arc<crate::oauth::resource::Resource>>,
 }
 
 /// Why a request was refused, and the HTTP status that says so.
@@ -131,6 +134,11 @@ fn same(a: &[u8; 32], b: &[u8; 32]) -> bool {
 }
 
 impl Access {
+    /// Whether a caller must prove itself: static tokens or OAuth are configured.
+    pub fn asks_for_tokens(&self) -> bool {
+        !self.tokens.is_empty() || self.oauth.is_some()
+    }
+
     /// Checks a request's `Host`, `Origin` and `Authorization` headers, and the profile it
     /// asks for (its `/mcp/NAME` path or `X-Toolgate-Profile` header). Returns the token that
     /// proved the caller, if tokens are required.
@@ -157,7 +165,7 @@ impl Access {
                 return Err(Refusal::Origin(origin.to_owned()));
             }
         }
-        if self.tokens.is_empty() {
+        if !self.asks_for_tokens() {
             return Ok(None);
         }
         let presented = authorization
@@ -193,6 +201,7 @@ mod tests {
                 Token::new("ci", "s3cret-token", None),
                 Token::new("reader", "r3ader", Some("reader".into())),
             ],
+            oauth: None,
         }
     }
 

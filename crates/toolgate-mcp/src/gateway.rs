@@ -289,6 +289,7 @@ impl Gateway {
             serving: crate::itself::inherited().into(),
             masked: self.inner.secrets.clone(),
             caps: self.inner.settings.list_caps,
+            oauth: None,
         });
     }
 

@@ -89,6 +89,8 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
         .route("/metrics", get(metrics))
         .route("/approve", axum::routing::post(approve))
         .route("/login", get(login_page).post(login))
+        .route(METADATA_PATH, get(resource_metadata))
+        .route(&format!("{METADATA_PATH}/{{*resource}}"), get(resource_metadata))
         .layer(access)
         .with_state(gateway)
 }
@@ -165,7 +167,10 @@ async fn access_guard(State(gateway): State<Gateway>, mut request: Request, next
         .then(|| crate::approval::logged_in(&gateway.inner.page_secret, get("cookie")))
         .flatten()
         .and_then(|name| access.tokens.iter().find(|t| t.name == name).cloned());
-    let checked = if authorization.is_none() && (cookie_token.is_some() || path == "/login") {
+    // The protected-resource metadata is public (RFC 9728): a client reads it to learn where
+    // to get a token.
+    let open_path = path == "/login" || path.starts_with(METADATA_PATH);
+    let checked = if authorization.is_none() && (cookie_token.is_some() || open_path) {
         match access.check(host.as_deref(), get("origin"), None, None) {
             Ok(_) | Err(crate::access::Refusal::Token) => Ok(cookie_token.as_ref()),
             Err(other) => Err(other),
@@ -173,8 +178,37 @@ async fn access_guard(State(gateway): State<Gateway>, mut request: Request, next
     } else {
         access.check(host.as_deref(), get("origin"), authorization, asked.as_deref())
     };
-    let token = match checked {
-        Ok(token) => token.cloned(),
+    // Who the caller is (a token's name, or an OAuth identity's issuer and subject), and the
+    // profile it serves.
+    let (identity, serves) = match checked {
+        Ok(token) => (token.map(|t| t.name.clone()), token.and_then(|t| t.profile.clone())),
+        Err(crate::access::Refusal::Token) if access.oauth.is_some() => {
+            let resource = access.oauth.as_ref().expect("checked above");
+            let bearer = authorization
+                .and_then(|a| a.strip_prefix("Bearer ").or_else(|| a.strip_prefix("bearer ")))
+                .map(str::trim);
+            let Some(bearer) = bearer else {
+                tracing::warn!(target: "toolgate::audit", path = %path, "refused: no bearer token");
+                return oauth_refusal(resource, None);
+            };
+            match resource.verify(bearer).await {
+                Ok(who) => {
+                    if let (Some(serves), Some(asked)) = (&who.profile, &asked)
+                        && serves != asked
+                    {
+                        let refusal =
+                            crate::access::Refusal::Profile { asked: asked.clone(), token: serves.clone() };
+                        tracing::warn!(target: "toolgate::audit", path = %path, subject = %who.key(), "refused: {refusal}");
+                        return jsonrpc_error(StatusCode::FORBIDDEN, &refusal.to_string());
+                    }
+                    (Some(who.key()), who.profile)
+                }
+                Err(rejected) => {
+                    tracing::warn!(target: "toolgate::audit", path = %path, "refused a bearer token: {rejected}");
+                    return oauth_refusal(resource, Some(&rejected));
+                }
+            }
+        }
         Err(refusal) => {
             tracing::warn!(target: "toolgate::audit", path = %path, "refused: {refusal}");
             let status = StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::FORBIDDEN);
@@ -191,11 +225,11 @@ async fn access_guard(State(gateway): State<Gateway>, mut request: Request, next
             return response;
         }
     };
-    request.extensions_mut().insert(crate::access::Caller { token: token.as_ref().map(|t| t.name.clone()) });
-    if let Some(serves) = token.as_ref().and_then(|t| t.profile.clone()) {
-        if !path.starts_with("/mcp") {
+    request.extensions_mut().insert(crate::access::Caller { token: identity });
+    if let Some(serves) = serves {
+        if !path.starts_with("/mcp") && !open_path {
             let message = format!(
-                "this token serves profile `{serves}`; the status page shows every subject and needs a token without a profile"
+                "this caller serves profile `{serves}`; the status page shows every subject and needs a token without a profile"
             );
             return jsonrpc_error(StatusCode::FORBIDDEN, &message);
         }
@@ -206,6 +240,50 @@ async fn access_guard(State(gateway): State<Gateway>, mut request: Request, next
         }
     }
     next.run(request).await
+}
+
+/// Where the protected-resource metadata is served (RFC 9728): this path, and this path
+/// followed by the resource's own path (`/.well-known/oauth-protected-resource/mcp`).
+const METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// A 401 (or 403 for a token that is valid but not enough) that points to the metadata, as
+/// the MCP authorization specification asks, with the reason as a JSON-RPC error too.
+fn oauth_refusal(
+    resource: &crate::oauth::resource::Resource,
+    rejected: Option<&crate::oauth::resource::Rejected>,
+) -> Response {
+    use crate::oauth::resource::Rejected;
+    let (status, message) = match rejected {
+        None => (
+            StatusCode::UNAUTHORIZED,
+            format!(
+                "toolgate needs an access token here: get one from an authorization server its metadata \
+                 names ({}) for resource {}, and send `Authorization: Bearer TOKEN`",
+                resource.metadata_url(),
+                resource.resource()
+            ),
+        ),
+        Some(r @ Rejected::Token(_)) => {
+            (StatusCode::UNAUTHORIZED, format!("the access token is refused: {r}"))
+        }
+        Some(r) => (StatusCode::FORBIDDEN, format!("the access token is refused: {r}")),
+    };
+    let mut response = jsonrpc_error(status, &message);
+    if let Ok(value) = HeaderValue::from_str(&resource.challenge(rejected)) {
+        response.headers_mut().insert(header::WWW_AUTHENTICATE, value);
+    }
+    response
+}
+
+/// The protected-resource metadata (RFC 9728 §3), when `[oauth]` is configured.
+async fn resource_metadata(State(gateway): State<Gateway>) -> Response {
+    match &gateway.settings().access.oauth {
+        Some(resource) => Json(resource.metadata()).into_response(),
+        None => jsonrpc_error(
+            StatusCode::NOT_FOUND,
+            "this gateway takes no OAuth access tokens ([oauth] is not configured)",
+        ),
+    }
 }
 
 /// Around the MCP endpoints: refuses a new session past the cap, and explains a 404 for a

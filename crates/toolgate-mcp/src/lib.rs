@@ -43,6 +43,7 @@ pub mod http;
 mod itself;
 pub mod limits;
 mod metrics;
+pub mod oauth;
 mod passthrough;
 pub mod pins;
 pub(crate) mod pool;

@@ -149,12 +149,8 @@ impl PinStore {
     /// The default store: `$XDG_DATA_HOME/toolgate/pins.sqlite3`, else
     /// `$HOME/.local/share/toolgate/pins.sqlite3`, else `toolgate-pins.sqlite3` here.
     pub fn default_path() -> PathBuf {
-        let data =
-            std::env::var_os("XDG_DATA_HOME").filter(|v| !v.is_empty()).map(PathBuf::from).or_else(|| {
-                std::env::var_os("HOME").filter(|v| !v.is_empty()).map(|h| Path::new(&h).join(".local/share"))
-            });
-        match data {
-            Some(dir) => dir.join("toolgate").join("pins.sqlite3"),
+        match toolgate::files::data_dir() {
+            Some(dir) => dir.join("pins.sqlite3"),
             None => PathBuf::from("toolgate-pins.sqlite3"),
         }
     }

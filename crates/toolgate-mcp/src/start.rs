@@ -8,6 +8,7 @@
 //! catalog; a bad file is still an error naming its key. [`Gateway::start`] does both.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use toolgate::Catalog;
 use toolgate::config::{Config, Transport};
@@ -62,6 +63,12 @@ impl Gateway {
                     serving: serving.clone(),
                     masked: gateway.inner.secrets.clone(),
                     caps: gateway.settings().list_caps,
+                    oauth: match (&server.oauth, transport) {
+                        (Some(oauth), Transport::Http { url, .. }) => {
+                            Some(Arc::new(crate::oauth::client::Credentials::new(name, url, oauth.clone())))
+                        }
+                        _ => None,
+                    },
                 }),
             }
         }

@@ -190,6 +190,8 @@ pub(crate) struct Spec {
     pub(crate) masked: Arc<[String]>,
     /// The most its listing may hold.
     pub(crate) caps: toolgate::config::ListCaps,
+    /// Where its access tokens come from, for an HTTP server with `[servers.NAME.oauth]`.
+    pub(crate) oauth: Option<Arc<crate::oauth::client::Credentials>>,
 }
 
 impl Spec {
@@ -605,13 +607,28 @@ async fn open<H: Host>(
                 custom.insert(name, value);
             }
             let config = StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
-            let transport = StreamableHttpClientTransport::from_config(config);
-            handler.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| match e {
+            let refused = |e: ClientInitializeError| match e {
                 ClientInitializeError::NoCompatibleProtocolVersion { .. } => {
                     Refused::NoCommonVersion(format!("{url} answered `server/discover`: {e}"))
                 }
                 e => Refused::Other(format!("initialize failed at {url}: {e}")),
-            })
+            };
+            match &spec.oauth {
+                Some(credentials) => {
+                    // The token is got first, so a server that cannot have one fails with why.
+                    credentials.token(false).await.map_err(Refused::Other)?;
+                    let client = crate::oauth::client::Authorized {
+                        http: reqwest::Client::new(),
+                        credentials: credentials.clone(),
+                    };
+                    let transport = StreamableHttpClientTransport::with_client(client, config);
+                    handler.serve_with_lifecycle(transport, lifecycle).await.map_err(refused)
+                }
+                None => {
+                    let transport = StreamableHttpClientTransport::from_config(config);
+                    handler.serve_with_lifecycle(transport, lifecycle).await.map_err(refused)
+                }
+            }
         }
         Transport::Catalog { .. } => Err(Refused::Other("a static catalog has no connection".to_owned())),
     }

@@ -92,6 +92,8 @@ pub struct Config {
     pub profiles: BTreeMap<String, ProfileConfig>,
     /// Bearer tokens of the HTTP endpoints by name (`[tokens.NAME]`).
     pub tokens: BTreeMap<String, TokenConfig>,
+    /// OAuth 2.1 access tokens the HTTP endpoints accept beside the static ones (`[oauth]`).
+    pub oauth: Option<OAuthConfig>,
     /// The file it was read from (made absolute), when it was read from one
     /// ([`Config::from_path`]): a gateway refuses to start a server that serves this same file.
     pub source: Option<PathBuf>,
@@ -444,6 +446,69 @@ pub struct ServerConfig {
     pub quarantine: bool,
     /// Which MCP revision the gateway speaks to it (`protocol`).
     pub protocol: UpstreamProtocol,
+    /// How the gateway gets the access tokens an HTTP server asks for (`[servers.NAME.oauth]`).
+    pub oauth: Option<ServerOAuth>,
+}
+
+/// The gateway as an OAuth 2.1 resource server (`[oauth]`): which authorization servers'
+/// JWT access tokens its HTTP endpoints accept, for which audience, and which profile an
+/// identity's claims give it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OAuthConfig {
+    /// This gateway's resource URI (`resource`, like `"https://gateway.example/mcp"`): what a
+    /// token's `aud` must hold (RFC 8707), and what its protected-resource metadata names.
+    pub resource: String,
+    /// The authorization servers' issuer URLs (`issuers`): only their tokens are read, with
+    /// the keys their metadata publishes.
+    pub issuers: Vec<String>,
+    /// Scopes every token must carry (`scopes`; also the metadata's `scopes_supported`).
+    pub scopes: Vec<String>,
+    /// Profile by name → the claims that give it (`[oauth.profiles]`, like
+    /// `reader = ["groups=readers"]`). A claim matches when its value equals the one given, or
+    /// holds it (an array, or a space-separated `scope`); `a.b=v` looks into nested claims.
+    pub profiles: BTreeMap<String, Vec<String>>,
+    /// Claims that give the gateway's own subject, as a token without a profile has
+    /// (`gateway_claims`): the operator's pages and every tool the policy allows.
+    pub gateway_claims: Vec<String>,
+    /// The profile of an identity no claim maps (`default_profile`); without one such an
+    /// identity is refused.
+    pub default_profile: Option<String>,
+}
+
+/// How an upstream's access tokens are got (`[servers.NAME.oauth]`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum OAuthGrant {
+    /// The gateway's own client credentials (`"client_credentials"`).
+    ClientCredentials,
+    /// A person signs in once with `toolgate login SERVER` (authorization code with PKCE);
+    /// the gateway refreshes the token it got (`"authorization_code"`, the default).
+    #[default]
+    AuthorizationCode,
+    /// Each caller's own identity: its inbound access token exchanged (RFC 8693) for one for
+    /// this server (`"token_exchange"`); a caller without one is refused.
+    TokenExchange,
+}
+
+/// An upstream's OAuth client settings (`[servers.NAME.oauth]`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ServerOAuth {
+    /// How tokens are got (`grant`).
+    pub grant: OAuthGrant,
+    /// The client id at the authorization server (`client_id`); without one, `toolgate login`
+    /// registers a client dynamically (RFC 7591).
+    pub client_id: Option<String>,
+    /// The client secret (`client_secret`, usually `"${VAR}"`).
+    pub client_secret: Option<Secret>,
+    /// Scopes asked for (`scopes`).
+    pub scopes: Vec<String>,
+    /// The authorization server's issuer (`issuer`); by default the one the server's own
+    /// protected-resource metadata names.
+    pub issuer: Option<String>,
+    /// The resource the tokens are for (`resource`); by default the server's URL.
+    pub resource: Option<String>,
+    /// The loopback port `toolgate login` listens on for the redirect (`redirect_port`; 0, the
+    /// default, picks a free one, as RFC 8252 allows).
+    pub redirect_port: u16,
 }
 
 /// The names of the environment variables a configuration's text reads (`${VAR}` and
@@ -529,6 +594,7 @@ impl ServerConfig {
             trust: Trust::Auto,
             quarantine: false,
             protocol: UpstreamProtocol::Auto,
+            oauth: None,
         }
     }
 }

@@ -102,6 +102,7 @@ pub mod catalog;
 pub mod config;
 pub mod defer;
 pub mod eval;
+pub mod files;
 pub mod gate;
 pub mod grant;
 pub mod naming;

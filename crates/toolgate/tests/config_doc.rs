@@ -1,5 +1,5 @@
 //! `docs/config.md` documents every key the `toolgate.toml` parser accepts, and no other; its
-//! example configuration parses.
+//! example configuration parses, and so does the team setup of `docs/deploy.md`.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -34,4 +34,21 @@ fn the_example_configuration_parses() {
     let config = Config::from_toml("docs/config.md", &text[start..end], Path::new(".")).unwrap();
     assert_eq!(config.servers.len(), 2);
     assert!(config.profiles.contains_key("reader"));
+}
+
+#[test]
+fn the_team_setup_of_the_deployment_guide_parses() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/deploy.md");
+    let text = std::fs::read_to_string(path).unwrap();
+    let blocks: Vec<&str> = text.split("```toml\n").skip(1).filter_map(|b| b.split("```").next()).collect();
+    let team = blocks.iter().find(|b| b.contains("[oauth]")).expect("a team setup with [oauth]");
+    // The guide reads the client secret from the environment; any value does here.
+    let team = team.replace("${SENTRY_CLIENT_SECRET}", "a-client-secret");
+    let config = Config::from_toml("docs/deploy.md", &team, Path::new(".")).unwrap();
+    let oauth = config.oauth.expect("[oauth]");
+    assert_eq!(oauth.profiles.len(), 2);
+    assert!(config.servers.values().filter(|s| s.oauth.is_some()).count() == 2);
+    for block in blocks.iter().filter(|b| !b.contains("${")) {
+        Config::from_toml("docs/deploy.md", block, Path::new(".")).unwrap();
+    }
 }

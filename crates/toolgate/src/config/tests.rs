@@ -146,6 +146,7 @@ fn design_example_parses_to_the_expected_values() {
                     trust: Auto,
                     quarantine: false,
                     protocol: Auto,
+                    oauth: None,
                 },
                 "docs": ServerConfig {
                     transport: Http {
@@ -173,6 +174,7 @@ fn design_example_parses_to_the_expected_values() {
                     trust: Auto,
                     quarantine: false,
                     protocol: Auto,
+                    oauth: None,
                 },
                 "github": ServerConfig {
                     transport: Stdio {
@@ -208,6 +210,7 @@ fn design_example_parses_to_the_expected_values() {
                     trust: Auto,
                     quarantine: false,
                     protocol: Auto,
+                    oauth: None,
                 },
                 "local": ServerConfig {
                     transport: Stdio {
@@ -234,6 +237,7 @@ fn design_example_parses_to_the_expected_values() {
                     trust: Auto,
                     quarantine: false,
                     protocol: Auto,
+                    oauth: None,
                 },
             },
             profiles: {
@@ -254,6 +258,7 @@ fn design_example_parses_to_the_expected_values() {
                 },
             },
             tokens: {},
+            oauth: None,
             source: None,
             expanded: [],
         }
@@ -320,7 +325,7 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[servers.github]\ncommand = \"npx\"\nmaxActive = 10\n",
         expect![
-            "toolgate.toml: servers.github.maxActive: unknown key `maxActive`; did you mean `max_active`? known keys here: command, args, env, cwd, url, headers, catalog, enabled, mode, allowed, denied, pinned, always_load, max_active, side_effects, read_only, call_timeout_secs, trust_always_load, trust, quarantine, protocol"
+            "toolgate.toml: servers.github.maxActive: unknown key `maxActive`; did you mean `max_active`? known keys here: command, args, env, cwd, url, headers, catalog, enabled, mode, allowed, denied, pinned, always_load, max_active, side_effects, read_only, call_timeout_secs, trust_always_load, trust, quarantine, protocol, oauth"
         ],
     );
     check_error(
@@ -332,7 +337,7 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[server.github]\ncommand = \"npx\"\n",
         expect![
-            "toolgate.toml: server: unknown key `server`; did you mean `servers`? known keys here: gateway, budget, search, models, policy, servers, profiles, tokens"
+            "toolgate.toml: server: unknown key `server`; did you mean `servers`? known keys here: gateway, budget, search, models, policy, servers, profiles, tokens, oauth"
         ],
     );
     check_error(
@@ -785,4 +790,64 @@ fn a_urls_password_and_its_basic_credential_and_every_variables_value_are_secret
     }
     // What the environment gave; a default written in the file is no secret of the environment.
     assert_eq!(config.expanded, [Secret(std::env::var("PATH").unwrap())]);
+}
+
+#[test]
+fn oauth_tables_are_read_and_checked() {
+    let text = r#"
+[profiles.reader]
+tools = ["files__read*"]
+
+[oauth]
+resource = "https://gateway.example/mcp"
+issuers = ["https://id.example"]
+scopes = ["mcp"]
+gateway_claims = ["groups=admins"]
+default_profile = "reader"
+profiles = { reader = ["groups=readers", "realm_access.roles=reader"] }
+
+[servers.linear]
+url = "https://mcp.linear.app/mcp"
+oauth = { grant = "client_credentials", client_id = "gw", client_secret = "s3cret", scopes = ["read"] }
+
+[servers.github]
+url = "https://api.github.example/mcp"
+[servers.github.oauth]
+redirect_port = 8976
+"#;
+    let config = toml(text).unwrap();
+    let oauth = config.oauth.unwrap();
+    assert_eq!(oauth.resource, "https://gateway.example/mcp");
+    assert_eq!(oauth.profiles["reader"], ["groups=readers", "realm_access.roles=reader"]);
+    assert_eq!(oauth.default_profile.as_deref(), Some("reader"));
+    let linear = config.servers["linear"].oauth.clone().unwrap();
+    assert_eq!(linear.grant, OAuthGrant::ClientCredentials);
+    assert_eq!(linear.client_secret, Some(Secret("s3cret".into())));
+    let github = config.servers["github"].oauth.clone().unwrap();
+    assert_eq!(
+        (github.grant, github.redirect_port, github.client_id),
+        (OAuthGrant::AuthorizationCode, 8976, None)
+    );
+
+    let refused = |text: &str| toml(text).unwrap_err().to_string();
+    let e = refused("[oauth]\nissuers = [\"https://id.example\"]\n");
+    assert!(e.contains("oauth.resource") && e.contains("gateway's URL"), "{e}");
+    let e = refused("[oauth]\nresource = \"https://g/mcp\"\n");
+    assert!(e.contains("oauth.issuers"), "{e}");
+    let e = refused(
+        "[oauth]\nresource = \"https://g/mcp\"\nissuers = [\"https://i\"]\nprofiles = { nobody = [\"a=b\"] }\n",
+    );
+    assert!(e.contains("oauth.profiles.nobody") && e.contains("nobody"), "{e}");
+    let e = refused(
+        "[profiles.r]\n[oauth]\nresource = \"https://g/mcp\"\nissuers = [\"https://i\"]\nprofiles = { r = [\"groups\"] }\n",
+    );
+    assert!(e.contains("oauth.profiles.r[0]") && e.contains("groups=readers"), "{e}");
+    let e = refused("[servers.s]\ncommand = \"x\"\noauth = { grant = \"client_credentials\" }\n");
+    assert!(e.contains("servers.s.oauth") && e.contains("url"), "{e}");
+    let e = refused(
+        "[servers.s]\nurl = \"https://s/mcp\"\noauth = { grant = \"client_credentials\", client_id = \"x\" }\n",
+    );
+    assert!(e.contains("client_secret"), "{e}");
+    let e = refused("[servers.s]\nurl = \"https://s/mcp\"\noauth = { redirect_port = 70000 }\n");
+    assert!(e.contains("redirect_port"), "{e}");
 }

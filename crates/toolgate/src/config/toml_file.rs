@@ -7,9 +7,10 @@ use toml::{Table, Value};
 
 use super::error::{line_column, suggest};
 use super::{
-    BudgetConfig, Config, ConfigError, ConfigErrorKind, Exposure, GatewayConfig, MAX_ACTIVE_CAP,
-    PolicyConfig, ProfileConfig, SearchConfig, ServerConfig, ServerMode, SessionStoreConfig, SideEffects,
-    Source, TokenConfig, TokenSource, Transport, Trust, UpstreamProtocol, child_key,
+    BudgetConfig, Config, ConfigError, ConfigErrorKind, Exposure, GatewayConfig, MAX_ACTIVE_CAP, OAuthConfig,
+    OAuthGrant, PolicyConfig, ProfileConfig, SearchConfig, ServerConfig, ServerMode, ServerOAuth,
+    SessionStoreConfig, SideEffects, Source, TokenConfig, TokenSource, Transport, Trust, UpstreamProtocol,
+    child_key,
 };
 use crate::defer::DeferMode;
 use crate::search::Strategy;
@@ -27,6 +28,8 @@ pub(super) fn known_keys() -> Vec<String> {
         ("servers.NAME", SERVER_KEYS),
         ("profiles.NAME", PROFILE_KEYS),
         ("tokens.NAME", TOKEN_KEYS),
+        ("oauth", OAUTH_KEYS),
+        ("servers.NAME.oauth", SERVER_OAUTH_KEYS),
     ] {
         keys.extend(names.iter().map(|k| format!("{table}.{k}")));
     }
@@ -34,7 +37,11 @@ pub(super) fn known_keys() -> Vec<String> {
 }
 
 const TOP_KEYS: &[&str] =
-    &["gateway", "budget", "search", "models", "policy", "servers", "profiles", "tokens"];
+    &["gateway", "budget", "search", "models", "policy", "servers", "profiles", "tokens", "oauth"];
+const OAUTH_KEYS: &[&str] =
+    &["resource", "issuers", "scopes", "profiles", "gateway_claims", "default_profile"];
+const SERVER_OAUTH_KEYS: &[&str] =
+    &["grant", "client_id", "client_secret", "scopes", "issuer", "resource", "redirect_port"];
 const TOKEN_KEYS: &[&str] = &["env", "file", "profile"];
 const GATEWAY_KEYS: &[&str] = &[
     "exposure",
@@ -82,12 +89,13 @@ const SERVER_KEYS: &[&str] = &[
     "trust",
     "quarantine",
     "protocol",
+    "oauth",
 ];
 const PROFILE_KEYS: &[&str] = &["tools", "disallowed_tools"];
 
 /// Keys that only apply to a stdio server (`command`) or an HTTP server (`url`).
 const STDIO_ONLY: &[&str] = &["args", "env", "cwd"];
-const HTTP_ONLY: &[&str] = &["headers"];
+const HTTP_ONLY: &[&str] = &["headers", "oauth"];
 
 /// Reads `toolgate.toml` text.
 pub(super) fn parse(src: &Source<'_>, text: &str) -> Result<Config, ConfigError> {
@@ -178,7 +186,117 @@ pub(super) fn parse(src: &Source<'_>, text: &str) -> Result<Config, ConfigError>
             config.tokens.insert(name.clone(), TokenConfig { source, profile });
         }
     }
+    if let Some(t) = top.table("oauth", "a table ([oauth])")? {
+        config.oauth = Some(oauth(&Fields::new(src, t, "oauth".into(), OAUTH_KEYS)?, &config.profiles)?);
+    }
     Ok(config)
+}
+
+/// `[oauth]`: the issuers, audience and claim mapping of inbound access tokens.
+fn oauth(f: &Fields<'_, '_>, profiles: &BTreeMap<String, ProfileConfig>) -> Result<OAuthConfig, ConfigError> {
+    let resource = f.expanded("resource")?.ok_or_else(|| {
+        let kind = ConfigErrorKind::Empty {
+            expected: "`resource`, this gateway's URL as its clients reach it, like \"https://gateway.example/mcp\"",
+        };
+        f.src.error(&f.key("resource"), kind)
+    })?;
+    let resource = f.src.url(&f.key("resource"), resource)?;
+    let issuers = f.expanded_list("issuers")?.unwrap_or_default();
+    if issuers.is_empty() {
+        let kind = ConfigErrorKind::Empty {
+            expected: "`issuers`, the authorization servers whose tokens are accepted, like [\"https://id.example\"]",
+        };
+        return Err(f.src.error(&f.key("issuers"), kind));
+    }
+    for (i, issuer) in issuers.iter().enumerate() {
+        f.src.url(&format!("{}[{i}]", f.key("issuers")), issuer.clone())?;
+    }
+    let known_profile = |key: String, name: &str| {
+        if profiles.contains_key(name) {
+            return Ok(());
+        }
+        let known = profiles.keys().cloned().collect();
+        Err(f.src.error(&key, ConfigErrorKind::UnknownProfile { name: name.to_owned(), known }))
+    };
+    let mut mapped = BTreeMap::new();
+    if let Some(t) =
+        f.table("profiles", "a table of profile = [claims], like { reader = [\"groups=readers\"] }")?
+    {
+        let table = Fields { src: f.src, table: t, path: f.key("profiles") };
+        for name in t.keys() {
+            known_profile(table.key(name), name)?;
+            let claims =
+                table.array(name, "an array of claims, like [\"groups=readers\"]")?.unwrap_or_default();
+            mapped.insert(name.clone(), claims_of(f, claims)?);
+        }
+    }
+    let gateway_claims = claims_of(
+        f,
+        f.array("gateway_claims", "an array of claims, like [\"groups=admins\"]")?.unwrap_or_default(),
+    )?;
+    let default_profile = f.string("default_profile", "a profile name")?.map(str::to_owned);
+    if let Some(p) = &default_profile {
+        known_profile(f.key("default_profile"), p)?;
+    }
+    Ok(OAuthConfig {
+        resource,
+        issuers,
+        scopes: f.expanded_list("scopes")?.unwrap_or_default(),
+        profiles: mapped,
+        gateway_claims,
+        default_profile,
+    })
+}
+
+/// Claims written `NAME=VALUE`.
+fn claims_of(f: &Fields<'_, '_>, items: Vec<(String, &str)>) -> Result<Vec<String>, ConfigError> {
+    items
+        .into_iter()
+        .map(|(key, claim)| match claim.split_once('=') {
+            Some((name, value)) if !name.trim().is_empty() && !value.is_empty() => Ok(claim.to_owned()),
+            _ => {
+                let kind = ConfigErrorKind::WrongType {
+                    expected: "a claim and the value it must hold, like \"groups=readers\"",
+                    found: format!("{claim:?}"),
+                };
+                Err(f.src.error(&key, kind))
+            }
+        })
+        .collect()
+}
+
+/// `[servers.NAME.oauth]`: how the gateway gets the server's access tokens.
+fn server_oauth(f: &Fields<'_, '_>) -> Result<ServerOAuth, ConfigError> {
+    let grant = match f.choice("grant", &["authorization_code", "client_credentials", "token_exchange"])? {
+        Some("client_credentials") => OAuthGrant::ClientCredentials,
+        Some("token_exchange") => OAuthGrant::TokenExchange,
+        _ => OAuthGrant::AuthorizationCode,
+    };
+    let mut o = ServerOAuth {
+        grant,
+        client_id: f.expanded("client_id")?,
+        client_secret: f.expanded("client_secret")?.map(super::Secret),
+        scopes: f.expanded_list("scopes")?.unwrap_or_default(),
+        issuer: f.expanded("issuer")?.map(|u| f.src.url(&f.key("issuer"), u)).transpose()?,
+        resource: f.expanded("resource")?.map(|u| f.src.url(&f.key("resource"), u)).transpose()?,
+        redirect_port: 0,
+    };
+    if let Some(n) = f.count("redirect_port", 0, "a port number from 0 to 65535")? {
+        o.redirect_port = u16::try_from(n).map_err(|_| {
+            f.out_of_range(
+                "redirect_port",
+                f.get("redirect_port").expect("read above"),
+                "a port number from 0 to 65535",
+            )
+        })?;
+    }
+    if grant != OAuthGrant::AuthorizationCode && (o.client_id.is_none() || o.client_secret.is_none()) {
+        let kind = ConfigErrorKind::Empty {
+            expected: "`client_id` and `client_secret`: grants \"client_credentials\" and \"token_exchange\" authenticate the gateway as a client",
+        };
+        return Err(f.src.error(&f.path, kind));
+    }
+    Ok(o)
 }
 
 fn gateway(f: &Fields<'_, '_>) -> Result<GatewayConfig, ConfigError> {
@@ -435,6 +553,9 @@ fn server(f: &Fields<'_, '_>, name: &str) -> Result<ServerConfig, ConfigError> {
     }
     if let Some(p) = f.choice("protocol", &["auto", "2025-11-25"])? {
         s.protocol = if p == "auto" { UpstreamProtocol::Auto } else { UpstreamProtocol::Legacy };
+    }
+    if let Some(t) = f.table("oauth", "a table ([servers.NAME.oauth])")? {
+        s.oauth = Some(server_oauth(&Fields::new(f.src, t, f.key("oauth"), SERVER_OAUTH_KEYS)?)?);
     }
     if let Some(t) = f.choice("trust", &["auto", "pin"])? {
         s.trust = if t == "pin" { Trust::Pin } else { Trust::Auto };

@@ -61,44 +61,15 @@ pub(crate) fn path(dir: &Path, key: &[u8; 32]) -> PathBuf {
 }
 
 /// Where the key that authenticates cache files is kept by default: `index-cache.key` in
-/// toolgate's data directory (`$XDG_DATA_HOME/toolgate`, else `~/.local/share/toolgate`).
+/// toolgate's data directory ([`crate::files::data_dir`]).
 pub(crate) fn default_key_file() -> Option<PathBuf> {
-    let data =
-        std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()).map(PathBuf::from).or_else(|| {
-            std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".local/share"))
-        })?;
-    Some(data.join("toolgate").join("index-cache.key"))
+    Some(crate::files::data_dir()?.join("index-cache.key"))
 }
 
 /// The key in `file`, made (32 random bytes, readable by its owner only) when there is none.
 /// `None` when it cannot be read or made, or is not a key: then nothing is cached.
 pub(crate) fn mac_key(file: &Path) -> Option<[u8; 32]> {
-    if let Ok(bytes) = std::fs::read(file) {
-        return bytes.try_into().ok();
-    }
-    std::fs::create_dir_all(file.parent()?).ok()?;
-    let key = crate::grant::random_secret();
-    match create_new(file, &key, 0o600) {
-        Ok(()) => Some(key),
-        // Another process made it first: its key is the one.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => std::fs::read(file).ok()?.try_into().ok(),
-        Err(_) => None,
-    }
-}
-
-/// Writes `bytes` to a new file at `path`: fails when anything is there, a link included
-/// (which is never followed).
-fn create_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    use std::io::Write;
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    std::os::unix::fs::OpenOptionsExt::mode(&mut options, mode);
-    #[cfg(not(unix))]
-    let _ = mode;
-    let mut file = options.open(path)?;
-    file.write_all(bytes)?;
-    file.sync_all()
+    crate::files::key_file(file)
 }
 
 impl Bm25Index {
@@ -123,12 +94,7 @@ impl Bm25Index {
         if std::fs::create_dir_all(dir).is_err() {
             return;
         }
-        let nonce: String = crate::grant::random_secret()[..8].iter().map(|b| format!("{b:02x}")).collect();
-        let temporary = path.with_extension(format!("tmp-{}-{nonce}", std::process::id()));
-        if create_new(&temporary, &self.encode(key, mac), 0o644).is_err()
-            || std::fs::rename(&temporary, path).is_err()
-        {
-            let _ = std::fs::remove_file(&temporary);
+        if crate::files::replace(path, &self.encode(key, mac), 0o644).is_err() {
             return;
         }
         prune(dir);
@@ -403,7 +369,7 @@ mod tests {
         // At a temporary name: the write fails, the link's target is untouched.
         let planted = dir.join("planted.tmp");
         std::os::unix::fs::symlink(&victim, &planted).unwrap();
-        assert!(create_new(&planted, b"index bytes", 0o644).is_err());
+        assert!(crate::files::create_new(&planted, b"index bytes", 0o644).is_err());
         assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the operator's file");
         // At the cache file's own name: the link itself is replaced, never its target.
         let catalog = Catalog::embedded();

@@ -1,0 +1,460 @@
+//! client: the gateway as an OAuth client of an upstream MCP server (`[servers.NAME.oauth]`).
+//!
+//! - **Discovery**: the server's own protected-resource metadata (RFC 9728) names its
+//!   authorization server, whose metadata (RFC 8414, OpenID discovery) names the endpoints;
+//!   `issuer` in the configuration skips the first step.
+//! - **Client credentials**: the gateway's own token, asked for again before it expires.
+//! - **Authorization code**: the tokens `toolgate login` got and sealed in the [`Vault`],
+//!   refreshed before they expire (the new ones sealed again).
+//! - Every token request names the server as its `resource` (RFC 8707), so the token is good
+//!   for that server alone. Tokens are never logged.
+
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rmcp::model::ClientJsonRpcMessage;
+use rmcp::transport::streamable_http_client::{
+    StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
+};
+use serde_json::Value;
+use toolgate::config::{OAuthGrant, ServerOAuth};
+
+use super::fetch;
+use super::vault::{Stored, Vault};
+
+/// A token is renewed when it has less than this left (seconds).
+const RENEW_BEFORE_SECS: u64 = 60;
+
+/// Where a server's tokens come from, and the last one got.
+pub struct Credentials {
+    name: String,
+    resource: String,
+    settings: ServerOAuth,
+    http: reqwest::Client,
+    /// The vault, for tokens `toolgate login` got (opened on first use).
+    vault: std::sync::OnceLock<Result<Vault, String>>,
+    current: tokio::sync::Mutex<Option<Stored>>,
+}
+
+impl std::fmt::Debug for Credentials {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Credentials")
+            .field("name", &self.name)
+            .field("resource", &self.resource)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What discovery found: the issuer and its metadata.
+#[derive(Debug, Clone)]
+pub struct Discovered {
+    /// The authorization server's issuer.
+    pub issuer: String,
+    /// Its metadata document.
+    pub metadata: Value,
+}
+
+impl Discovered {
+    /// An endpoint of the metadata (`token_endpoint`, `authorization_endpoint`, …).
+    pub fn endpoint(&self, name: &str) -> Result<String, String> {
+        self.metadata
+            .get(name)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| format!("the metadata of `{}` names no {name}", self.issuer))
+    }
+}
+
+/// The resource a server's tokens are for: `resource`, else its URL.
+pub fn resource_of(url: &str, settings: &ServerOAuth) -> String {
+    settings.resource.clone().unwrap_or_else(|| url.to_owned())
+}
+
+/// Finds the authorization server of the MCP server at `url`: `settings.issuer`, else the one
+/// the server's protected-resource metadata names (path-aware URL first, then the root one).
+pub async fn discover(
+    http: &reqwest::Client,
+    url: &str,
+    settings: &ServerOAuth,
+) -> Result<Discovered, String> {
+    let issuer = match &settings.issuer {
+        Some(issuer) => issuer.clone(),
+        None => {
+            let resource = resource_of(url, settings);
+            let origin_only = url
+                .split_once("://")
+                .map(|(s, rest)| format!("{s}://{}", rest.split('/').next().unwrap_or_default()));
+            let mut tried = Vec::new();
+            let mut found = None;
+            for base in [Some(url.to_owned()), origin_only].into_iter().flatten() {
+                let Some(meta_url) = fetch::well_known(&base, "oauth-protected-resource") else { continue };
+                if tried.contains(&meta_url) {
+                    continue;
+                }
+                match fetch::json(http, &meta_url).await {
+                    Ok(doc) => {
+                        found = Some((meta_url, doc));
+                        break;
+                    }
+                    Err(e) => tried.push(e),
+                }
+            }
+            let (meta_url, doc) = found.ok_or_else(|| {
+                format!(
+                    "{url} publishes no protected-resource metadata ({}); set `issuer` in [servers.NAME.oauth]",
+                    tried.join("; ")
+                )
+            })?;
+            let named = doc.get("resource").and_then(Value::as_str).unwrap_or_default();
+            if !resource.trim_end_matches('/').starts_with(named.trim_end_matches('/')) || named.is_empty() {
+                return Err(format!(
+                    "{meta_url} describes resource `{named}`, not {resource}; its metadata is not taken"
+                ));
+            }
+            doc.get("authorization_servers")
+                .and_then(Value::as_array)
+                .and_then(|a| a.first())
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| format!("{meta_url} names no authorization_servers"))?
+        }
+    };
+    let metadata = fetch::authorization_server(http, &issuer).await?;
+    Ok(Discovered { issuer, metadata })
+}
+
+/// The seconds since the epoch.
+pub fn now() -> u64 {
+    SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or_default()
+}
+
+/// How a client proves itself at the token endpoint.
+pub(crate) enum ClientAuth<'a> {
+    /// A public client: its id in the form.
+    Public(&'a str),
+    /// HTTP Basic with the id and secret (RFC 6749 §2.3.1), or in the form when the server
+    /// supports only `client_secret_post`.
+    Secret { id: &'a str, secret: &'a str, post: bool },
+}
+
+impl<'a> ClientAuth<'a> {
+    /// The way `metadata` supports for a client of `id` and `secret`.
+    pub(crate) fn of(metadata: &Value, id: &'a str, secret: Option<&'a str>) -> ClientAuth<'a> {
+        let Some(secret) = secret else { return ClientAuth::Public(id) };
+        let methods: Vec<&str> = metadata
+            .get("token_endpoint_auth_methods_supported")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let post = !methods.is_empty()
+            && !methods.contains(&"client_secret_basic")
+            && methods.contains(&"client_secret_post");
+        ClientAuth::Secret { id, secret, post }
+    }
+}
+
+/// Asks `endpoint` for a token with `form` (the grant's own fields), authenticated as
+/// `client`; returns what it answered, with `expires_at` worked out.
+pub(crate) async fn token_request(
+    http: &reqwest::Client,
+    endpoint: &str,
+    client: &ClientAuth<'_>,
+    mut form: Vec<(&str, String)>,
+) -> Result<Stored, String> {
+    let mut request = http.post(endpoint).header("accept", "application/json");
+    match client {
+        ClientAuth::Public(id) => form.push(("client_id", (*id).to_owned())),
+        ClientAuth::Secret { id, secret, post: true } => {
+            form.push(("client_id", (*id).to_owned()));
+            form.push(("client_secret", (*secret).to_owned()));
+        }
+        ClientAuth::Secret { id, secret, post: false } => {
+            request = request.basic_auth(urlencode(id), Some(urlencode(secret)));
+        }
+    }
+    let answer = fetch::send(request.form(&form), endpoint).await?;
+    if answer.status != 200 {
+        let code = answer.body.get("error").and_then(Value::as_str).unwrap_or("no error code");
+        let description = answer.body.get("error_description").and_then(Value::as_str).unwrap_or_default();
+        return Err(format!(
+            "the token endpoint {endpoint} refused ({}): {code}{}{description}",
+            answer.status,
+            if description.is_empty() { "" } else { ": " }
+        ));
+    }
+    let body = answer.body;
+    let access_token = body.get("access_token").and_then(Value::as_str).unwrap_or_default();
+    if access_token.is_empty() {
+        return Err(format!("the token endpoint {endpoint} answered no access_token"));
+    }
+    let token_type = body.get("token_type").and_then(Value::as_str).unwrap_or("bearer");
+    if !token_type.eq_ignore_ascii_case("bearer") && !token_type.eq_ignore_ascii_case("n_a") {
+        return Err(format!(
+            "the token endpoint {endpoint} answered a `{token_type}` token; only bearer tokens are used"
+        ));
+    }
+    Ok(Stored {
+        token_endpoint: endpoint.to_owned(),
+        access_token: access_token.to_owned(),
+        expires_at: body.get("expires_in").and_then(Value::as_u64).map(|s| now() + s),
+        refresh_token: body.get("refresh_token").and_then(Value::as_str).map(str::to_owned),
+        scope: body.get("scope").and_then(Value::as_str).unwrap_or_default().to_owned(),
+        ..Stored::default()
+    })
+}
+
+/// `application/x-www-form-urlencoded` encoding of one value (RFC 6749 Appendix B).
+pub(crate) fn urlencode(value: &str) -> String {
+    let mut out = String::with_capacity(value.len());
+    for b in value.bytes() {
+        match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' => out.push(b as char),
+            b' ' => out.push('+'),
+            _ => out.push_str(&format!("%{b:02X}")),
+        }
+    }
+    out
+}
+
+impl Credentials {
+    /// The credentials of server `name` at `url`.
+    pub fn new(name: &str, url: &str, settings: ServerOAuth) -> Credentials {
+        Credentials {
+            name: name.to_owned(),
+            resource: resource_of(url, &settings),
+            settings,
+            http: fetch::client(),
+            vault: std::sync::OnceLock::new(),
+            current: tokio::sync::Mutex::new(None),
+        }
+    }
+
+    /// Uses `vault` for tokens `toolgate login` got, instead of the default one.
+    pub fn with_vault(self, vault: Vault) -> Credentials {
+        let _ = self.vault.set(Ok(vault));
+        self
+    }
+
+    fn vault(&self) -> Result<&Vault, String> {
+        self.vault.get_or_init(Vault::open_default).as_ref().map_err(Clone::clone)
+    }
+
+    /// The grant.
+    pub fn grant(&self) -> OAuthGrant {
+        self.settings.grant
+    }
+
+    /// An access token good for at least [`RENEW_BEFORE_SECS`] more (when the server said
+    /// how long it lasts); `renew` asks for a new one whatever the current one says (after the
+    /// server refused it).
+    pub async fn token(&self, renew: bool) -> Result<String, String> {
+        let mut current = self.current.lock().await;
+        if current.is_none() && self.settings.grant == OAuthGrant::AuthorizationCode {
+            *current = self.vault()?.load(&self.name, &self.resource)?;
+            if current.is_none() {
+                return Err(format!(
+                    "no token for `{}` yet: run `toolgate login {}` once to sign in to its authorization server",
+                    self.name, self.name
+                ));
+            }
+        }
+        let fresh =
+            current.as_ref().is_some_and(|c| c.expires_at.is_none_or(|e| e > now() + RENEW_BEFORE_SECS));
+        if let (Some(c), true, false) = (current.as_ref(), fresh, renew) {
+            return Ok(c.access_token.clone());
+        }
+        let got = match self.settings.grant {
+            OAuthGrant::AuthorizationCode => {
+                let stored = current.clone().expect("loaded above");
+                let refreshed = self.refresh(&stored).await.map_err(|e| {
+                    format!("the token of `{}` expired and could not be refreshed ({e}); run `toolgate login {}` again", self.name, self.name)
+                })?;
+                self.vault()?.save(&self.name, &self.resource, &refreshed)?;
+                refreshed
+            }
+            OAuthGrant::ClientCredentials | OAuthGrant::TokenExchange => self.client_credentials().await?,
+        };
+        tracing::info!(upstream = %self.name, expires_in = ?got.expires_at.map(|e| e.saturating_sub(now())), "got an access token");
+        let token = got.access_token.clone();
+        *current = Some(got);
+        Ok(token)
+    }
+
+    async fn client_credentials(&self) -> Result<Stored, String> {
+        let found = discover(&self.http, &self.resource, &self.settings).await?;
+        let endpoint = found.endpoint("token_endpoint")?;
+        let id = self.settings.client_id.as_deref().unwrap_or_default();
+        let secret = self.settings.client_secret.as_ref().map(|s| s.0.as_str());
+        let mut form =
+            vec![("grant_type", "client_credentials".to_owned()), ("resource", self.resource.clone())];
+        if !self.settings.scopes.is_empty() {
+            form.push(("scope", self.settings.scopes.join(" ")));
+        }
+        let mut got =
+            token_request(&self.http, &endpoint, &ClientAuth::of(&found.metadata, id, secret), form).await?;
+        got.issuer = found.issuer;
+        got.client_id = id.to_owned();
+        Ok(got)
+    }
+
+    async fn refresh(&self, stored: &Stored) -> Result<Stored, String> {
+        let refresh_token = stored.refresh_token.clone().ok_or("no refresh token was issued")?;
+        let secret =
+            stored.client_secret.as_deref().or(self.settings.client_secret.as_ref().map(|s| s.0.as_str()));
+        let metadata = fetch::authorization_server(&self.http, &stored.issuer).await.unwrap_or(Value::Null);
+        let form = vec![
+            ("grant_type", "refresh_token".to_owned()),
+            ("refresh_token", refresh_token.clone()),
+            ("resource", self.resource.clone()),
+        ];
+        let mut got = token_request(
+            &self.http,
+            &stored.token_endpoint,
+            &ClientAuth::of(&metadata, &stored.client_id, secret),
+            form,
+        )
+        .await?;
+        got.issuer = stored.issuer.clone();
+        got.client_id = stored.client_id.clone();
+        got.client_secret = stored.client_secret.clone();
+        // A server that does not rotate refresh tokens keeps the one it gave.
+        got.refresh_token = got.refresh_token.or(Some(refresh_token));
+        Ok(got)
+    }
+}
+
+/// rmcp's streamable HTTP client with the server's current access token on every request,
+/// and one retry with a new token when the server refuses the one sent.
+#[derive(Clone)]
+pub(crate) struct Authorized {
+    pub(crate) http: reqwest::Client,
+    pub(crate) credentials: Arc<Credentials>,
+}
+
+type HttpError = StreamableHttpError<reqwest::Error>;
+
+impl Authorized {
+    async fn token(&self, renew: bool) -> Result<String, HttpError> {
+        self.credentials
+            .token(renew)
+            .await
+            .map_err(|e| StreamableHttpError::UnexpectedServerResponse(e.into()))
+    }
+}
+
+impl StreamableHttpClient for Authorized {
+    type Error = reqwest::Error;
+
+    async fn post_message(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        _auth: Option<String>,
+        headers: std::collections::HashMap<axum::http::HeaderName, axum::http::HeaderValue>,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let token = self.token(false).await?;
+        match self
+            .http
+            .post_message(uri.clone(), message.clone(), session_id.clone(), Some(token), headers.clone())
+            .await
+        {
+            Err(StreamableHttpError::AuthRequired(_)) => {
+                let token = self.token(true).await?;
+                self.http.post_message(uri, message, session_id, Some(token), headers).await
+            }
+            other => other,
+        }
+    }
+
+    async fn post_message_with_response_limits(
+        &self,
+        uri: Arc<str>,
+        message: ClientJsonRpcMessage,
+        session_id: Option<Arc<str>>,
+        _auth: Option<String>,
+        headers: std::collections::HashMap<axum::http::HeaderName, axum::http::HeaderValue>,
+        limits: StreamableHttpResponseLimits,
+    ) -> Result<StreamableHttpPostResponse, HttpError> {
+        let token = self.token(false).await?;
+        let first = self
+            .http
+            .post_message_with_response_limits(
+                uri.clone(),
+                message.clone(),
+                session_id.clone(),
+                Some(token),
+                headers.clone(),
+                limits,
+            )
+            .await;
+        match first {
+            Err(StreamableHttpError::AuthRequired(_)) => {
+                let token = self.token(true).await?;
+                self.http
+                    .post_message_with_response_limits(uri, message, session_id, Some(token), headers, limits)
+                    .await
+            }
+            other => other,
+        }
+    }
+
+    async fn delete_session(
+        &self,
+        uri: Arc<str>,
+        session_id: Arc<str>,
+        _auth: Option<String>,
+        headers: std::collections::HashMap<axum::http::HeaderName, axum::http::HeaderValue>,
+    ) -> Result<(), HttpError> {
+        let token = self.token(false).await?;
+        self.http.delete_session(uri, session_id, Some(token), headers).await
+    }
+
+    async fn get_stream(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        _auth: Option<String>,
+        headers: std::collections::HashMap<axum::http::HeaderName, axum::http::HeaderValue>,
+    ) -> Result<futures_util::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>, HttpError>
+    {
+        let token = self.token(false).await?;
+        self.http.get_stream(uri, session_id, last_event_id, Some(token), headers).await
+    }
+
+    async fn get_stream_with_max_sse_event_size(
+        &self,
+        uri: Arc<str>,
+        session_id: Option<Arc<str>>,
+        last_event_id: Option<String>,
+        _auth: Option<String>,
+        headers: std::collections::HashMap<axum::http::HeaderName, axum::http::HeaderValue>,
+        max: usize,
+    ) -> Result<futures_util::stream::BoxStream<'static, Result<sse_stream::Sse, sse_stream::Error>>, HttpError>
+    {
+        let token = self.token(false).await?;
+        self.http
+            .get_stream_with_max_sse_event_size(uri, session_id, last_event_id, Some(token), headers, max)
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn form_values_are_encoded_and_client_auth_follows_the_metadata() {
+        assert_eq!(urlencode("a b:c/d~"), "a+b%3Ac%2Fd~");
+        let basic = serde_json::json!({"token_endpoint_auth_methods_supported": ["client_secret_basic", "client_secret_post"]});
+        assert!(matches!(ClientAuth::of(&basic, "id", Some("s")), ClientAuth::Secret { post: false, .. }));
+        let post = serde_json::json!({"token_endpoint_auth_methods_supported": ["client_secret_post"]});
+        assert!(matches!(ClientAuth::of(&post, "id", Some("s")), ClientAuth::Secret { post: true, .. }));
+        assert!(matches!(
+            ClientAuth::of(&Value::Null, "id", Some("s")),
+            ClientAuth::Secret { post: false, .. }
+        ));
+        assert!(matches!(ClientAuth::of(&basic, "id", None), ClientAuth::Public("id")));
+    }
+}
