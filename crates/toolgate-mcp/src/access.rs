@@ -38,8 +38,12 @@ impl fmt::Debug for Token {
 /// session, which answers only the token it was opened with.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Caller {
-    /// The name of the caller's token (`[tokens.NAME]`), if it gave one.
+    /// Who the caller is: the name of its token (`[tokens.NAME]`), or the issuer and subject
+    /// of its OAuth access token ([`Identity::key`](crate::oauth::resource::Identity::key)).
     pub(crate) token: Option<String>,
+    /// The OAuth access token it sent, for an upstream that acts for each user (token
+    /// exchange); never for a static token.
+    pub(crate) bearer: Option<std::sync::Arc<str>>,
 }
 
 /// Which hosts, origins and tokens the HTTP endpoints accept.

@@ -173,8 +173,8 @@ pub(crate) async fn guard(State(door): State<Door>, mut request: Request, next: 
 fn refusal(owner: &Owner, asking: &Owner) -> Option<String> {
     if owner.token != asking.token {
         return Some(
-            "this session was opened with another bearer token; a session answers only the token that \
-             opened it (start a new session with initialize)"
+            "this session was opened with another bearer token or identity; a session answers only \
+             the static token, or the OAuth issuer and subject, that opened it (start a new session with initialize)"
                 .to_owned(),
         );
     }

@@ -266,7 +266,10 @@ impl Gateway {
             Transport::Http { .. } => Kind::Http,
             _ => Kind::Stdio,
         };
-        self.add_upstream(Upstream::new(&spec.name, kind, spec.call_timeout, State::Starting));
+        let mut upstream = Upstream::new(&spec.name, kind, spec.call_timeout, State::Starting);
+        upstream.for_each_user =
+            spec.oauth.as_ref().is_some_and(|c| c.grant() == toolgate::config::OAuthGrant::TokenExchange);
+        self.add_upstream(upstream);
         if let Err(e) = self.rebuild(None) {
             tracing::error!("{e}");
         }

@@ -180,8 +180,8 @@ async fn access_guard(State(gateway): State<Gateway>, mut request: Request, next
     };
     // Who the caller is (a token's name, or an OAuth identity's issuer and subject), and the
     // profile it serves.
-    let (identity, serves) = match checked {
-        Ok(token) => (token.map(|t| t.name.clone()), token.and_then(|t| t.profile.clone())),
+    let (identity, serves, bearer) = match checked {
+        Ok(token) => (token.map(|t| t.name.clone()), token.and_then(|t| t.profile.clone()), None),
         Err(crate::access::Refusal::Token) if access.oauth.is_some() => {
             let resource = access.oauth.as_ref().expect("checked above");
             let bearer = authorization
@@ -201,7 +201,7 @@ async fn access_guard(State(gateway): State<Gateway>, mut request: Request, next
                         tracing::warn!(target: "toolgate::audit", path = %path, subject = %who.key(), "refused: {refusal}");
                         return jsonrpc_error(StatusCode::FORBIDDEN, &refusal.to_string());
                     }
-                    (Some(who.key()), who.profile)
+                    (Some(who.key()), who.profile, Some(std::sync::Arc::<str>::from(bearer)))
                 }
                 Err(rejected) => {
                     tracing::warn!(target: "toolgate::audit", path = %path, "refused a bearer token: {rejected}");
@@ -225,7 +225,7 @@ async fn access_guard(State(gateway): State<Gateway>, mut request: Request, next
             return response;
         }
     };
-    request.extensions_mut().insert(crate::access::Caller { token: identity });
+    request.extensions_mut().insert(crate::access::Caller { token: identity, bearer });
     if let Some(serves) = serves {
         if !path.starts_with("/mcp") && !open_path {
             let message = format!(

@@ -145,7 +145,7 @@ impl Gateway {
         let (tx, rx) = mpsc::channel(4);
         let cancel = CancellationToken::new();
         let run = Run::new(rx, cancel.clone());
-        let (peer, timeout) = match self.upstream_peer(owner, tool) {
+        let (peer, timeout) = match self.upstream_peer(owner, tool, caller.on_behalf.is_some()) {
             Ok(found) => found,
             Err(why) => {
                 let _ = tx.try_send(Event::Done(error_result(why)));
@@ -177,11 +177,23 @@ impl Gateway {
 
     /// The connection to upstream `owner` and its call timeout, or the tool error that says why
     /// `tool` cannot be called now.
-    fn upstream_peer(&self, owner: &str, tool: &Tool) -> Result<(Peer<RoleClient>, Duration), String> {
+    fn upstream_peer(
+        &self,
+        owner: &str,
+        tool: &Tool,
+        signed_in: bool,
+    ) -> Result<(Peer<RoleClient>, Duration), String> {
         let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         let Some(u) = pool.get(owner) else {
             return Err(format!("server `{owner}` is not configured any more"));
         };
+        if u.for_each_user && !signed_in {
+            return Err(format!(
+                "server `{owner}` acts for each user with a token exchanged for theirs, and this caller did \
+                 not sign in with an OAuth access token; `{}` is refused (no shared credential is used)",
+                tool.qualified_name()
+            ));
+        }
         match (&u.state, &u.peer) {
             (State::Static, _) => Err(format!(
                 "demo tool `{}`, not connected: toolgate serves it from a static catalog",
@@ -220,7 +232,13 @@ impl Gateway {
                 meta.set_client_capabilities(relayed_capabilities(&caller.capabilities));
                 options.meta = Some(meta);
             }
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
+            // Kept beside the request, never sent: the upstream's HTTP client exchanges it for a
+            // token of the caller's own ([`crate::oauth::client::OnBehalf`]).
+            if let Some(token) = &caller.on_behalf {
+                rmcp::model::GetExtensions::extensions_mut(&mut request)
+                    .insert(crate::oauth::client::OnBehalf(token.clone()));
+            }
             let handle = match peer.send_request_with_option(request, options).await {
                 Ok(h) => h,
                 Err(e) => return transport_error(owner, qualified, &e),
@@ -329,6 +347,8 @@ pub(crate) struct Caller {
     pub(crate) modern: bool,
     /// The client and its progress token, if it asked for progress.
     pub(crate) progress: Option<(Peer<RoleServer>, ProgressToken)>,
+    /// The caller's OAuth access token, for an upstream that acts for each user.
+    pub(crate) on_behalf: Option<std::sync::Arc<str>>,
 }
 
 /// What of a client's capabilities toolgate passes on to a 2026-07-28 upstream: what it

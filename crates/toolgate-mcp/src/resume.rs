@@ -71,8 +71,8 @@ pub(crate) struct Checked {
 
 fn other_token() -> ErrorData {
     ErrorData::invalid_request(
-        "this session was opened with another bearer token; a session answers only the token \
-         that opened it (start a new session with initialize)",
+        "this session was opened with another bearer token or identity; a session answers only \
+             the static token, or the OAuth issuer and subject, that opened it (start a new session with initialize)",
         None,
     )
 }

@@ -103,6 +103,9 @@ pub(crate) struct Upstream {
     pub(crate) starting_since: Option<Instant>,
     /// How long it last took to start and list its tools.
     pub(crate) started_in: Option<Duration>,
+    /// Whether its calls carry each caller's own exchanged token (`grant = "token_exchange"`):
+    /// a caller without an OAuth identity is refused.
+    pub(crate) for_each_user: bool,
 }
 
 impl Upstream {
@@ -117,6 +120,7 @@ impl Upstream {
             last_error: None,
             starting_since: (state == State::Starting).then(Instant::now),
             started_in: None,
+            for_each_user: false,
             state,
         }
     }

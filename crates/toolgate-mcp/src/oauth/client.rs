@@ -6,6 +6,10 @@
 //! - **Client credentials**: the gateway's own token, asked for again before it expires.
 //! - **Authorization code**: the tokens `toolgate login` got and sealed in the [`Vault`],
 //!   refreshed before they expire (the new ones sealed again).
+//! - **Token exchange** (RFC 8693): a call carries a token the authorization server exchanged
+//!   for the caller's own ([`OnBehalf`]), so the server sees who is calling; the gateway's own
+//!   client-credentials token only lists. A caller without an OAuth identity is refused before
+//!   anything is sent ([`crate::pool`]).
 //! - Every token request names the server as its `resource` (RFC 8707), so the token is good
 //!   for that server alone. Tokens are never logged.
 
@@ -25,6 +29,21 @@ use super::vault::{Stored, Vault};
 /// A token is renewed when it has less than this left (seconds).
 const RENEW_BEFORE_SECS: u64 = 60;
 
+/// The most exchanged tokens kept (one per caller's token); past it the expired ones go, then
+/// all.
+const MAX_EXCHANGED: usize = 10_000;
+
+/// The access token of the caller a request is made for, kept in the request's extensions
+/// (never serialized, so never sent): the upstream's HTTP client exchanges it.
+#[derive(Clone)]
+pub(crate) struct OnBehalf(pub(crate) Arc<str>);
+
+impl std::fmt::Debug for OnBehalf {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("OnBehalf(***)")
+    }
+}
+
 /// Where a server's tokens come from, and the last one got.
 pub struct Credentials {
     name: String,
@@ -34,6 +53,8 @@ pub struct Credentials {
     /// The vault, for tokens `toolgate login` got (opened on first use).
     vault: std::sync::OnceLock<Result<Vault, String>>,
     current: tokio::sync::Mutex<Option<Stored>>,
+    /// Tokens exchanged for callers', by the SHA-256 of the caller's token.
+    exchanged: tokio::sync::Mutex<std::collections::HashMap<[u8; 32], Stored>>,
 }
 
 impl std::fmt::Debug for Credentials {
@@ -226,6 +247,7 @@ impl Credentials {
             http: fetch::client(),
             vault: std::sync::OnceLock::new(),
             current: tokio::sync::Mutex::new(None),
+            exchanged: tokio::sync::Mutex::new(std::collections::HashMap::new()),
         }
     }
 
@@ -277,6 +299,50 @@ impl Credentials {
         tracing::info!(upstream = %self.name, expires_in = ?got.expires_at.map(|e| e.saturating_sub(now())), "got an access token");
         let token = got.access_token.clone();
         *current = Some(got);
+        Ok(token)
+    }
+
+    /// A token for this server exchanged (RFC 8693) for `subject`, the caller's own access
+    /// token; kept until it nears its expiry.
+    pub async fn exchanged(&self, subject: &str) -> Result<String, String> {
+        use sha2::Digest;
+        let key: [u8; 32] = sha2::Sha256::digest(subject.as_bytes()).into();
+        let fresh = |s: &Stored| s.expires_at.is_some_and(|e| e > now() + RENEW_BEFORE_SECS);
+        if let Some(s) = self.exchanged.lock().await.get(&key).filter(|s| fresh(s)) {
+            return Ok(s.access_token.clone());
+        }
+        let found = discover(&self.http, &self.resource, &self.settings).await?;
+        let endpoint = found.endpoint("token_endpoint")?;
+        let id = self.settings.client_id.as_deref().unwrap_or_default();
+        let secret = self.settings.client_secret.as_ref().map(|s| s.0.as_str());
+        const ACCESS_TOKEN: &str = "urn:ietf:params:oauth:token-type:access_token";
+        let mut form = vec![
+            ("grant_type", "urn:ietf:params:oauth:grant-type:token-exchange".to_owned()),
+            ("subject_token", subject.to_owned()),
+            ("subject_token_type", ACCESS_TOKEN.to_owned()),
+            ("requested_token_type", ACCESS_TOKEN.to_owned()),
+            ("resource", self.resource.clone()),
+        ];
+        if !self.settings.scopes.is_empty() {
+            form.push(("scope", self.settings.scopes.join(" ")));
+        }
+        let got = token_request(&self.http, &endpoint, &ClientAuth::of(&found.metadata, id, secret), form)
+            .await
+            .map_err(|e| {
+                format!("the caller's token could not be exchanged for one of `{}`: {e}", self.name)
+            })?;
+        let token = got.access_token.clone();
+        let mut kept = self.exchanged.lock().await;
+        if kept.len() >= MAX_EXCHANGED {
+            kept.retain(|_, s| fresh(s));
+            if kept.len() >= MAX_EXCHANGED {
+                kept.clear();
+            }
+        }
+        // A token that says nothing of its expiry is used once.
+        if got.expires_at.is_some() {
+            kept.insert(key, got);
+        }
         Ok(token)
     }
 
@@ -340,6 +406,23 @@ impl Authorized {
             .await
             .map_err(|e| StreamableHttpError::UnexpectedServerResponse(e.into()))
     }
+
+    /// The token `message` goes with: the caller's exchanged one for a call made for a caller
+    /// of a server that acts for each user, the server's own otherwise.
+    async fn token_for(&self, message: &ClientJsonRpcMessage, renew: bool) -> Result<String, HttpError> {
+        use rmcp::model::GetExtensions;
+        if self.credentials.grant() == OAuthGrant::TokenExchange
+            && let ClientJsonRpcMessage::Request(request) = message
+            && let Some(OnBehalf(subject)) = request.request.extensions().get::<OnBehalf>()
+        {
+            return self
+                .credentials
+                .exchanged(subject)
+                .await
+                .map_err(|e| StreamableHttpError::UnexpectedServerResponse(e.into()));
+        }
+        self.token(renew).await
+    }
 }
 
 impl StreamableHttpClient for Authorized {
@@ -353,14 +436,14 @@ impl StreamableHttpClient for Authorized {
         _auth: Option<String>,
         headers: std::collections::HashMap<axum::http::HeaderName, axum::http::HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let token = self.token(false).await?;
+        let token = self.token_for(&message, false).await?;
         match self
             .http
             .post_message(uri.clone(), message.clone(), session_id.clone(), Some(token), headers.clone())
             .await
         {
             Err(StreamableHttpError::AuthRequired(_)) => {
-                let token = self.token(true).await?;
+                let token = self.token_for(&message, true).await?;
                 self.http.post_message(uri, message, session_id, Some(token), headers).await
             }
             other => other,
@@ -376,7 +459,7 @@ impl StreamableHttpClient for Authorized {
         headers: std::collections::HashMap<axum::http::HeaderName, axum::http::HeaderValue>,
         limits: StreamableHttpResponseLimits,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let token = self.token(false).await?;
+        let token = self.token_for(&message, false).await?;
         let first = self
             .http
             .post_message_with_response_limits(
@@ -390,7 +473,7 @@ impl StreamableHttpClient for Authorized {
             .await;
         match first {
             Err(StreamableHttpError::AuthRequired(_)) => {
-                let token = self.token(true).await?;
+                let token = self.token_for(&message, true).await?;
                 self.http
                     .post_message_with_response_limits(uri, message, session_id, Some(token), headers, limits)
                     .await

@@ -22,8 +22,10 @@ const LEEWAY_SECS: u64 = 30;
 /// A key set is read again after this long, so a withdrawn key stops working.
 const KEYS_MAX_AGE: Duration = Duration::from_secs(3600);
 
-/// A token naming a key the set lacks makes the set be read again, at most this often per
-/// issuer: a caller sending made-up key ids cannot make the gateway hammer its issuer.
+/// A token naming a key the set lacks makes the set be read again, at most this often: a
+/// caller sending made-up key ids cannot make the gateway hammer its issuer. A token that
+/// comes sooner waits for the next read rather than being refused, so a rotation right after
+/// such a token is still picked up.
 const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(1);
 
 /// Who a verified token speaks for.
@@ -183,9 +185,13 @@ impl Resource {
             keys.get(issuer).map(|s| (find(s), s.read, s.jwks_uri.clone())).unwrap_or((None, None, None))
         };
         let read_by_another = read_after.is_some() && read_after != read;
-        let fresh = read_after.is_some_and(|r| r.elapsed() < REFRESH_AT_MOST_EVERY);
-        if fresh || (read_by_another && again.is_some()) {
+        if read_by_another && again.is_some() {
             return again.ok_or_else(|| unknown_key(issuer, jwt));
+        }
+        if let Some(last) = read_after
+            && last.elapsed() < REFRESH_AT_MOST_EVERY
+        {
+            tokio::time::sleep(REFRESH_AT_MOST_EVERY - last.elapsed()).await;
         }
         let jwks_uri = match jwks_uri {
             Some(uri) => uri,
