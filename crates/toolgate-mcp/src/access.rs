@@ -46,6 +46,14 @@ pub(crate) struct Caller {
     pub(crate) bearer: Option<std::sync::Arc<str>>,
 }
 
+/// The OAuth access token of the HTTP request behind `context`, if its caller sent one.
+pub(crate) fn bearer_of(
+    context: &rmcp::service::RequestContext<rmcp::RoleServer>,
+) -> Option<std::sync::Arc<str>> {
+    let parts = context.extensions.get::<axum::http::request::Parts>()?;
+    parts.extensions.get::<Caller>()?.bearer.clone()
+}
+
 /// Which hosts, origins and tokens the HTTP endpoints accept.
 #[derive(Debug, Clone, Default)]
 pub struct Access {

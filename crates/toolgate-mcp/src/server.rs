@@ -405,11 +405,7 @@ impl GatewayServer {
                     capabilities: context.client_capabilities().unwrap_or_default(),
                     modern: is_modern(context),
                     progress: context.meta.get_progress_token().map(|token| (context.peer.clone(), token)),
-                    on_behalf: context
-                        .extensions
-                        .get::<axum::http::request::Parts>()
-                        .and_then(|parts| parts.extensions.get::<crate::access::Caller>())
-                        .and_then(|caller| caller.bearer.clone()),
+                    on_behalf: crate::access::bearer_of(context),
                 };
                 let run = self.gateway.start_call(owner, tool, request, caller);
                 let answer = self.drive(tool.qualified_name(), run, 0, context).await;

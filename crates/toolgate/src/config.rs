@@ -55,6 +55,8 @@ mod mcp_json;
 mod toml_file;
 
 #[cfg(test)]
+mod oauth_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::BTreeMap;

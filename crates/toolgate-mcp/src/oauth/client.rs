@@ -433,21 +433,11 @@ impl StreamableHttpClient for Authorized {
         uri: Arc<str>,
         message: ClientJsonRpcMessage,
         session_id: Option<Arc<str>>,
-        _auth: Option<String>,
+        auth: Option<String>,
         headers: std::collections::HashMap<axum::http::HeaderName, axum::http::HeaderValue>,
     ) -> Result<StreamableHttpPostResponse, HttpError> {
-        let token = self.token_for(&message, false).await?;
-        match self
-            .http
-            .post_message(uri.clone(), message.clone(), session_id.clone(), Some(token), headers.clone())
-            .await
-        {
-            Err(StreamableHttpError::AuthRequired(_)) => {
-                let token = self.token_for(&message, true).await?;
-                self.http.post_message(uri, message, session_id, Some(token), headers).await
-            }
-            other => other,
-        }
+        let limits = StreamableHttpResponseLimits::default();
+        self.post_message_with_response_limits(uri, message, session_id, auth, headers, limits).await
     }
 
     async fn post_message_with_response_limits(
