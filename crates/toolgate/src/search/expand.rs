@@ -74,7 +74,7 @@ pub struct Expansion {
     /// Weight of the ranking of a conversation's latest request, added to the whole one's
     /// (0 turns it off; see `turns`).
     pub latest: f32,
-    /// Whether the needs a task's shape says (a file to write, a date to resolve) get room
+    /// Whether the needs a task's shape says (a file to write, an address to fetch) get room
     /// near the top of the ranking (see `intent`).
     pub needs: bool,
 }

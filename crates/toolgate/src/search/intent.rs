@@ -7,9 +7,12 @@
 //!   tools about markdown, while what the task needs is to write a file. A path becomes a
 //!   need read from its extension and from the verb that governs it in its clause: written
 //!   (`save`, `create`, `generate` …) or read (anything else); a directory is listed;
-//! - a web address needs a fetch;
-//! - a date relative to today (`tomorrow`, `next Wednesday`, `the past three days`, `下周`)
-//!   needs the current date first.
+//! - a web address needs a fetch.
+//!
+//! A date relative to today (`tomorrow`, `next Friday`) is not a need: requests name
+//! deadlines and time frames far more often than they ask what day it is, and reading one as
+//! a need put a clock tool near the top of most long task requests (`tests/metamorphic.rs`).
+//! A request that asks for the time says so in words a clock tool matches.
 //!
 //! Each need is a small query of its own; the ranking makes room for its best tool near the
 //! top (see `Index::keywords`), so that one part of a task does not crowd out the others.
@@ -86,9 +89,6 @@ pub(crate) fn read<'q>(words: &[&'q str]) -> Reading<'q> {
             out.words.push(raw);
             if let Some(u) = verb_use(&lower) {
                 verb = Some(u);
-            }
-            if is_relative_date(words, i, &lower) {
-                push(&mut out.needs, &["current", "time", "date"], w);
             }
             compares |=
                 matches!(lower.as_str(), "compare" | "comparing" | "diff" | "difference" | "differences");
@@ -230,54 +230,6 @@ fn verb_use(lower: &str) -> Option<Use> {
         | "list" | "get" | "find" | "insert" | "use" | "from" => Some(Use::Read),
         _ => None,
     }
-}
-
-const WEEKDAYS: [&str; 7] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
-
-/// Whether word `i` (lower-cased `lower`) is a date relative to today that needs the current
-/// date to resolve: `tomorrow`, `yesterday`, `next Wednesday`, `last week`, `the past three
-/// days`, `24h`, `in two weeks`, `3 days ago`, and the Chinese 明天, 昨天,
-/// 下周, 过去三天 …. `today` and `now` alone are not: a search for today's news needs no date.
-fn is_relative_date(words: &[&str], i: usize, lower: &str) -> bool {
-    if matches!(lower, "tomorrow" | "yesterday" | "tonight" | "ago" | "24h" | "48h") {
-        return true;
-    }
-    if [
-        "明天",
-        "后天",
-        "昨天",
-        "前天",
-        "下周",
-        "上周",
-        "下星期",
-        "上星期",
-        "下个月",
-        "上个月",
-        "未来几",
-        "过去几",
-        "最近几天",
-        "近几天",
-    ]
-    .iter()
-    .any(|c| lower.contains(c))
-    {
-        return true;
-    }
-    let word = |j: usize| words.get(j).map(|w| trim_punctuation(w).to_ascii_lowercase());
-    if matches!(lower, "next" | "last" | "past" | "coming" | "this") {
-        // The next word or the one after ("the past three days", "next two weeks").
-        for j in [i + 1, i + 2] {
-            if let Some(w) = word(j) {
-                let unit = w.trim_end_matches('s');
-                if WEEKDAYS.contains(&w.as_str())
-                    || matches!(unit, "day" | "week" | "weekend" | "month" | "year" | "hour" | "quarter")
-                {
-                    return lower != "this" || WEEKDAYS.contains(&w.as_str()) || unit == "weekend";
-                }
-            }
-        }
-    }
-    false
 }
 
 // How the ranking makes room for needs, and how it explains a tool it placed.
@@ -471,19 +423,16 @@ mod tests {
     }
 
     #[test]
-    fn relative_dates_need_the_current_date() {
+    fn dates_and_time_frames_are_not_needs() {
         for q in [
             "train tickets for next Wednesday",
             "stay tomorrow for three days",
             "the last 24h of BTC",
             "how it changed over the past three days",
             "明天北京的天气",
-            "3 days ago",
+            "I need this done by next Friday at the latest.",
+            "today's top news",
         ] {
-            assert_eq!(needs(q).len(), 1, "{q}");
-            assert_eq!(needs(q)[0].0, "current time date", "{q}");
-        }
-        for q in ["today's top news", "the price right now", "this is the last one", "current price"] {
             assert_eq!(needs(q), [], "{q}");
         }
     }

@@ -1,16 +1,16 @@
-//! Conversations flattened into one request: the latest request counts more.
+//! Conversations given as conversations: the latest request counts more.
 //!
-//! A request of several lines is often a conversation with one user turn a line: a host that
-//! searches with the recent messages, or a benchmark's multi-turn task. What is needed now is in
-//! the latest line that asks for something ("Could you also check the advisories?"); what the
-//! earlier lines asked for was, most likely, dealt with already. So the lexical strategies rank
-//! such a request twice, whole and by its latest request alone, and add the two scores, each
-//! divided by its best: a tool that fits the whole conversation and the latest request beats
-//! one that fits only the first turn.
+//! A request is one text. Only when its turns are marked as turns, as a transcript is (each
+//! turn on its own line, labelled with who speaks: `user:`, `assistant:`, `用户：` …), is its
+//! latest user turn that asks for something ranked as well: what the earlier turns asked for
+//! was, most likely, dealt with already. The lexical strategies then rank the request twice,
+//! whole and by that turn alone, and add the two scores, each divided by its best.
 //!
-//! The first line never counts as the latest request (the whole request already says it), and
-//! neither does a line that asks for nothing: "The recipient's name is Mr. Suzuki." answers the
-//! assistant and leaves the request where it was. One-line requests are ranked as before.
+//! Lines and paragraphs alone say nothing: a request's last paragraph is as often a closing
+//! instruction ("make sure every finding is backed by data", "thanks in advance") as a new
+//! request, and ranking it alone let such words pull in tools nobody asked for
+//! (`tests/metamorphic.rs`). The first user turn never counts as the latest request (the whole
+//! request already says it), and neither does a turn that asks for nothing.
 
 use rustc_hash::FxHashMap;
 
@@ -22,11 +22,40 @@ use crate::catalog::ToolId;
 /// best). Chosen on ACEBench's development tasks, the only sets with multi-line requests.
 pub(super) const LATEST_WEIGHT: f32 = 0.5;
 
-/// The latest line of `query` after its first that asks for something, if `query` has more than
-/// one line.
+/// The latest user turn of `query` after its first that asks for something, if `query` is a
+/// transcript of marked turns with more than one user turn.
 pub(super) fn latest_request(query: &str) -> Option<&str> {
-    let lines: Vec<&str> = query.lines().map(str::trim).filter(|l| !l.is_empty()).collect();
-    lines.get(1..)?.iter().rev().find(|l| asks(l)).copied()
+    let turns: Vec<(Speaker, &str)> = query.lines().filter_map(turn).collect();
+    // A transcript: every non-empty line is a marked turn, and there are two turns at least.
+    let lines = query.lines().filter(|l| !l.trim().is_empty()).count();
+    if turns.len() < 2 || turns.len() != lines {
+        return None;
+    }
+    let user: Vec<&str> = turns.iter().filter(|(s, _)| *s == Speaker::User).map(|(_, t)| *t).collect();
+    user.get(1..)?.iter().rev().find(|l| asks(l)).copied()
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Speaker {
+    User,
+    Other,
+}
+
+/// A line that is a marked turn: its speaker and what it says.
+fn turn(line: &str) -> Option<(Speaker, &str)> {
+    const USER: &[&str] = &["user", "human", "customer", "用户", "客户"];
+    const OTHER: &[&str] = &["assistant", "ai", "bot", "system", "agent", "model", "助手", "系统"];
+    let line = line.trim();
+    let (label, said) = line.split_once(':').or_else(|| line.split_once('：'))?;
+    let label = label.trim().trim_matches(['[', ']', '*']).to_lowercase();
+    let speaker = if USER.contains(&label.as_str()) {
+        Speaker::User
+    } else if OTHER.contains(&label.as_str()) {
+        Speaker::Other
+    } else {
+        return None;
+    };
+    Some((speaker, said.trim()))
 }
 
 /// Whether `line` asks for something: a question, or a phrase that makes a request.
@@ -140,13 +169,26 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_latest_line_that_asks_is_the_latest_request() {
-        let q = "I'm planning a trip to India. Can you tell me about health alerts?\n\
-                 Sure, the whole of August.\n\
-                 Great, one last thing. Could you provide vaccine advice?\n\
-                 The trip starts on the 3rd.";
+    fn the_latest_user_turn_that_asks_is_the_latest_request() {
+        let q = "User: I'm planning a trip to India. Can you tell me about health alerts?\n\
+                 Assistant: For which month?\n\
+                 User: Sure, the whole of August.\n\
+                 User: Great, one last thing. Could you provide vaccine advice?\n\
+                 [user]: The trip starts on the 3rd.";
         assert_eq!(latest_request(q), Some("Great, one last thing. Could you provide vaccine advice?"));
-        assert_eq!(latest_request("我想订机票\n请帮我查一下天气"), Some("请帮我查一下天气"));
+        assert_eq!(latest_request("用户：我想订机票\n助手：好的\n用户：请帮我查一下天气"), Some("请帮我查一下天气"));
+    }
+
+    #[test]
+    fn lines_without_speakers_are_one_request() {
+        let q = "I'm planning a trip to India. Can you tell me about health alerts?\n\
+                 Great, one last thing. Could you provide vaccine advice?";
+        assert_eq!(latest_request(q), None);
+        assert_eq!(latest_request("我想订机票\n\n请帮我查一下天气"), None);
+        // A line that only looks labelled ("Note: …") is no turn, and one unmarked line makes
+        // the whole request one text.
+        assert_eq!(latest_request("Note: book it\nUser: please book it"), None);
+        assert_eq!(latest_request("User: find flights\nThen please check the weather?"), None);
     }
 
     #[test]
@@ -157,7 +199,7 @@ mod tests {
             .build()
             .unwrap();
         let index = Index::builder().build(&catalog);
-        let q = "Any health alerts for India?\nCould you also give vaccine advice?";
+        let q = "user: Any health alerts for India?\nuser: Could you also give vaccine advice?";
         let vaccine = index.named("travel__vaccine_advice")[0];
         let alerts = index.named("travel__health_alerts")[0];
         assert_eq!(
@@ -170,7 +212,7 @@ mod tests {
     #[test]
     fn one_line_or_only_the_first_asking_has_no_latest_request() {
         assert_eq!(latest_request("Can you find flights to Paris?"), None);
-        assert_eq!(latest_request("Can you find flights?\nFrom Paris.\nOn 2023-06-15."), None);
+        assert_eq!(latest_request("user: Can you find flights?\nuser: From Paris.\nuser: On 2023-06-15."), None);
         assert_eq!(latest_request("Can you find flights?\n\n   \n"), None);
         assert_eq!(latest_request(""), None);
     }
