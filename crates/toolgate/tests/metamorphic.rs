@@ -57,7 +57,12 @@ fn perturbations() -> Vec<Perturbation> {
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| Perturbation { name: text(p, "name"), form: text(p, "form"), en: text(p, "en"), zh: text(p, "zh") })
+        .map(|p| Perturbation {
+            name: text(p, "name"),
+            form: text(p, "form"),
+            en: text(p, "en"),
+            zh: text(p, "zh"),
+        })
         .collect()
 }
 
@@ -109,8 +114,13 @@ fn adds_words(p: &Perturbation) -> bool {
 fn ndcg(index: &Index, catalog: &Catalog, queries: &[Query]) -> f64 {
     let mut rank = |q: &str| index.search(Request::new(q, usize::MAX)).hits;
     let mut time = |_: &str| {};
-    let ranker =
-        Ranker { label: "default", strategy: Strategy::DEFAULT, build_ms: 0.0, rank: &mut rank, time: &mut time };
+    let ranker = Ranker {
+        label: "default",
+        strategy: Strategy::DEFAULT,
+        build_ms: 0.0,
+        rank: &mut rank,
+        time: &mut time,
+    };
     evaluate_ranker(catalog, queries, &[5], 0.0, ranker, &mut || {}).all.ndcg10
 }
 
@@ -143,14 +153,18 @@ fn the_ranking_does_not_move_with_the_layout_of_a_request() {
                 part.iter().map(|q| Query { query: perturb(p, &q.query, &q.lang), ..q.clone() }).collect()
             };
             let figures = [ndcg(&index, &catalog, &changed(&tune)), ndcg(&index, &catalog, &changed(&check))];
-            let mark = if figures.iter().zip(&base).any(|(f, b)| (f - b).abs() > TOLERANCE) { "  <-" } else { "" };
+            let mark =
+                if figures.iter().zip(&base).any(|(f, b)| (f - b).abs() > TOLERANCE) { "  <-" } else { "" };
             println!("{set:<13} {:>22} {:.3} / {:.3}{mark}", p.name, figures[0], figures[1]);
             let open = recorded(&doc, &p.name, set);
             for (i, (part, (f, b))) in ["tune", "check"].iter().zip(figures.iter().zip(&base)).enumerate() {
                 match open {
                     // A known gap may not widen.
                     Some(was) if *f < was[i] - 0.005 => {
-                        moved.push(format!("{set} {part} under `{}`: {f:.3}, below the {:.3} recorded", p.name, was[i]));
+                        moved.push(format!(
+                            "{set} {part} under `{}`: {f:.3}, below the {:.3} recorded",
+                            p.name, was[i]
+                        ));
                     }
                     Some(_) => {}
                     None if (f - b).abs() > TOLERANCE => {
@@ -188,7 +202,11 @@ fn the_ranking_does_not_move_with_the_layout_of_a_request() {
             over.push(format!("`{}`: {} (recorded {allowed}), e.g. {}", p.name, found.len(), found[0]));
         }
     }
-    assert!(over.is_empty(), "tools found only by the added words entered a top 5 more often:\n{}", over.join("\n"));
+    assert!(
+        over.is_empty(),
+        "tools found only by the added words entered a top 5 more often:\n{}",
+        over.join("\n")
+    );
 }
 
 #[test]

@@ -176,7 +176,10 @@ mod tests {
                  User: Great, one last thing. Could you provide vaccine advice?\n\
                  [user]: The trip starts on the 3rd.";
         assert_eq!(latest_request(q), Some("Great, one last thing. Could you provide vaccine advice?"));
-        assert_eq!(latest_request("用户：我想订机票\n助手：好的\n用户：请帮我查一下天气"), Some("请帮我查一下天气"));
+        assert_eq!(
+            latest_request("用户：我想订机票\n助手：好的\n用户：请帮我查一下天气"),
+            Some("请帮我查一下天气")
+        );
     }
 
     #[test]
@@ -212,7 +215,10 @@ mod tests {
     #[test]
     fn one_line_or_only_the_first_asking_has_no_latest_request() {
         assert_eq!(latest_request("Can you find flights to Paris?"), None);
-        assert_eq!(latest_request("user: Can you find flights?\nuser: From Paris.\nuser: On 2023-06-15."), None);
+        assert_eq!(
+            latest_request("user: Can you find flights?\nuser: From Paris.\nuser: On 2023-06-15."),
+            None
+        );
         assert_eq!(latest_request("Can you find flights?\n\n   \n"), None);
         assert_eq!(latest_request(""), None);
     }
