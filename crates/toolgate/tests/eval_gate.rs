@@ -32,8 +32,9 @@ fn gate(set: &str, recall5: f64, ndcg10: f64) {
 
 #[test]
 fn default_strategy_meets_the_target_on_acebench_en() {
-    // Multi-turn conversations among them: the latest request at work.
-    gate("acebench-en", 0.955, 0.915);
+    // Multi-turn conversations among them, read as one text since issue 28 (their lines are
+    // not marked as turns): 0.924 before, when the latest line counted more.
+    gate("acebench-en", 0.955, 0.895);
 }
 
 #[test]
@@ -44,15 +45,16 @@ fn default_strategy_keeps_its_quality_on_livemcp_zh() {
 
 #[test]
 fn default_strategy_meets_the_target_on_acebench_zh() {
-    // Chinese requests for Chinese-described tools: bigrams, the vocabulary, and the latest
-    // request of a conversation.
-    gate("acebench-zh", 0.965, 0.925);
+    // Chinese requests for Chinese-described tools: bigrams and the vocabulary (0.932 before
+    // issue 28, when the latest line of a conversation counted more).
+    gate("acebench-zh", 0.965, 0.905);
 }
 
 #[test]
 fn default_strategy_meets_the_target_on_livemcpbench() {
-    // Whole tasks with several gold tools each: the request's needs (files, dates) at work.
-    gate("livemcpbench", 0.65, 0.60);
+    // Whole tasks with several gold tools each: the request's needs (files, pages) at work. A
+    // date is no longer a need for a clock since issue 28 (R@5 0.666, nDCG@10 0.622 before).
+    gate("livemcpbench", 0.59, 0.56);
 }
 
 #[test]
