@@ -94,12 +94,16 @@ impl Vault {
 
     /// The file of server `name`.
     pub fn path(&self, name: &str) -> PathBuf {
-        // Server names are checked to be plain when the configuration is read; the file name
-        // is made safe whatever it is.
-        let safe: String = name
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || c == '-' || c == '_' { c } else { '_' })
-            .collect();
+        // The file name is made safe whatever the name is, and stays one name's alone: any
+        // byte but a letter, a digit, `-` and `_` is written `~XX`.
+        let mut safe = String::with_capacity(name.len());
+        for b in name.bytes() {
+            if b.is_ascii_alphanumeric() || b == b'-' || b == b'_' {
+                safe.push(b as char);
+            } else {
+                safe.push_str(&format!("~{b:02x}"));
+            }
+        }
         self.dir.join(format!("{safe}.token"))
     }
 
@@ -234,7 +238,8 @@ mod tests {
         assert!(!format!("{:?} {:?}", stored(), vault).contains("SECRET"));
         vault.remove("github").unwrap();
         vault.remove("github").unwrap();
-        assert_eq!(vault.path("../x"), dir.join("___x.token"));
+        assert_eq!(vault.path("../x"), dir.join("~2e~2e~2fx.token"));
+        assert_ne!(vault.path("a.b"), vault.path("a_b"), "two names, two files");
         let _ = std::fs::remove_dir_all(&dir);
     }
 
