@@ -149,3 +149,33 @@ fn the_gateway_ranks_with_the_model_of_its_search_table_as_search_does() {
     assert!(stderr.contains("config.json"), "{stderr}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// `scripts/get-model.sh DIR`, the documented one command, puts the model where `--model` and
+/// `[search] model` read it: the same files as the package's, so the same ranking.
+#[test]
+fn one_command_puts_a_model_where_the_bert_strategy_reads_it() {
+    let dir = std::env::temp_dir().join(format!("toolgate-get-model-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scripts/get-model.sh");
+    let out = Command::new("bash").arg(&script).arg(&dir).output().unwrap();
+    assert!(out.status.success(), "get-model.sh failed: {}", String::from_utf8_lossy(&out.stderr));
+    let printed = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(printed.lines().last(), Some(dir.to_str().unwrap()), "the last line is the directory");
+    for file in ["config.json", "tokenizer.json", "model.safetensors"] {
+        assert!(dir.join(file).exists(), "{file} is missing");
+    }
+    let search = |model: &Path| -> Value {
+        let out = Command::new(env!("CARGO_BIN_EXE_toolgate"))
+            .args(["search", "--json", "--limit", "5", "--model"])
+            .arg(model)
+            .arg("compare two text files and show what changed")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let got = search(&dir);
+    assert_eq!(got["strategy"], "bert");
+    assert_eq!(got["matches"], search(&model())["matches"], "the same model ranks the same");
+    let _ = std::fs::remove_dir_all(&dir);
+}
