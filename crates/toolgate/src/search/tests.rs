@@ -217,11 +217,11 @@ fn screenshot_tools_come_first() {
         "take a screenshot of a web page",
         expect![[r#"
             Keywords
-            playwright__playwright_screenshot 8.516
-            puppeteer__puppeteer_screenshot 8.436
-            image-extractor__extract_image_from_url 5.466
+            playwright__playwright_screenshot 8.515
+            puppeteer__puppeteer_screenshot 8.435
+            image-extractor__extract_image_from_url 5.462
             duckduckgo-search__duckduckgo_web_search 3.604
-            image-extractor__extract_image_from_file 3.179
+            image-extractor__extract_image_from_file 3.177
         "#]],
     );
 }
@@ -232,11 +232,11 @@ fn chinese_ticket_request_finds_12306() {
         "帮我查一下明天上海到北京的火车余票",
         expect![[r#"
             Keywords
-            12306-mcp__get-tickets 7.585
-            12306-mcp__get-interline-tickets 6.669
-            12306-mcp__get-stations-code-in-city 6.433
+            12306-mcp__get-tickets 7.584
+            12306-mcp__get-interline-tickets 6.667
+            12306-mcp__get-stations-code-in-city 6.429
             12306-mcp__get-train-route-stations 3.915
-            12306-mcp__get-station-code-of-citys 3.679
+            12306-mcp__get-station-code-of-citys 3.677
         "#]],
     );
 }

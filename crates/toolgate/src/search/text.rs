@@ -389,6 +389,28 @@ fn is_stop_word(word: &str) -> bool {
             | "would"
             | "you"
             | "your"
+            // More determiners and indefinite pronouns beside `any`, `some` and `this`:
+            // closed-class words, which say what a request quantifies, never what a tool does
+            // (`all` stays a word: tools are named `get_all_…`).
+            | "every"
+            | "each"
+            | "both"
+            | "either"
+            | "neither"
+            | "anything"
+            | "everything"
+            | "something"
+            | "nothing"
+            | "anyone"
+            | "everyone"
+            | "someone"
+            | "anybody"
+            | "everybody"
+            | "somebody"
+            | "nobody"
+            | "whatever"
+            | "whichever"
+            | "whoever"
     )
 }
 
