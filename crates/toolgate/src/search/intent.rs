@@ -9,10 +9,13 @@
 //!   (`save`, `create`, `generate` …) or read (anything else); a directory is listed;
 //! - a web address needs a fetch.
 //!
-//! A date relative to today (`tomorrow`, `next Friday`) is not a need: requests name
-//! deadlines and time frames far more often than they ask what day it is, and reading one as
-//! a need put a clock tool near the top of most long task requests (`tests/metamorphic.rs`).
-//! A request that asks for the time says so in words a clock tool matches.
+//! A date relative to today (`tomorrow`, `next Friday`, `the past three days`, `下周五`) is
+//! data too, like a path or a number: an argument of the request, taken out of its words, so
+//! that "by next Friday" finds no tool about what comes next. It is not a need either:
+//! requests name deadlines and time frames far more often than they ask what day it is, and
+//! reading one as a need put a clock tool near the top of most long task requests
+//! (`tests/metamorphic.rs`). A request that asks for the time says so in words a clock tool
+//! matches.
 //!
 //! Each need is a small query of its own; the ranking makes room for its best tool near the
 //! top (see `Index::keywords`), so that one part of a task does not crowd out the others.
@@ -57,11 +60,21 @@ pub(crate) fn read<'q>(words: &[&'q str]) -> Reading<'q> {
     let mut files_read = 0;
     let mut compares = false;
     // A path glued to Chinese text (`路径是/a/b.txt，`) is cut out of it first.
-    let split: Vec<&'q str> = words.iter().flat_map(|w| latin_runs(w)).collect();
+    let split: Vec<&'q str> =
+        words.iter().flat_map(|w| latin_runs(w)).flat_map(without_chinese_dates).collect();
     let words = &split[..];
+    let dates = date_words(words);
     for (i, &raw) in words.iter().enumerate() {
         let w = trim_punctuation(raw);
         let lower = w.to_ascii_lowercase();
+        if dates[i] {
+            // A date is an argument of the request, like a number: what it asks for is in its
+            // other words ("by next Friday" finds no tool about what comes next).
+            if ends_clause(raw) || lower == "then" {
+                verb = None;
+            }
+            continue;
+        }
         if is_address(&lower) {
             out.words.push(raw);
             // A page to read; an address of an image or a document is a file of its own kind.
@@ -123,6 +136,106 @@ fn latin_runs(w: &str) -> impl Iterator<Item = &str> {
         rest = tail;
         Some(piece)
     })
+}
+
+const WEEKDAYS: [&str; 7] = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"];
+
+/// Which of `words` say a date relative to today or a weekday, which are arguments of a
+/// request, not what it asks for: `tomorrow`, `yesterday`, `tonight`, `Friday`, `next week`,
+/// `the past three days`, `this weekend`, `3 days ago`.
+fn date_words(words: &[&str]) -> Vec<bool> {
+    let lower: Vec<String> = words.iter().map(|w| trim_punctuation(w).to_ascii_lowercase()).collect();
+    let unit = |w: &str| {
+        let u = w.trim_end_matches('s');
+        WEEKDAYS.contains(&w)
+            || matches!(u, "day" | "week" | "weekend" | "month" | "year" | "hour" | "quarter")
+    };
+    let mut out = vec![false; words.len()];
+    for (i, w) in lower.iter().enumerate() {
+        if matches!(w.as_str(), "tomorrow" | "yesterday" | "tonight") || WEEKDAYS.contains(&w.as_str()) {
+            out[i] = true;
+        }
+        if w == "ago" && i >= 1 && unit(&lower[i - 1]) {
+            out[i] = true;
+            out[i - 1] = true;
+            if i >= 2 && is_count(&lower[i - 2]) {
+                out[i - 2] = true;
+            }
+        }
+        if matches!(w.as_str(), "next" | "last" | "past" | "coming" | "this") {
+            for j in [i + 1, i + 2] {
+                let Some(next) = lower.get(j) else { break };
+                if unit(next) && (w != "this" || WEEKDAYS.contains(&next.as_str()) || next == "weekend") {
+                    if j == i + 2 && !is_count(&lower[i + 1]) {
+                        break;
+                    }
+                    out[i..=j].iter_mut().for_each(|d| *d = true);
+                    break;
+                }
+            }
+        }
+    }
+    out
+}
+
+/// A number in digits or an English count word.
+fn is_count(w: &str) -> bool {
+    w.bytes().all(|b| b.is_ascii_digit()) && !w.is_empty()
+        || matches!(
+            w,
+            "a" | "one" | "two" | "three" | "four" | "five" | "six" | "seven" | "few" | "several" | "couple"
+        )
+}
+
+/// `w` without the Chinese dates relative to today it holds (明天, 下周五, 上个月, 过去三天 …):
+/// the rest of it, in pieces.
+fn without_chinese_dates(w: &str) -> Vec<&str> {
+    const WHOLE: &[&str] = &["明天", "后天", "昨天", "前天", "今晚", "下个月", "上个月", "这个月", "本月"];
+    const WEEK: &[&str] = &["下周", "上周", "本周", "这周", "下星期", "上星期", "这星期", "周", "星期"];
+    const SPAN: &[&str] = &["过去", "最近", "未来", "接下来"];
+    const DAYS: &str = "一二三四五六日天末";
+    const COUNTS: &str = "一二两三四五六七八九十几0123456789";
+    let mut pieces = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < w.len() {
+        let rest = &w[i..];
+        let mut len = WHOLE.iter().find(|p| rest.starts_with(**p)).map_or(0, |p| p.len());
+        if len == 0
+            && let Some(p) = WEEK.iter().find(|p| rest.starts_with(**p))
+        {
+            // `周` alone is a date only with its day (周五, 周末); `下周` is one either way.
+            match rest[p.len()..].chars().next().filter(|c| DAYS.contains(*c)) {
+                Some(day) => len = p.len() + day.len_utf8(),
+                None if p.chars().count() > 1 => len = p.len(),
+                None => {}
+            }
+        }
+        if len == 0
+            && let Some(p) = SPAN.iter().find(|p| rest.starts_with(**p))
+        {
+            let after = &rest[p.len()..];
+            let counted: usize = after.chars().take_while(|c| COUNTS.contains(*c)).map(char::len_utf8).sum();
+            let tail = &after[counted..];
+            if let Some(u) = ["天", "周", "个月", "月", "年", "小时"].iter().find(|u| tail.starts_with(**u))
+            {
+                len = p.len() + counted + u.len();
+            }
+        }
+        if len > 0 {
+            if start < i {
+                pieces.push(&w[start..i]);
+            }
+            i += len;
+            start = i;
+        } else {
+            i += rest.chars().next().map_or(1, char::len_utf8);
+        }
+    }
+    if start < w.len() {
+        pieces.push(&w[start..]);
+    }
+    pieces
 }
 
 fn push(needs: &mut Vec<Need>, words: &'static [&'static str], cue: &str) {
@@ -420,6 +533,26 @@ mod tests {
     #[test]
     fn a_directory_after_a_file_name_is_its_location() {
         assert_eq!(needs("insert clock.png under /root/picture"), pairs(&[("read image", "clock.png")]));
+    }
+
+    #[test]
+    fn dates_are_arguments_not_words_of_the_request() {
+        let words = |q: &str| {
+            let w: Vec<&str> = q.split_whitespace().collect();
+            read(&w).words.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>().join(" ")
+        };
+        assert_eq!(
+            words("I need this done by next Friday at the latest."),
+            "I need this done by at the latest."
+        );
+        assert_eq!(words("news of the past three days"), "news of the");
+        assert_eq!(words("3 days ago"), "");
+        assert_eq!(words("this is the last one"), "this is the last one");
+        assert_eq!(words("list the next tasks"), "list the next tasks");
+        assert_eq!(words("最晚下周五之前需要完成。"), "最晚 之前需要完成。");
+        assert_eq!(words("明天北京的天气"), "北京的天气");
+        assert_eq!(words("这是为接下来一周准备的"), "这是为 准备的");
+        assert_eq!(words("周报怎么写"), "周报怎么写");
     }
 
     #[test]
