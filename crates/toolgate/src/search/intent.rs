@@ -155,6 +155,13 @@ fn date_words(words: &[&str]) -> Vec<bool> {
         if matches!(w.as_str(), "tomorrow" | "yesterday" | "tonight") || WEEKDAYS.contains(&w.as_str()) {
             out[i] = true;
         }
+        // A deadline's bound: "by Friday at the latest".
+        if w == "at"
+            && lower.get(i + 1).is_some_and(|n| n == "the")
+            && lower.get(i + 2).is_some_and(|n| n == "latest" || n == "earliest")
+        {
+            out[i..=i + 2].iter_mut().for_each(|d| *d = true);
+        }
         if w == "ago" && i >= 1 && unit(&lower[i - 1]) {
             out[i] = true;
             out[i - 1] = true;
@@ -541,10 +548,8 @@ mod tests {
             let w: Vec<&str> = q.split_whitespace().collect();
             read(&w).words.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>().join(" ")
         };
-        assert_eq!(
-            words("I need this done by next Friday at the latest."),
-            "I need this done by at the latest."
-        );
+        assert_eq!(words("I need this done by next Friday at the latest."), "I need this done by");
+        assert_eq!(words("get the latest news"), "get the latest news");
         assert_eq!(words("news of the past three days"), "news of the");
         assert_eq!(words("3 days ago"), "");
         assert_eq!(words("this is the last one"), "this is the last one");

@@ -217,11 +217,11 @@ fn screenshot_tools_come_first() {
         "take a screenshot of a web page",
         expect![[r#"
             Keywords
-            playwright__playwright_screenshot 8.515
-            puppeteer__puppeteer_screenshot 8.435
-            image-extractor__extract_image_from_url 5.462
-            duckduckgo-search__duckduckgo_web_search 3.604
-            image-extractor__extract_image_from_file 3.177
+            playwright__playwright_screenshot 8.512
+            puppeteer__puppeteer_screenshot 8.432
+            image-extractor__extract_image_from_url 5.455
+            duckduckgo-search__duckduckgo_web_search 3.603
+            image-extractor__extract_image_from_file 3.173
         "#]],
     );
 }
@@ -232,11 +232,11 @@ fn chinese_ticket_request_finds_12306() {
         "帮我查一下明天上海到北京的火车余票",
         expect![[r#"
             Keywords
-            12306-mcp__get-tickets 7.439
-            12306-mcp__get-interline-tickets 6.541
-            12306-mcp__get-stations-code-in-city 6.429
-            12306-mcp__get-train-route-stations 3.915
-            12306-mcp__get-station-code-of-citys 3.677
+            12306-mcp__get-tickets 7.436
+            12306-mcp__get-interline-tickets 6.537
+            12306-mcp__get-stations-code-in-city 6.421
+            12306-mcp__get-train-route-stations 3.913
+            12306-mcp__get-station-code-of-citys 3.674
         "#]],
     );
 }
@@ -300,8 +300,8 @@ fn english_synonyms_expand() {
         expect![[r#"
             yahoo-finance__get_dividends
               get: name 0.30 + description 0.23 <- fetch (synonym)
-              stock: description 1.81 + schema 0.66
-              dividend: name 2.38 + description 1.80
+              stock: description 1.80 + schema 0.66
+              dividend: name 2.39 + description 1.80
             kospi-kosdaq__get_stock_fundamental
             yfmcp__get_ticker_news
         "#]],

@@ -411,6 +411,21 @@ fn is_stop_word(word: &str) -> bool {
             | "whatever"
             | "whichever"
             | "whoever"
+            // The rest of the auxiliary verbs beside `be`, `is`, `are`, `was`, `do`, `does`,
+            // `have`, `can`, `could`, `should`, `will` and `would`.
+            | "am"
+            | "were"
+            | "been"
+            | "being"
+            | "did"
+            | "done"
+            | "doing"
+            | "has"
+            | "had"
+            | "having"
+            | "might"
+            | "must"
+            | "shall"
     )
 }
 
