@@ -15,11 +15,13 @@ pub(crate) mod cache;
 
 use std::cell::RefCell;
 use std::path::Path;
+use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
 use super::Hit;
 use super::text::Analyzer;
+use super::vocab::{Vocabulary, vocabulary};
 use crate::catalog::{Catalog, Tool, ToolId};
 
 /// The fields of a tool that BM25F scores separately.
@@ -124,6 +126,9 @@ pub(crate) struct Bm25Index {
     /// Average length of each field.
     avg_len: [f32; 5],
     n_docs: usize,
+    /// The vocabularies queries are expanded with (the compiled-in ones unless a study of
+    /// the vocabulary gives others).
+    vocab: Arc<Vocabulary>,
 }
 
 /// One term's postings while building, tools ascending: each a [`Packed`] tool and term
@@ -406,7 +411,17 @@ impl Bm25Index {
             }
             offsets.push(docs.len() as u32);
         }
-        Bm25Index { params, terms, offsets, docs, scores, idf, avg_len, n_docs: n }
+        Bm25Index {
+            params,
+            terms,
+            offsets,
+            docs,
+            scores,
+            idf,
+            avg_len,
+            n_docs: n,
+            vocab: vocabulary().clone(),
+        }
     }
 
     /// [`Bm25Index::build`], or with `cache` (a directory), the index saved there for this
@@ -429,6 +444,16 @@ impl Bm25Index {
         let index = Bm25Index::build(catalog, params);
         index.write_cache(&path, &key, &mac);
         (index, false)
+    }
+
+    /// The vocabularies queries are expanded with.
+    pub(crate) fn vocabulary(&self) -> &Vocabulary {
+        &self.vocab
+    }
+
+    /// Expands queries with `vocab` instead of the compiled-in vocabularies.
+    pub(crate) fn set_vocabulary(&mut self, vocab: Arc<Vocabulary>) {
+        self.vocab = vocab;
     }
 
     pub(crate) fn analyzer(&self) -> &Analyzer {

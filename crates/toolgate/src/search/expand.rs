@@ -17,7 +17,7 @@
 
 use super::bm25f::{Alternative, Bm25Index};
 use super::text::is_cjk;
-use super::vocab::{Phrase, Piece, vocabulary};
+use super::vocab::{Phrase, Piece};
 
 /// How an alternative came from the query.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -137,9 +137,9 @@ impl Default for Expansion {
 
 /// The general words of a Chinese word's translations ([`Builder::broader`]), each with how it
 /// was found ([`Via::Kind`] or [`Via::Topic`]).
-struct Broader {
+struct Broader<'a> {
     /// In English, for English descriptions.
-    english: Vec<(&'static str, Via)>,
+    english: Vec<(&'a str, Via)>,
     /// Their Chinese words, as the index's bigrams, for Chinese descriptions.
     chinese: Vec<(Vec<String>, Via)>,
 }
@@ -201,7 +201,7 @@ struct Builder<'a> {
     said: Vec<u32>,
 }
 
-impl Builder<'_> {
+impl<'a> Builder<'a> {
     /// Adds one group: the direct terms (if any) and expansions. Returns whether any matched,
     /// here or earlier in the request (a word said twice counts once, but it is not unmatched).
     fn group<'t>(
@@ -303,12 +303,15 @@ impl Builder<'_> {
 
     /// One term of a Latin-script word, with its synonyms (and Chinese words, if asked for).
     fn latin_term(&mut self, text: &str, t: &str) -> bool {
-        let vocab = vocabulary();
+        let vocab = Bm25Index::vocabulary(self.index);
         let synonyms = vocab.synonyms.get(t).map_or(&[][..], Vec::as_slice);
+        let unsaid = if self.index.term(t).is_none() { vocab.unsaid_synonyms.get(t) } else { None };
+        let unsaid = unsaid.map_or(&[][..], Vec::as_slice);
         let kinds = vocab.kinds.get(t).map_or(&[][..], Vec::as_slice);
         let topics = vocab.topics.get(t).filter(|_| !self.common(t)).map_or(&[][..], Vec::as_slice);
         let expansions = synonyms
             .iter()
+            .chain(unsaid.iter().filter(|o| !synonyms.contains(o)))
             .map(|o| (t, Terms::One(o), Via::Synonym))
             .chain(kinds.iter().map(|k| (t, Terms::One(k), Via::Kind)))
             .chain(topics.iter().map(|k| (t, Terms::One(k), Via::Topic)));
@@ -327,7 +330,7 @@ impl Builder<'_> {
     /// The Chinese words the vocabulary gives `english` for, as the index has them (bigrams),
     /// for Chinese descriptions.
     fn chinese_words(&self, english: &str) -> Vec<Vec<String>> {
-        let keys = vocabulary().en_zh.get(english).map_or(&[][..], Vec::as_slice);
+        let keys = Bm25Index::vocabulary(self.index).en_zh.get(english).map_or(&[][..], Vec::as_slice);
         keys.iter()
             .map(|key| {
                 let mut bigrams = Vec::new();
@@ -341,9 +344,9 @@ impl Builder<'_> {
     /// → `currency`), in English for English descriptions and as the index's bigrams of their
     /// Chinese words (`货币`) for Chinese ones, each with how it was found. As for an English
     /// word, a translation many tools have is not expanded to its fields.
-    fn broader(&self, phrases: &[Phrase]) -> Broader {
-        let vocab = vocabulary();
-        let mut english: Vec<(&'static str, Via)> = Vec::new();
+    fn broader(&self, phrases: &[Phrase]) -> Broader<'a> {
+        let vocab = Bm25Index::vocabulary(self.index);
+        let mut english: Vec<(&'a str, Via)> = Vec::new();
         let mut chinese = Vec::new();
         for phrase in phrases.iter().filter(|p| p.len() == 1) {
             let word = phrase[0].as_str();
@@ -363,7 +366,7 @@ impl Builder<'_> {
     }
 
     fn chinese(&mut self, run: &str) -> bool {
-        let vocab = vocabulary();
+        let vocab = Bm25Index::vocabulary(self.index);
         let mut pieces = Vec::new();
         vocab.segment(run, &mut |p| pieces.push(p));
         self.produced |= pieces.iter().any(|p| !matches!(p, Piece::Stop));

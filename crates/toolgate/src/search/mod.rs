@@ -28,7 +28,6 @@ mod turns;
 mod vocab;
 
 use rustc_hash::FxHashMap;
-#[cfg(feature = "bert")]
 use std::sync::Arc;
 
 use bm25f::{Alternative, Bm25Index};
@@ -40,6 +39,7 @@ pub use explain::{Explanation, TermExplanation, score_json};
 use keyword::KeywordIndex;
 pub use relevance::{RELEVANCE_CUT, rank_scored, relevant};
 pub use strategy::{Strategy, UnknownStrategy};
+pub use vocab::HandEntry;
 
 use crate::catalog::{Catalog, ToolId, strip_mcp_prefix};
 use crate::naming;
@@ -152,6 +152,8 @@ pub struct IndexBuilder {
     cache: Option<std::path::PathBuf>,
     /// The file of the key that authenticates cache files (`None`: the data directory's).
     cache_key: Option<std::path::PathBuf>,
+    /// The vocabularies queries are expanded with (`None`: the compiled-in ones).
+    vocab: Option<Arc<vocab::Vocabulary>>,
     #[cfg(feature = "bert")]
     model: Option<Arc<crate::semantic::bert::BertModel>>,
 }
@@ -226,6 +228,14 @@ impl IndexBuilder {
         self
     }
 
+    /// Expands queries without some hand-written vocabulary entries, the general resources
+    /// still giving what they have for their words: what the entries add is the difference
+    /// (for leaving one set out, `examples/vocabulary.rs`).
+    pub fn without_hand_written(mut self, entries: &[HandEntry]) -> IndexBuilder {
+        self.vocab = Some(HandEntry::vocabulary_without(entries));
+        self
+    }
+
     /// Indexes every tool of `catalog` (a cheap clone of it is kept).
     pub fn build(self, catalog: &Catalog) -> Index {
         #[cfg_attr(not(feature = "bert"), allow(unused_mut))]
@@ -273,6 +283,17 @@ impl IndexBuilder {
                 }
             }
         };
+        let mut engine = engine;
+        if let Some(vocab) = self.vocab {
+            match &mut engine {
+                Engine::Lexical(b, _) => b.set_vocabulary(vocab),
+                #[cfg(feature = "semantic")]
+                Engine::Semantic(b, _, _) => b.set_vocabulary(vocab),
+                #[cfg(feature = "bert")]
+                Engine::Bert(b, _, _, _) => b.set_vocabulary(vocab),
+                _ => {}
+            }
+        }
         let mut order: Vec<u32> = (0..catalog.len() as u32).collect();
         order.sort_by(|&a, &b| {
             catalog.tool(ToolId(a)).qualified_name().cmp(catalog.tool(ToolId(b)).qualified_name())
@@ -315,6 +336,7 @@ impl Index {
             expansion: Expansion::default(),
             cache: None,
             cache_key: None,
+            vocab: None,
             #[cfg(feature = "bert")]
             model: None,
         }

@@ -309,6 +309,24 @@ fn english_synonyms_expand() {
 }
 
 #[test]
+fn wordnet_synonyms_serve_only_words_no_tool_has() {
+    let rental = ToolSpec::mcp("rental", "book_car", "Book a rental car for a trip");
+    let museum = ToolSpec::mcp("museum", "list_exhibits", "List the motorcar exhibits of a museum");
+    let weather = ToolSpec::mcp("weather", "get_forecast", "Weather forecast for a city");
+    let names = |catalog: &Catalog, query: &str| -> Vec<String> {
+        let index = Index::builder().build(catalog);
+        let found = index.search(Request::new(query, 5));
+        found.hits.iter().map(|h| catalog.tool(h.tool).qualified_name().to_owned()).collect()
+    };
+    // No tool says `motorcar`: WordNet's `car` finds the rental.
+    let without = Catalog::builder().tool(rental.clone()).tool(weather.clone()).build().unwrap();
+    assert_eq!(names(&without, "a motorcar please"), ["rental__book_car"]);
+    // A tool says it: the word speaks for itself, and the rental is not looked for.
+    let with = Catalog::builder().tool(rental).tool(museum).tool(weather).build().unwrap();
+    assert_eq!(names(&with, "a motorcar please"), ["museum__list_exhibits"]);
+}
+
+#[test]
 fn identifiers_in_queries_split_like_names_under_the_default() {
     check_in(
         &small(),

@@ -1,17 +1,31 @@
-//! Vocabularies kept as data: Chinese → English words (`vocab/zh_en.tsv`), English synonyms
-//! (`vocab/synonyms.tsv`), the kinds English words name (`vocab/kinds.tsv`: a `villa` is a
-//! `house`), the fields they belong to (`vocab/topics.tsv`: `bitcoin` is about `finance`) and
-//! Chinese function words, compiled in and parsed once.
+//! Vocabularies kept as data, compiled in and parsed once. Two layers:
+//!
+//! - **General resources**, generated from public dictionaries by `scripts/vocab/` and shipped
+//!   with their licences: English synonyms from WordNet 3.0 (`vocab/wordnet.tsv`,
+//!   `vocab/LICENSE-WordNet`), looked for when no tool has a request's word. The format also
+//!   takes Chinese → English words from a dictionary (`scripts/vocab/cedict.mjs` writes them
+//!   from CC-CEDICT), not compiled in for now. Their words are brought to the analyzer's normal
+//!   form as they are read; an entry that does not fit is skipped.
+//! - **Hand-written entries**: Chinese → English words (`vocab/zh_en.tsv`), English synonyms
+//!   (`vocab/synonyms.tsv`), the kinds English words name (`vocab/kinds.tsv`: a `villa` is a
+//!   `house`), the fields they belong to (`vocab/topics.tsv`: `bitcoin` is about `finance`),
+//!   checked strictly; each stays only while leaving one set out shows it helps sets it was
+//!   not written for (`examples/vocabulary.rs`, `docs/ranking.md`). A word's hand-written
+//!   entries come first, then what the general resources add.
 //!
 //! They feed query expansion: a Chinese request for an English-described tool meets the tool
 //! through the English words the vocabulary gives for its Chinese words, and `fetch` meets
 //! tools that say `get`. Only general words belong here: verbs, objects, common domain nouns.
 
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use rustc_hash::FxHashMap;
 
 use super::text::{Analyzer, Chinese};
+
+mod general;
+
+use general::general;
 
 /// The Chinese → English vocabulary file.
 pub(crate) const ZH_EN: &str = include_str!("vocab/zh_en.tsv");
@@ -165,7 +179,7 @@ const ZH_STOP: &[&str] = &[
 pub(crate) type Phrase = Vec<String>;
 
 /// The parsed vocabularies.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Vocabulary {
     /// Chinese word → its English phrases.
     pub(crate) zh: FxHashMap<String, Vec<Phrase>>,
@@ -175,6 +189,10 @@ pub(crate) struct Vocabulary {
     max_chars: usize,
     /// English word → the other words of its synonym group.
     pub(crate) synonyms: FxHashMap<String, Vec<String>>,
+    /// English word → its synonyms from the general resource, looked for only when no tool
+    /// has the word itself: a word the catalog has speaks for itself, and a dictionary's
+    /// synonyms of it mostly find other tools.
+    pub(crate) unsaid_synonyms: FxHashMap<String, Vec<String>>,
     /// English word → the more general words it is a kind of (`villa` → `house`, `home`).
     pub(crate) kinds: FxHashMap<String, Vec<String>>,
     /// English word → the fields it belongs to (`bitcoin` → `finance`, `cryptocurrency`).
@@ -275,25 +293,44 @@ pub(crate) fn parse(
     }
     let kinds = parse_broader(kinds_text, &KINDS_FILE, &analyzer)?;
     let topics = parse_broader(topics_text, &TOPICS_FILE, &analyzer)?;
-    let mut en_zh: FxHashMap<String, Vec<String>> = FxHashMap::default();
-    let mut keys: Vec<&String> = zh.keys().collect();
-    keys.sort();
-    for key in keys {
-        for phrase in &zh[key] {
-            if let [word] = phrase.as_slice() {
-                en_zh.entry(word.clone()).or_default().push(key.clone());
+    let zh_stop: FxHashMap<&'static str, ()> = ZH_STOP.iter().map(|s| (*s, ())).collect();
+    let mut v = Vocabulary {
+        zh,
+        zh_stop,
+        max_chars: 1,
+        synonyms: groups,
+        unsaid_synonyms: FxHashMap::default(),
+        kinds,
+        topics,
+        en_zh: FxHashMap::default(),
+    };
+    v.index_words();
+    Ok(v)
+}
+
+impl Vocabulary {
+    /// Rebuilds what is derived from the Chinese words: the reverse map and the longest key.
+    fn index_words(&mut self) {
+        let mut en_zh: FxHashMap<String, Vec<String>> = FxHashMap::default();
+        let mut keys: Vec<&String> = self.zh.keys().collect();
+        keys.sort();
+        for key in keys {
+            for phrase in &self.zh[key] {
+                if let [word] = phrase.as_slice() {
+                    en_zh.entry(word.clone()).or_default().push(key.clone());
+                }
             }
         }
+        self.en_zh = en_zh;
+        self.max_chars = self
+            .zh
+            .keys()
+            .map(String::as_str)
+            .chain(self.zh_stop.keys().copied())
+            .map(|k| k.chars().count())
+            .max()
+            .unwrap_or(1);
     }
-    let zh_stop: FxHashMap<&'static str, ()> = ZH_STOP.iter().map(|s| (*s, ())).collect();
-    let max_chars = zh
-        .keys()
-        .map(String::as_str)
-        .chain(ZH_STOP.iter().copied())
-        .map(|k| k.chars().count())
-        .max()
-        .unwrap_or(1);
-    Ok(Vocabulary { zh, zh_stop, max_chars, synonyms: groups, kinds, topics, en_zh })
 }
 
 /// A file of one-directional relations from specific words to broader ones, and how its
@@ -344,12 +381,64 @@ fn parse_broader(
     Ok(map)
 }
 
-/// The compiled-in vocabularies (parsed on first use; the tests keep them well-formed).
-pub(crate) fn vocabulary() -> &'static Vocabulary {
-    static VOCAB: OnceLock<Vocabulary> = OnceLock::new();
+/// The compiled-in vocabularies, hand-written and general (parsed on first use; the tests
+/// keep them well-formed).
+pub(crate) fn vocabulary() -> &'static Arc<Vocabulary> {
+    static VOCAB: OnceLock<Arc<Vocabulary>> = OnceLock::new();
     VOCAB.get_or_init(|| {
-        parse(ZH_EN, SYNONYMS, KINDS, TOPICS).unwrap_or_else(|e| panic!("compiled-in vocabulary: {e}"))
+        let hand =
+            parse(ZH_EN, SYNONYMS, KINDS, TOPICS).unwrap_or_else(|e| panic!("compiled-in vocabulary: {e}"));
+        Arc::new(hand.with_general(general()))
     })
+}
+
+/// One hand-written entry: a content line of one of the four files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HandEntry {
+    /// The file's name (`zh_en.tsv`, `synonyms.tsv`, `kinds.tsv`, `topics.tsv`).
+    pub file: &'static str,
+    /// The line's number, from 1.
+    pub line: usize,
+    /// The line as written.
+    pub text: String,
+}
+
+impl HandEntry {
+    /// Every hand-written entry, file by file.
+    pub fn all() -> Vec<HandEntry> {
+        let files =
+            [("zh_en.tsv", ZH_EN), ("synonyms.tsv", SYNONYMS), ("kinds.tsv", KINDS), ("topics.tsv", TOPICS)];
+        let mut out = Vec::new();
+        for (file, text) in files {
+            for (line, l) in content_lines(text) {
+                out.push(HandEntry { file, line, text: l.to_owned() });
+            }
+        }
+        out
+    }
+
+    /// The compiled-in vocabulary without `entries` (the general resources still give what
+    /// they have for their words).
+    pub(crate) fn vocabulary_without(entries: &[HandEntry]) -> Arc<Vocabulary> {
+        let blank = |name: &str, text: &'static str| -> String {
+            let mut out = String::with_capacity(text.len());
+            for (i, l) in text.lines().enumerate() {
+                if !entries.iter().any(|e| e.file == name && e.line == i + 1) {
+                    out.push_str(l);
+                }
+                out.push('\n');
+            }
+            out
+        };
+        let hand = parse(
+            &blank("zh_en.tsv", ZH_EN),
+            &blank("synonyms.tsv", SYNONYMS),
+            &blank("kinds.tsv", KINDS),
+            &blank("topics.tsv", TOPICS),
+        )
+        .unwrap_or_else(|e| panic!("compiled-in vocabulary: {e}"));
+        Arc::new(hand.with_general(general()))
+    }
 }
 
 /// A piece of a run of Chinese characters.
@@ -581,6 +670,16 @@ mod tests {
         out.clear();
         vocabulary().segment("宫保鸡丁", &mut |p| out.push(p));
         assert_eq!(out, [Piece::Other("宫保鸡丁")]);
+    }
+
+    #[test]
+    fn leaving_an_entry_out_leaves_the_dictionary_in() {
+        let entry = HandEntry::all().into_iter().find(|e| e.text.starts_with("查询\t")).unwrap();
+        let without = HandEntry::vocabulary_without(std::slice::from_ref(&entry));
+        assert!(vocabulary().zh.contains_key("查询"));
+        assert!(!without.zh.contains_key("查询"));
+        assert_eq!(without.synonyms, vocabulary().synonyms);
+        assert_eq!(HandEntry::vocabulary_without(&[]).zh.len(), vocabulary().zh.len());
     }
 
     #[test]

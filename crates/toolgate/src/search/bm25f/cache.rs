@@ -190,7 +190,8 @@ fn decode(
             return None;
         }
     }
-    Some(Bm25Index { params, terms, offsets, docs, scores, idf, avg_len, n_docs })
+    let vocab = super::super::vocab::vocabulary().clone();
+    Some(Bm25Index { params, terms, offsets, docs, scores, idf, avg_len, n_docs, vocab })
 }
 
 /// Little-endian values off the front of a byte slice.
