@@ -13,7 +13,7 @@
 
 #![allow(clippy::print_stdout)]
 
-use toolgate::eval::{Part, Query, evaluate_with, load_queries};
+use toolgate::eval::{BenchSet, Query, evaluate_with};
 use toolgate::search::Expansion;
 use toolgate::{Catalog, Index, Strategy};
 
@@ -44,11 +44,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // Per set: (catalog, tune queries, check queries).
     let mut sets = Vec::new();
     for set in SETS {
-        let catalog = Catalog::from_path(format!("{dir}/{set}/catalog.jsonl").as_ref())?;
-        let path = format!("{dir}/{set}/queries.jsonl");
-        let queries = load_queries(&path, &std::fs::read_to_string(&path)?, &catalog)?;
-        let (tune, check): (Vec<Query>, Vec<Query>) =
-            queries.into_iter().partition(|q| Part::of(&q.id) == Part::Tune);
+        let BenchSet { catalog, tune, check } = BenchSet::load(format!("{dir}/{set}").as_ref())?;
         sets.push((catalog, tune, check));
     }
     let base: Vec<(f64, f64)> = sets

@@ -21,7 +21,7 @@
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
-use toolgate::eval::{Part, Query, evaluate_with, load_queries};
+use toolgate::eval::{BenchSet, Query, evaluate_with};
 use toolgate::search::HandEntry;
 use toolgate::search::IndexBuilder;
 use toolgate::{Catalog, Index, Strategy};
@@ -73,15 +73,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let dir = std::env::args().nth(1).unwrap_or_else(|| "bench".to_owned());
     let mut sets = Vec::new();
     for set in SETS {
-        let catalog = Catalog::from_path(format!("{dir}/{set}/catalog.jsonl").as_ref())?;
-        let path = format!("{dir}/{set}/queries.jsonl");
-        let queries = load_queries(&path, &std::fs::read_to_string(&path)?, &catalog)?;
+        let BenchSet { catalog, tune, check } = BenchSet::load(format!("{dir}/{set}").as_ref())?;
         let lower = |q: Query| {
             let l = q.query.to_lowercase();
             (q, l)
         };
-        let (tune, check): (Vec<Query>, Vec<Query>) =
-            queries.into_iter().partition(|q| Part::of(&q.id) == Part::Tune);
         let parts = [tune.into_iter().map(lower).collect(), check.into_iter().map(lower).collect()];
         sets.push(Set { catalog, parts });
     }

@@ -116,6 +116,31 @@ fn detect_lang(query: &str) -> &'static str {
     if query.chars().any(han) { "zh" } else { "en" }
 }
 
+/// A bench set folder (`catalog.jsonl` and `queries.jsonl`, as in `bench/FORMAT.md`), its
+/// queries split into their parts.
+#[derive(Debug, Clone)]
+pub struct BenchSet {
+    /// The tools.
+    pub catalog: Catalog,
+    /// The queries of the `tune` part.
+    pub tune: Vec<Query>,
+    /// The queries of the `check` part.
+    pub check: Vec<Query>,
+}
+
+impl BenchSet {
+    /// Reads the set in `dir`; an error names the file and what was wrong with it.
+    pub fn load(dir: &std::path::Path) -> Result<BenchSet, String> {
+        let catalog = Catalog::from_path(&dir.join("catalog.jsonl")).map_err(|e| e.to_string())?;
+        let path = dir.join("queries.jsonl");
+        let label = path.display().to_string();
+        let text = std::fs::read_to_string(&path).map_err(|e| format!("{label}: {e}"))?;
+        let queries = load_queries(&label, &text, &catalog).map_err(|e| e.to_string())?;
+        let (tune, check) = queries.into_iter().partition(|q| Part::of(&q.id) == Part::Tune);
+        Ok(BenchSet { catalog, tune, check })
+    }
+}
+
 /// Reads a JSONL query set (`{"id", "query", "gold", "lang", "gold_level"}` a line) and checks
 /// that every gold item exists in `catalog` at its level. `lang` left out is `zh` for a query
 /// with Han characters and `en` otherwise; `gold_level` left out is the first of `tool`, `name`
