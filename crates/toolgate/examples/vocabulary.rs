@@ -14,8 +14,9 @@
 //!   from other sets (the `check` parts, held-out requests of the same set, are its only test);
 //! - `drop`: it moves nothing, or it costs the other sets.
 //!
-//! Output: one tab-separated line per entry: file, line, decision, the summed figure on the
-//! other sets, the per-set `tune` figures, the per-set `check` figures, the entry. At the end
+//! Output: a header line (`#`), then one tab-separated line per entry: file, line, decision,
+//! the summed figure on the other sets, the per-set `tune` figures, the per-set `check`
+//! figures, the entry. `docs/vocabulary-entries.tsv` is this output as shipped. At the end
 //! (standard error), every set's figures with every entry and without those dropped;
 //! `VOCAB_ONLY_TOTALS=1` skips the entries and prints them with none at all.
 
@@ -85,6 +86,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let entries = HandEntry::all();
     let (mut kept, mut dropped) = (Vec::new(), Vec::new());
     let only = std::env::var("VOCAB_ONLY_TOTALS").is_ok();
+    if !only {
+        let columns = |part: &str| SETS.map(|s| format!("{part} {s}")).join("\t");
+        println!(
+            "# file\tline\tdecision\tother sets' tune\t{}\t{}\tentry",
+            columns("tune"),
+            columns("check")
+        );
+    }
     for (n, entry) in entries.iter().enumerate().filter(|_| !only) {
         let cues = cues(entry);
         // figures[part][set]

@@ -499,6 +499,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_entry_figures_in_the_docs_are_of_these_entries() {
+        // `docs/vocabulary-entries.tsv` is `examples/vocabulary.rs`'s output: an entry added,
+        // changed or moved since leaves it stale.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../docs/vocabulary-entries.tsv");
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let listed: Vec<(String, usize, String)> = text
+            .lines()
+            .filter(|l| !l.starts_with('#'))
+            .map(|l| {
+                let fields: Vec<&str> = l.split('\t').collect();
+                let line = fields[1].parse().unwrap_or_else(|_| panic!("{path}: {l}"));
+                (fields[0].to_owned(), line, fields[fields.len() - 1].to_owned())
+            })
+            .collect();
+        let entries: Vec<(String, usize, String)> = HandEntry::all()
+            .into_iter()
+            .map(|e| (e.file.to_owned(), e.line, e.text.replace('\t', " → ")))
+            .collect();
+        let stale = "docs/vocabulary-entries.tsv is stale: regenerate it with `cargo run --release \
+                     -p toolgate --example vocabulary > docs/vocabulary-entries.tsv`";
+        assert_eq!(listed.len(), entries.len(), "{stale}");
+        for (l, e) in listed.iter().zip(&entries) {
+            assert_eq!(l, e, "{stale}");
+        }
+    }
+
+    #[test]
     fn vocab_files_are_well_formed() {
         // Parsing checks the format, duplicates and the normal form of every English word.
         let v = parse(ZH_EN, SYNONYMS, KINDS, TOPICS).unwrap_or_else(|e| panic!("{e}"));
