@@ -7,7 +7,7 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Map, Value, json};
 use toolgate::eval::{Part, Query, Report, evaluate_with_cut, load_queries};
-use toolgate::search::{Explanation, RELEVANCE_CUT, Request};
+use toolgate::search::{Explanation, LOAD_CUT, LoadCut, Request};
 use toolgate::{Catalog, Index, Strategy};
 
 use crate::Outcome;
@@ -42,10 +42,15 @@ pub(crate) struct Args {
     /// the fields that matched, as JSON lines (for the default strategy, or the one given).
     #[arg(long, value_name = "FILE")]
     misses: Option<PathBuf>,
-    /// The relevance cut of loading: a search with limit 5 loads the hits scoring at least this
-    /// share of the best one (`loaded@5` and `recall_loaded@5` measure it).
-    #[arg(long, value_name = "SHARE", default_value_t = RELEVANCE_CUT)]
+    /// The relevance cut of loading: a search with limit 5 loads its hits while they stand at
+    /// least this share of the way from the tenth hit's score to the best one (`loaded@5` and
+    /// `recall_loaded@5` measure it).
+    #[arg(long, value_name = "SHARE", default_value_t = LOAD_CUT.share)]
     load_cut: f32,
+    /// With `--load-cut`: a hit standing at least this share of the way also loads if it
+    /// matches a term of the request that no hit loaded before it matches.
+    #[arg(long, value_name = "SHARE", default_value_t = LOAD_CUT.novel_share)]
+    load_cut_novel: f32,
     /// A sentence-transformers model directory (`config.json`, `tokenizer.json`,
     /// `model.safetensors`; default: `$TOOLGATE_MODEL`): adds `bert` (`lexical` fused with the
     /// model), `bert-only` (the model's cosine over name and description) and `bm25+bert`
@@ -89,16 +94,17 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         ks.sort_unstable();
         ks.dedup();
     }
+    let cut = LoadCut { share: args.load_cut, novel_share: args.load_cut_novel };
     let bar = progress_bar((strategies.len() * queries.len()) as u64);
     let mut reports: Vec<Report> = Vec::new();
     for &s in &strategies {
         bar.set_message(s.as_str());
         let builder = Index::builder().strategy(s);
-        reports.push(evaluate_with_cut(&catalog, &queries, builder, &ks, args.load_cut, &mut || bar.inc(1)));
+        reports.push(evaluate_with_cut(&catalog, &queries, builder, &ks, cut, &mut || bar.inc(1)));
     }
     bar.finish_and_clear();
     if let Some(dir) = &args.model {
-        reports.extend(crate::model::reports(dir, &catalog, &queries, &ks, args.load_cut, args.model_mix)?);
+        reports.extend(crate::model::reports(dir, &catalog, &queries, &ks, cut, args.model_mix)?);
     }
     if let Some(path) = &args.plot {
         let set = args.set.as_ref().and_then(|d| d.file_name()).map(|n| n.to_string_lossy().into_owned());

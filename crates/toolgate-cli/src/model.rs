@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::Context;
 use toolgate::eval::{Query, Ranker, Report, evaluate_ranker};
-use toolgate::search::{Hit, Request, rank_scored};
+use toolgate::search::{Found, Hit, LoadCut, Request, rank_scored};
 use toolgate::semantic::bert::{BertIndex, BertModel, reciprocal_rank_fusion};
 use toolgate::{Catalog, Index, Strategy};
 
@@ -36,7 +36,7 @@ pub(crate) fn reports(
     catalog: &Catalog,
     queries: &[Query],
     ks: &[usize],
-    cut: f32,
+    cut: LoadCut,
     mix: f32,
 ) -> anyhow::Result<Vec<Report>> {
     let model = open(dir, mix)?;
@@ -51,7 +51,8 @@ pub(crate) fn reports(
     };
     let mut out = Vec::new();
 
-    let mut rank = |q: &str| only(q).into_iter().map(|(tool, score)| Hit { tool, score }).collect();
+    let mut rank =
+        |q: &str| Found::ranked(only(q).into_iter().map(|(tool, score)| Hit { tool, score }).collect(), cut);
     let mut time = |q: &str| {
         std::hint::black_box(only(q));
     };
@@ -62,7 +63,7 @@ pub(crate) fn reports(
         rank: &mut rank,
         time: &mut time,
     };
-    out.push(evaluate_ranker(catalog, queries, ks, cut, ranker, &mut || {}));
+    out.push(evaluate_ranker(catalog, queries, ks, ranker, &mut || {}));
 
     let rrf = |q: &str| {
         let words: Vec<toolgate::ToolId> =
@@ -70,24 +71,24 @@ pub(crate) fn reports(
         let model: Vec<toolgate::ToolId> = only(q).into_iter().take(DEPTH).map(|(t, _)| t).collect();
         reciprocal_rank_fusion(&words, &model, 60.0)
     };
-    let mut rank = |q: &str| rank_scored(rrf(q));
+    let mut rank = |q: &str| Found::ranked(rank_scored(rrf(q)), cut);
     let mut time = |q: &str| {
         std::hint::black_box(rrf(q));
     };
     let ranker =
         Ranker { label: "bm25+bert", strategy: Strategy::Bm25, build_ms, rank: &mut rank, time: &mut time };
-    out.push(evaluate_ranker(catalog, queries, ks, cut, ranker, &mut || {}));
+    out.push(evaluate_ranker(catalog, queries, ks, ranker, &mut || {}));
 
     // `bert` itself, as `serve` and `search` run it: the vectors are the model's already.
     let start = Instant::now();
     let fused = Index::builder().model(model.clone()).build(catalog);
     let build_ms = build_ms + start.elapsed().as_secs_f64() * 1e3;
-    let mut rank = |q: &str| fused.search(Request::new(q, DEPTH)).hits;
+    let mut rank = |q: &str| fused.search(Request { cut, ..Request::new(q, DEPTH) });
     let mut time = |q: &str| {
         std::hint::black_box(fused.search(Request::new(q, 10)));
     };
     let ranker =
         Ranker { label: "bert", strategy: Strategy::Bert, build_ms, rank: &mut rank, time: &mut time };
-    out.push(evaluate_ranker(catalog, queries, ks, cut, ranker, &mut || {}));
+    out.push(evaluate_ranker(catalog, queries, ks, ranker, &mut || {}));
     Ok(out)
 }

@@ -382,7 +382,7 @@ pub fn evaluate_with_progress(
     ks: &[usize],
     progress: &mut dyn FnMut(),
 ) -> Report {
-    evaluate_with_cut(catalog, queries, builder, ks, crate::search::RELEVANCE_CUT, progress)
+    evaluate_with_cut(catalog, queries, builder, ks, crate::search::LOAD_CUT, progress)
 }
 
 /// Like [`evaluate_with_progress`], with the relevance cut of loading set to `cut` (see
@@ -392,23 +392,24 @@ pub fn evaluate_with_cut(
     queries: &[Query],
     builder: IndexBuilder,
     ks: &[usize],
-    cut: f32,
+    cut: crate::search::LoadCut,
     progress: &mut dyn FnMut(),
 ) -> Report {
     let start = Instant::now();
     let index = builder.build(catalog);
     let strategy = index.strategy();
     let build_ms = start.elapsed().as_secs_f64() * 1e3;
-    let mut rank = |q: &str| index.search(Request::new(q, usize::MAX)).hits;
+    let mut rank = |q: &str| index.search(Request { cut, ..Request::new(q, usize::MAX) });
     let mut time = |q: &str| {
         std::hint::black_box(index.search(Request::new(q, 10)));
     };
     let ranker = Ranker { label: strategy.as_str(), strategy, build_ms, rank: &mut rank, time: &mut time };
-    evaluate_ranker(catalog, queries, ks, cut, ranker, progress)
+    evaluate_ranker(catalog, queries, ks, ranker, progress)
 }
 
 /// A ranking to evaluate: what it is called, how to rank one query (every tool it finds, best
-/// first) and what to time (one search as a user would run it).
+/// first, and how many of them a search loads) and what to time (one search as a user would
+/// run it).
 pub struct Ranker<'r> {
     /// The name of its report.
     pub label: &'static str,
@@ -417,7 +418,7 @@ pub struct Ranker<'r> {
     /// What building it took, in milliseconds.
     pub build_ms: f64,
     /// Ranks one query.
-    pub rank: &'r mut dyn FnMut(&str) -> Vec<crate::search::Hit>,
+    pub rank: &'r mut dyn FnMut(&str) -> crate::search::Found,
     /// Runs one query for the latency figures.
     pub time: &'r mut dyn FnMut(&str),
 }
@@ -434,7 +435,6 @@ pub fn evaluate_ranker(
     catalog: &Catalog,
     queries: &[Query],
     ks: &[usize],
-    cut: f32,
     ranker: Ranker<'_>,
     progress: &mut dyn FnMut(),
 ) -> Report {
@@ -445,10 +445,11 @@ pub fn evaluate_ranker(
     let mut by_gold_size: BTreeMap<String, Metrics> = BTreeMap::new();
     let mut by_part: BTreeMap<Part, Metrics> = BTreeMap::new();
     for q in queries {
-        let hits = rank(&q.query);
-        let labels: Vec<String> = hits.iter().map(|h| q.gold_level.label(catalog.tool(h.tool))).collect();
-        let top5: Vec<crate::search::Hit> = hits.iter().take(5).copied().collect();
-        let m = score_query_loading(&labels, &q.gold, ks, crate::search::relevant(&top5, cut));
+        let found = rank(&q.query);
+        let labels: Vec<String> =
+            found.hits.iter().map(|h| q.gold_level.label(catalog.tool(h.tool))).collect();
+        // The loading decision does not depend on the limit past the hits it loads.
+        let m = score_query_loading(&labels, &q.gold, ks, found.loads.min(5));
         all.add(&m);
         by_lang.entry(q.lang.clone()).or_default().add(&m);
         by_level.entry(q.gold_level).or_default().add(&m);

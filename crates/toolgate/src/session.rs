@@ -143,19 +143,17 @@ impl Session {
     }
 
     /// Runs one `tool_search` call: searches `index`, activates the deferred hits that clear
-    /// the relevance `cut` ([`crate::search::relevant`]), and reports hits that were active or
-    /// core already and those below the cut. `pending_servers` are named in the result.
+    /// the request's relevance cut ([`crate::search::Found::loads`]), and reports hits that were
+    /// active or core already and those below the cut. `pending_servers` are named in the result.
     pub(crate) fn tool_search(
         &mut self,
         index: &Index,
         deferral: &Deferral,
         req: Request<'_>,
         pending_servers: &[String],
-        cut: f32,
     ) -> SearchResult {
-        let Found { hits, unmatched_terms, .. } = index.search(req);
+        let Found { hits, unmatched_terms, loads: relevant, .. } = index.search(req);
         let catalog = index.catalog();
-        let relevant = crate::search::relevant(&hits, cut);
         let mut already_loaded = Vec::new();
         let mut also_found = Vec::new();
         for (rank, h) in hits.iter().enumerate() {

@@ -576,14 +576,8 @@ impl Toolbox {
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
         let (screened, hidden) = self.screen(query);
-        let request = Request { query: &screened, limit, servers: servers.as_deref() };
-        let mut result = conversation.active.tool_search(
-            &self.index,
-            &self.deferral,
-            request,
-            &self.pending,
-            crate::search::RELEVANCE_CUT,
-        );
+        let request = Request { servers: servers.as_deref(), ..Request::new(&screened, limit) };
+        let mut result = conversation.active.tool_search(&self.index, &self.deferral, request, &self.pending);
         result.query = query.to_owned();
         result.unmatched_terms.extend(hidden);
         for hit in &result.matches {

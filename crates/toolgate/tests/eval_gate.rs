@@ -5,6 +5,7 @@
 //! is what rules and weights may be fitted on; it is not gated.
 
 use toolgate::eval::{Part, Report, evaluate, load_queries};
+use toolgate::search::Request;
 use toolgate::{Catalog, Strategy};
 
 fn run(set: &str) -> Report {
@@ -61,4 +62,29 @@ fn default_strategy_meets_the_target_on_livemcpbench() {
 fn default_strategy_meets_the_target_on_metatool() {
     // Paraphrased requests: synonyms, and the kinds and fields of words no tool has.
     gate("metatool", 0.70, 0.62);
+}
+
+#[test]
+fn what_a_search_loads_does_not_depend_on_its_limit() {
+    // `eval` measures `loaded@5` on one deep search per request; a `tool_search` with limit 5
+    // must load as many (the floor is the tenth hit whatever the limit, and a need's tool takes
+    // the same place).
+    for set in ["livemcpbench", "metatool"] {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench").join(set);
+        let catalog = Catalog::from_path(&dir.join("catalog.jsonl")).unwrap();
+        let path = dir.join("queries.jsonl");
+        let text = std::fs::read_to_string(&path).unwrap();
+        let queries = load_queries(&path.display().to_string(), &text, &catalog).unwrap();
+        let index = toolgate::Index::builder().build(&catalog);
+        let mut fewer = 0;
+        for q in &queries {
+            let deep = index.search(Request::new(&q.query, 100));
+            let five = index.search(Request::new(&q.query, 5));
+            assert_eq!(five.loads, deep.loads.min(5), "{set}: {}", q.query);
+            let least = usize::from(!five.hits.is_empty());
+            assert!((least..=five.hits.len()).contains(&five.loads), "{set}: {}", q.query);
+            fewer += usize::from(five.loads < five.hits.len());
+        }
+        assert!(fewer > 0, "{set}: every search loads its whole limit");
+    }
 }

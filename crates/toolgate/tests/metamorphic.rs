@@ -112,7 +112,7 @@ fn adds_words(p: &Perturbation) -> bool {
 }
 
 fn ndcg(index: &Index, catalog: &Catalog, queries: &[Query]) -> f64 {
-    let mut rank = |q: &str| index.search(Request::new(q, usize::MAX)).hits;
+    let mut rank = |q: &str| index.search(Request::new(q, usize::MAX));
     let mut time = |_: &str| {};
     let ranker = Ranker {
         label: "default",
@@ -121,7 +121,7 @@ fn ndcg(index: &Index, catalog: &Catalog, queries: &[Query]) -> f64 {
         rank: &mut rank,
         time: &mut time,
     };
-    evaluate_ranker(catalog, queries, &[5], 0.0, ranker, &mut || {}).all.ndcg10
+    evaluate_ranker(catalog, queries, &[5], ranker, &mut || {}).all.ndcg10
 }
 
 /// What `open` of the data file records for change `name` on `set`: the figures of its tune

@@ -369,17 +369,27 @@ impl Index {
         reading: &Reading<'_>,
         hits: &mut Vec<Hit>,
         allowed: &dyn Fn(ToolId) -> bool,
-    ) {
+    ) -> Vec<ToolId> {
+        let mut placed = Vec::new();
         for (need, &slot) in reading.needs.iter().zip(NEED_SLOTS.iter()) {
-            self.make_room(need.words, slot, hits, allowed);
+            placed.extend(self.make_room(need.words, slot, hits, allowed));
         }
+        placed
     }
 
-    fn make_room(&self, words: &[&str], slot: usize, hits: &mut Vec<Hit>, allowed: &dyn Fn(ToolId) -> bool) {
-        let Some(best) = self.meets_need(words, allowed) else { return };
+    /// Places the best tool for a need's `words` at `slot` at the latest; returns it if it is
+    /// in the ranking for the need (placed, or there already).
+    fn make_room(
+        &self,
+        words: &[&str],
+        slot: usize,
+        hits: &mut Vec<Hit>,
+        allowed: &dyn Fn(ToolId) -> bool,
+    ) -> Option<ToolId> {
+        let best = self.meets_need(words, allowed)?;
         let at = hits.iter().position(|h| h.tool == best.tool);
         if at.is_some_and(|at| at <= slot) {
-            return;
+            return Some(best.tool);
         }
         if let Some(at) = at {
             hits.remove(at);
@@ -388,6 +398,7 @@ impl Index {
         // It takes the score of the hit it displaces, so scores stay in order.
         let score = hits.get(slot).map_or(best.score, |h| h.score);
         hits.insert(slot, Hit { tool: best.tool, score });
+        Some(best.tool)
     }
 
     /// The best tool for a need's words, if one is about the need.

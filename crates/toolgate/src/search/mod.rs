@@ -37,7 +37,7 @@ use codex::CodexIndex;
 pub use expand::{Expansion, Via};
 pub use explain::{Explanation, TermExplanation, score_json};
 use keyword::KeywordIndex;
-pub use relevance::{RELEVANCE_CUT, rank_scored, relevant};
+pub use relevance::{FLOOR_RANK, LOAD_CUT, LoadCut, floor_of, rank_scored, relevant};
 pub use strategy::{Strategy, UnknownStrategy};
 pub use vocab::HandEntry;
 
@@ -79,6 +79,18 @@ pub struct Found {
     pub hits: Vec<Hit>,
     /// Query terms (or `select:` names) that matched no tool at all.
     pub unmatched_terms: Vec<String>,
+    /// How many of the first hits a `tool_search` loads under the request's
+    /// [`cut`](Request::cut) ([`relevant`]).
+    pub loads: usize,
+}
+
+impl Found {
+    /// A ranking made elsewhere (a model's, a fusion's), its loading decided by `cut` on its
+    /// scores alone.
+    pub fn ranked(hits: Vec<Hit>, cut: LoadCut) -> Found {
+        let loads = relevant(&hits, floor_of(&hits), cut, &mut |_| 0);
+        Found { form: QueryForm::Keywords, hits, unmatched_terms: Vec::new(), loads }
+    }
 }
 
 /// What to search for.
@@ -90,12 +102,14 @@ pub struct Request<'a> {
     pub limit: usize,
     /// Only tools of these servers, if given.
     pub servers: Option<&'a [String]>,
+    /// Which of the hits a `tool_search` loads ([`Found::loads`]).
+    pub cut: LoadCut,
 }
 
 impl<'a> Request<'a> {
-    /// A request with no server filter.
+    /// A request with no server filter and the default cut ([`LOAD_CUT`]).
     pub fn new(query: &'a str, limit: usize) -> Request<'a> {
-        Request { query, limit, servers: None }
+        Request { query, limit, servers: None, cut: LOAD_CUT }
     }
 }
 
@@ -395,11 +409,13 @@ impl Index {
                     }
                 }
             }
-            return Found { form: QueryForm::Select, hits: sure(ids), unmatched_terms: unmatched };
+            let hits = sure(ids);
+            return Found { form: QueryForm::Select, loads: hits.len(), hits, unmatched_terms: unmatched };
         }
         let exact = self.named(query);
         if !exact.is_empty() {
-            return Found { form: QueryForm::Exact, hits: sure(exact), unmatched_terms: Vec::new() };
+            let hits = sure(exact);
+            return Found { form: QueryForm::Exact, loads: hits.len(), hits, unmatched_terms: Vec::new() };
         }
         if let Some(prefix) = server_prefix(query) {
             let ids: Vec<ToolId> =
@@ -407,10 +423,16 @@ impl Index {
                     self.catalog.tool(id).qualified_name().to_lowercase().starts_with(&prefix)
                 }));
             if !ids.is_empty() {
-                return Found { form: QueryForm::Prefix, hits: sure(ids), unmatched_terms: Vec::new() };
+                let hits = sure(ids);
+                return Found {
+                    form: QueryForm::Prefix,
+                    loads: hits.len(),
+                    hits,
+                    unmatched_terms: Vec::new(),
+                };
             }
         }
-        self.keywords(query, req.limit, req.servers.is_some().then_some(&allowed))
+        self.keywords(query, req.limit, req.cut, req.servers.is_some().then_some(&allowed))
     }
 
     /// Tools a name refers to: a qualified name (with or without `mcp__`, any case), or a bare
@@ -441,7 +463,13 @@ impl Index {
 
     /// Ranks the words of `query` among the tools `only` accepts (`None`: every tool, so that
     /// no hit need be asked).
-    fn keywords(&self, query: &str, limit: usize, only: Option<&dyn Fn(ToolId) -> bool>) -> Found {
+    fn keywords(
+        &self,
+        query: &str,
+        limit: usize,
+        cut: LoadCut,
+        only: Option<&dyn Fn(ToolId) -> bool>,
+    ) -> Found {
         let allowed = |id: ToolId| only.is_none_or(|only| only(id));
         let mut required: Vec<&str> = Vec::new();
         let mut words: Vec<&str> = Vec::new();
@@ -526,13 +554,51 @@ impl Index {
             .map(|tool| Hit { tool, score: f32::INFINITY })
             .collect();
         let room = limit.saturating_sub(hits.len());
-        self.top(&mut scored, room);
+        // The loading cut measures from the score of a hit further down than most searches show.
+        self.top(&mut scored, room.max(FLOOR_RANK));
+        let floor = floor_of(&scored);
+        scored.truncate(room);
         hits.extend(scored);
+        let mut needed = Vec::new();
         if required.is_empty() && self.engine.lexical().is_some_and(|(_, e)| e.needs) {
-            self.make_room_for_needs(&reading, &mut hits, &allowed);
+            needed = self.make_room_for_needs(&reading, &mut hits, &allowed);
         }
         hits.truncate(limit);
-        Found { form: QueryForm::Keywords, hits, unmatched_terms: unmatched }
+        let loads = self.loads(&hits, floor, cut, &reading.words, &needed);
+        Found { form: QueryForm::Keywords, hits, unmatched_terms: unmatched, loads }
+    }
+
+    /// How many of `hits` a `tool_search` loads ([`relevant`]). What a hit matches is the
+    /// terms of the request's expanded words it has (for the lexical strategies: a word, or one
+    /// of its translations or synonyms); a tool `needed` for a need of the task stands for that
+    /// need.
+    fn loads(&self, hits: &[Hit], floor: f32, cut: LoadCut, words: &[&str], needed: &[ToolId]) -> usize {
+        let mut terms: Option<Vec<u32>> = None;
+        let mut matched = |i: usize| -> u64 {
+            if let Some(n) = needed.iter().position(|&t| t == hits[i].tool) {
+                return 1 << (63 - n.min(7));
+            }
+            let Some((b, e)) = self.engine.lexical() else { return 0 };
+            let terms = terms.get_or_insert_with(|| {
+                let mut all: Vec<u32> = Vec::new();
+                for t in expand::expand(b, words, e).groups.iter().flatten().flat_map(|a| &a.terms) {
+                    if !all.contains(t) {
+                        all.push(*t);
+                    }
+                }
+                all
+            });
+            let doc = hits[i].tool.0;
+            // Terms past the 56th are not told apart (a request that long is a document); the
+            // top 8 bits are the needs'.
+            terms
+                .iter()
+                .take(56)
+                .enumerate()
+                .filter(|&(_, &t)| b.contains(t, doc))
+                .fold(0, |m, (i, _)| m | 1 << i)
+        };
+        relevant(hits, floor, cut, &mut matched)
     }
 
     fn rank_keyword(&self, k: &KeywordIndex, words: &[&str], required: &[&str]) -> (Vec<Hit>, Vec<String>) {

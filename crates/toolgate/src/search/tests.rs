@@ -386,7 +386,7 @@ fn hostile_queries_do_not_panic() {
 fn servers_filter_keeps_only_those_servers() {
     let index = Index::builder().build(&small());
     let servers = vec!["other".to_owned()];
-    let found = index.search(Request { query: "read file", limit: 5, servers: Some(&servers) });
+    let found = index.search(Request { servers: Some(&servers), ..Request::new("read file", 5) });
     let names: Vec<&str> = found.hits.iter().map(|h| index.catalog().tool(h.tool).qualified_name()).collect();
     assert_eq!(names, ["other__read_file"]);
 }

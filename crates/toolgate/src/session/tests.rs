@@ -27,13 +27,18 @@ fn on() -> DeferConfig {
     DeferConfig { mode: DeferMode::On, ..DeferConfig::default() }
 }
 
+/// `req` with a cut that loads every hit.
+fn every(req: Request<'_>) -> Request<'_> {
+    Request { cut: crate::search::LoadCut { share: 0.0, novel_share: 0.0 }, ..req }
+}
+
 #[test]
 fn tool_search_activates_and_reports_already_loaded() {
     let cat = catalog();
     let index = Index::builder().build(&cat);
     let deferral = Deferral::decide(&cat, &on());
     let mut s = Session::new();
-    let r = s.tool_search(&index, &deferral, Request::new("list issues", 5), &[], 0.0);
+    let r = s.tool_search(&index, &deferral, every(Request::new("list issues", 5)), &[]);
     expect![[r#"
         Loaded 2 tools; call directly on your next step:
         - github__list_issues: List issues of a repository
@@ -43,16 +48,15 @@ fn tool_search_activates_and_reports_already_loaded() {
     let r = s.tool_search(
         &index,
         &deferral,
-        Request::new("select:github__list_issues,builtin__Read", 5),
+        every(Request::new("select:github__list_issues,builtin__Read", 5)),
         &["jira".to_owned()],
-        0.0,
     );
     expect![[r#"
         Servers still starting, so their tools are not searchable yet: jira. Search again in a few seconds before concluding that a tool does not exist.
         Already loaded — call it directly: github__list_issues, builtin__Read"#]]
     .assert_eq(&r.render(&cat));
     assert_eq!(s.active().len(), 2, "a core tool is never added to the active set");
-    let r = s.tool_search(&index, &deferral, Request::new("zzqqxx", 5), &[], 0.0);
+    let r = s.tool_search(&index, &deferral, every(Request::new("zzqqxx", 5)), &[]);
     expect![[r#"
         No tools matched "zzqqxx". Try other keywords, a server prefix such as "github__", or select:NAME with a name from <available-deferred-tools>.
         Terms that matched no tool: zzqqxx"#]]
@@ -117,8 +121,8 @@ fn transcript_rebuilds_the_active_set() {
     let index = Index::builder().build(&cat);
     let deferral = Deferral::decide(&cat, &on());
     let mut live = Session::new();
-    let r1 = live.tool_search(&index, &deferral, Request::new("select:slack__send_message", 5), &[], 0.0);
-    let r2 = live.tool_search(&index, &deferral, Request::new("issues", 5), &[], 0.0);
+    let r1 = live.tool_search(&index, &deferral, every(Request::new("select:slack__send_message", 5)), &[]);
+    let r2 = live.tool_search(&index, &deferral, every(Request::new("issues", 5)), &[]);
     let transcript = vec![
         json!({"role": "user", "content": "post to slack, then file issues"}),
         json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "tool_search", "input": {"query": "select:slack__send_message"}}]}),
