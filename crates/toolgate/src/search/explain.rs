@@ -143,7 +143,13 @@ impl Index {
                     let reading = intent::read(&words);
                     terms = self.explain_lexical(b, *weights, &reading.words, tool);
                     // Where each side of the fusion ranked the tool.
-                    let (mut lexical, _) = self.rank_lexical_latest(b, *weights, query, &reading.words, &[]);
+                    let (mut lexical, _) = self.rank_lexical_latest(
+                        b,
+                        *weights,
+                        query,
+                        &expand::expand(b, &reading.words, *weights),
+                        &[],
+                    );
                     self.top(&mut lexical, FUSION_DEPTH);
                     let text = reading.words.join(" ");
                     let dense_hits = dense.search_request(&text, FUSION_DEPTH);
@@ -169,7 +175,13 @@ impl Index {
                 Engine::Bert(b, weights, dense, model) => {
                     let reading = intent::read(&words);
                     terms = self.explain_lexical(b, *weights, &reading.words, tool);
-                    let (mut lexical, _) = self.rank_lexical_latest(b, *weights, query, &reading.words, &[]);
+                    let (mut lexical, _) = self.rank_lexical_latest(
+                        b,
+                        *weights,
+                        query,
+                        &expand::expand(b, &reading.words, *weights),
+                        &[],
+                    );
                     self.top(&mut lexical, FUSION_DEPTH);
                     let rank = |r: Option<usize>| r.map_or("-".to_owned(), |r| format!("#{}", r + 1));
                     let lexical_rank = rank(lexical.iter().position(|h| h.tool == tool));

@@ -34,6 +34,7 @@ use bm25f::{Alternative, Bm25Index};
 pub use bm25f::{Bm25Params, Field};
 #[cfg(feature = "bm25-crate")]
 use codex::CodexIndex;
+use expand::Expanded;
 pub use expand::{Expansion, Via};
 pub use explain::{Explanation, TermExplanation, score_json};
 use keyword::KeywordIndex;
@@ -499,10 +500,15 @@ impl Index {
             None => intent::Reading { words, ..Default::default() },
         };
         let words: &[&str] = &reading.words;
+        // Expanded once: the ranking and the loading cut both read it.
+        let expanded = match self.engine.lexical() {
+            Some((b, e)) => expand::expand(b, words, e),
+            None => Expanded::default(),
+        };
         let (mut scored, unmatched) = match &self.engine {
             Engine::Keyword(k) => self.rank_keyword(k, words, &required),
             Engine::Bm25(b) => self.rank_bm25(b, words, &required),
-            Engine::Lexical(b, e) => self.rank_lexical_latest(b, *e, query, words, &required),
+            Engine::Lexical(b, e) => self.rank_lexical_latest(b, *e, query, &expanded, &required),
             #[cfg(feature = "bm25-crate")]
             Engine::Codex(c) => {
                 // The crate has no required terms: its query is the words, `+` dropped.
@@ -512,7 +518,7 @@ impl Index {
             }
             #[cfg(feature = "semantic")]
             Engine::Semantic(b, e, dense) => {
-                let (mut lexical, unmatched) = self.rank_lexical_latest(b, *e, query, words, &required);
+                let (mut lexical, unmatched) = self.rank_lexical_latest(b, *e, query, &expanded, &required);
                 if required.is_empty() {
                     // Required terms are a lexical promise the dense side cannot keep.
                     self.top(&mut lexical, FUSION_DEPTH);
@@ -529,7 +535,7 @@ impl Index {
             }
             #[cfg(feature = "bert")]
             Engine::Bert(b, e, dense, model) => {
-                let (mut lexical, unmatched) = self.rank_lexical_latest(b, *e, query, words, &required);
+                let (mut lexical, unmatched) = self.rank_lexical_latest(b, *e, query, &expanded, &required);
                 let mix = model.mix_for(query);
                 if required.is_empty() && mix > 0.0 {
                     self.top(&mut lexical, FUSION_DEPTH);
@@ -564,7 +570,7 @@ impl Index {
             needed = self.make_room_for_needs(&reading, &mut hits, &allowed);
         }
         hits.truncate(limit);
-        let loads = self.loads(&hits, floor, cut, &reading.words, &needed);
+        let loads = self.loads(&hits, floor, cut, &expanded, &needed);
         Found { form: QueryForm::Keywords, hits, unmatched_terms: unmatched, loads }
     }
 
@@ -572,16 +578,16 @@ impl Index {
     /// terms of the request's expanded words it has (for the lexical strategies: a word, or one
     /// of its translations or synonyms); a tool `needed` for a need of the task stands for that
     /// need.
-    fn loads(&self, hits: &[Hit], floor: f32, cut: LoadCut, words: &[&str], needed: &[ToolId]) -> usize {
+    fn loads(&self, hits: &[Hit], floor: f32, cut: LoadCut, expanded: &Expanded, needed: &[ToolId]) -> usize {
         let mut terms: Option<Vec<u32>> = None;
         let mut matched = |i: usize| -> u64 {
             if let Some(n) = needed.iter().position(|&t| t == hits[i].tool) {
                 return 1 << (63 - n.min(7));
             }
-            let Some((b, e)) = self.engine.lexical() else { return 0 };
+            let Some((b, _)) = self.engine.lexical() else { return 0 };
             let terms = terms.get_or_insert_with(|| {
                 let mut all: Vec<u32> = Vec::new();
-                for t in expand::expand(b, words, e).groups.iter().flatten().flat_map(|a| &a.terms) {
+                for t in expanded.groups.iter().flatten().flat_map(|a| &a.terms) {
                     if !all.contains(t) {
                         all.push(*t);
                     }
@@ -633,12 +639,16 @@ impl Index {
         required: &[&str],
     ) -> (Vec<Hit>, Vec<String>) {
         let expanded = expand::expand(b, words, weights);
-        let Some(required_ids) = required_terms(b, required) else {
-            return (Vec::new(), expanded.unmatched);
-        };
+        let hits = self.rank_expanded(b, &expanded, required);
+        (hits, expanded.unmatched)
+    }
+
+    /// Scores the groups of an expanded request over the tools that have every `required` word.
+    fn rank_expanded(&self, b: &Bm25Index, expanded: &Expanded, required: &[&str]) -> Vec<Hit> {
+        let Some(required_ids) = required_terms(b, required) else { return Vec::new() };
         let mut hits = Vec::new();
         b.score_groups(&expanded.groups, |doc| has_required(b, &required_ids, doc), &mut hits);
-        (hits, expanded.unmatched)
+        hits
     }
 
     fn rank_bm25(&self, b: &Bm25Index, words: &[&str], required: &[&str]) -> (Vec<Hit>, Vec<String>) {

@@ -15,6 +15,7 @@
 use rustc_hash::FxHashMap;
 
 use super::bm25f::Bm25Index;
+use super::expand::Expanded;
 use super::{Expansion, Hit, Index, required_word};
 use crate::catalog::ToolId;
 
@@ -102,17 +103,17 @@ impl Index {
         Some((line, self.rank_lexical(b, weights, &words, &[]).0))
     }
 
-    /// [`rank_lexical`](Index::rank_lexical) of the whole request, mixed with the ranking of its
+    /// The ranking of the whole request (`expanded`), mixed with the ranking of its
     /// [latest request](latest_request) when it has one and no term is required.
     pub(super) fn rank_lexical_latest(
         &self,
         b: &Bm25Index,
         weights: Expansion,
         query: &str,
-        words: &[&str],
+        expanded: &Expanded,
         required: &[&str],
     ) -> (Vec<Hit>, Vec<String>) {
-        let (mut hits, unmatched) = self.rank_lexical(b, weights, words, required);
+        let (mut hits, unmatched) = (self.rank_expanded(b, expanded, required), expanded.unmatched.clone());
         if !required.is_empty() || weights.latest <= 0.0 {
             return (hits, unmatched);
         }
