@@ -4,17 +4,19 @@
 //! that a change that loses ranking quality where nothing was fitted fails CI. The `tune` part
 //! is what rules and weights may be fitted on; it is not gated.
 
-use toolgate::eval::{Part, Report, evaluate, load_queries};
+use toolgate::Strategy;
+use toolgate::eval::{BenchSet, Part, Report, evaluate};
 use toolgate::search::Request;
-use toolgate::{Catalog, Strategy};
+
+fn load(set: &str) -> BenchSet {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench").join(set);
+    BenchSet::load(&dir).unwrap()
+}
 
 fn run(set: &str) -> Report {
-    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench").join(set);
-    let catalog = Catalog::from_path(&dir.join("catalog.jsonl")).unwrap();
-    let path = dir.join("queries.jsonl");
-    let text = std::fs::read_to_string(&path).unwrap();
-    let queries = load_queries(&path.display().to_string(), &text, &catalog).unwrap();
-    evaluate(&catalog, &queries, Strategy::DEFAULT, &[5])
+    let BenchSet { catalog, mut tune, check } = load(set);
+    tune.extend(check);
+    evaluate(&catalog, &tune, Strategy::DEFAULT, &[5])
 }
 
 fn gate(set: &str, recall5: f64, ndcg10: f64) {
@@ -70,14 +72,10 @@ fn what_a_search_loads_does_not_depend_on_its_limit() {
     // must load as many (the floor is the tenth hit whatever the limit, and a need's tool takes
     // the same place).
     for set in ["livemcpbench", "metatool"] {
-        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench").join(set);
-        let catalog = Catalog::from_path(&dir.join("catalog.jsonl")).unwrap();
-        let path = dir.join("queries.jsonl");
-        let text = std::fs::read_to_string(&path).unwrap();
-        let queries = load_queries(&path.display().to_string(), &text, &catalog).unwrap();
+        let BenchSet { catalog, tune, check } = load(set);
         let index = toolgate::Index::builder().build(&catalog);
         let mut fewer = 0;
-        for q in &queries {
+        for q in tune.iter().chain(&check) {
             let deep = index.search(Request::new(&q.query, 100));
             let five = index.search(Request::new(&q.query, 5));
             assert_eq!(five.loads, deep.loads.min(5), "{set}: {}", q.query);

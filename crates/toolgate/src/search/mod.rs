@@ -49,6 +49,13 @@ use crate::naming;
 #[cfg(any(feature = "semantic", feature = "bert"))]
 const FUSION_DEPTH: usize = 100;
 
+/// How many of a request's distinct terms the loading cut tells apart: the low bits of the
+/// `u64` that says what a hit matches.
+const TERM_BITS: usize = 56;
+
+/// How many of a task's needs the loading cut tells apart: the high bits of that `u64`.
+const NEED_BITS: usize = 64 - TERM_BITS;
+
 /// One ranked tool.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Hit {
@@ -389,12 +396,15 @@ impl Index {
             Some(servers) => servers.iter().any(|s| s == self.catalog.tool(id).server()),
             None => true,
         };
-        let sure = |ids: Vec<ToolId>| -> Vec<Hit> {
-            ids.into_iter()
+        // Named tools, all loaded: what the request names is what it wants.
+        let sure = |form: QueryForm, ids: Vec<ToolId>, unmatched_terms: Vec<String>| -> Found {
+            let hits: Vec<Hit> = ids
+                .into_iter()
                 .filter(|&id| allowed(id))
                 .take(req.limit)
                 .map(|tool| Hit { tool, score: f32::INFINITY })
-                .collect()
+                .collect();
+            Found { form, loads: hits.len(), hits, unmatched_terms }
         };
         if let Some(rest) = strip_prefix_ci(query, "select:") {
             let mut ids = Vec::new();
@@ -410,13 +420,11 @@ impl Index {
                     }
                 }
             }
-            let hits = sure(ids);
-            return Found { form: QueryForm::Select, loads: hits.len(), hits, unmatched_terms: unmatched };
+            return sure(QueryForm::Select, ids, unmatched);
         }
         let exact = self.named(query);
         if !exact.is_empty() {
-            let hits = sure(exact);
-            return Found { form: QueryForm::Exact, loads: hits.len(), hits, unmatched_terms: Vec::new() };
+            return sure(QueryForm::Exact, exact, Vec::new());
         }
         if let Some(prefix) = server_prefix(query) {
             let ids: Vec<ToolId> =
@@ -424,13 +432,7 @@ impl Index {
                     self.catalog.tool(id).qualified_name().to_lowercase().starts_with(&prefix)
                 }));
             if !ids.is_empty() {
-                let hits = sure(ids);
-                return Found {
-                    form: QueryForm::Prefix,
-                    loads: hits.len(),
-                    hits,
-                    unmatched_terms: Vec::new(),
-                };
+                return sure(QueryForm::Prefix, ids, Vec::new());
             }
         }
         self.keywords(query, req.limit, req.cut, req.servers.is_some().then_some(&allowed))
@@ -582,27 +584,25 @@ impl Index {
         let mut terms: Option<Vec<u32>> = None;
         let mut matched = |i: usize| -> u64 {
             if let Some(n) = needed.iter().position(|&t| t == hits[i].tool) {
-                return 1 << (63 - n.min(7));
+                return 1 << (63 - n.min(NEED_BITS - 1));
             }
             let Some((b, _)) = self.engine.lexical() else { return 0 };
+            // The request's first distinct terms; past them a request is a document, and its
+            // terms are not told apart.
             let terms = terms.get_or_insert_with(|| {
-                let mut all: Vec<u32> = Vec::new();
-                for t in expanded.groups.iter().flatten().flat_map(|a| &a.terms) {
-                    if !all.contains(t) {
-                        all.push(*t);
+                let mut first: Vec<u32> = Vec::with_capacity(TERM_BITS);
+                for &t in expanded.groups.iter().flatten().flat_map(|a| &a.terms) {
+                    if first.len() == TERM_BITS {
+                        break;
+                    }
+                    if !first.contains(&t) {
+                        first.push(t);
                     }
                 }
-                all
+                first
             });
             let doc = hits[i].tool.0;
-            // Terms past the 56th are not told apart (a request that long is a document); the
-            // top 8 bits are the needs'.
-            terms
-                .iter()
-                .take(56)
-                .enumerate()
-                .filter(|&(_, &t)| b.contains(t, doc))
-                .fold(0, |m, (i, _)| m | 1 << i)
+            terms.iter().enumerate().filter(|&(_, &t)| b.contains(t, doc)).fold(0, |m, (i, _)| m | 1 << i)
         };
         relevant(hits, floor, cut, &mut matched)
     }
