@@ -8,6 +8,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc as std_mpsc;
 use std::time::{Duration, Instant};
 
@@ -40,9 +41,12 @@ pub fn npm_bin(name: &str) -> PathBuf {
     path
 }
 
-/// A fresh folder for one test.
+/// A fresh folder for one test, its own even when two tests running at once give the same name
+/// (a shared one was emptied under the other's feet).
 pub fn scratch(test: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("toolgate-e2e-{}-{test}", std::process::id()));
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    let nth = NEXT.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("toolgate-e2e-{}-{nth}-{test}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
