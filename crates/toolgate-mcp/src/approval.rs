@@ -9,7 +9,7 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use toolgate::grant::{constant_time_eq, hmac_sha256};
+use toolgate::secret::{constant_time_eq, hmac_sha256};
 
 /// How long a page's token is accepted.
 const PAGE_TOKEN_SECS: u64 = 3600;

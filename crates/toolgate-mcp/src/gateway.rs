@@ -226,7 +226,7 @@ impl Gateway {
                 started: std::time::Instant::now(),
                 pins,
                 metrics: Default::default(),
-                page_secret: toolgate::grant::random_secret(),
+                page_secret: toolgate::secret::random_secret(),
             }),
         })
     }

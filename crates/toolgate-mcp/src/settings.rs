@@ -92,7 +92,7 @@ impl Settings {
             list_caps: config.list_caps,
             grants: match &config.grant_key {
                 Some(secret) => toolgate::GrantKey::new(secret.0.as_bytes(), config.session_idle),
-                None => toolgate::GrantKey::new(&toolgate::grant::random_secret(), config.session_idle),
+                None => toolgate::GrantKey::new(&toolgate::secret::random_secret(), config.session_idle),
             },
         }
     }

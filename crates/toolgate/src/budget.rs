@@ -2,7 +2,7 @@
 //! tool list stays within `[budget] dynamic` and every server within its `max_active`, and
 //! check the final list against `[budget] hard` before a request leaves.
 //!
-//! Every definition counts (seed 001): core tools, built-ins and meta-tools are the fixed part,
+//! Every definition counts (EthanKit's budgets, docs/policy.md): core tools, built-ins and meta-tools are the fixed part,
 //! the active set the rest. EthanKit's active set only grows and stops at the dynamic mark;
 //! here it rolls instead: when a search would push past a limit, the least recently used
 //! active tools (loaded or called longest ago) are unloaded, and the model is told which

@@ -4,7 +4,7 @@
 //! Two formats are read:
 //!
 //! - **`toolgate.toml`** with the tables `[gateway]`, `[budget]`, `[policy]`, `[servers.NAME]`
-//!   and `[profiles.NAME]` (DESIGN.md, "Gateway configuration"). Reading is strict: an unknown
+//!   and `[profiles.NAME]` (docs/config.md). Reading is strict: an unknown
 //!   key anywhere is an error that lists the known keys of its table, so a typo never goes
 //!   unnoticed.
 //! - **`mcpServers` JSON**, the file Claude Desktop (`claude_desktop_config.json`), Claude Code
@@ -321,17 +321,7 @@ impl Default for GatewayConfig {
     }
 }
 
-/// The `[search]` table: how `tool_search` ranks.
-#[derive(Debug, Clone, PartialEq, Default)]
-pub struct SearchConfig {
-    /// The ranker (`strategy`, default `lexical`; `bert` when a model is given).
-    pub strategy: crate::search::Strategy,
-    /// A sentence-transformers model directory for `bert` (`model`, relative to the file).
-    pub model: Option<PathBuf>,
-    /// Where the default strategy's index is saved and read back at the next start
-    /// (`index_cache`, a directory relative to the file; `None`: built every time).
-    pub index_cache: Option<PathBuf>,
-}
+pub use crate::search::SearchConfig;
 
 /// The `[budget]` table: tool definitions per request, every tool counted (EthanKit's
 /// 96 / 112 / 128). Always `1 <= first_turn <= dynamic <= hard`.

@@ -1,6 +1,6 @@
 //! defer: here is a catalog, tell me which tools the model sees in full and which only by name.
 //!
-//! The rule is Claude Code's `isDeferredTool` (seed 000 §2), in its order:
+//! The rule is Claude Code's `isDeferredTool`, in its order:
 //! always-load → core; MCP → deferred; `tool_search` → core; a built-in → deferred only if it
 //! says `should_defer`. On top of it, a [`DeferMode`]: `on` defers by that rule, `off` defers
 //! nothing, and `auto` defers only when the deferred definitions take at least a share of the

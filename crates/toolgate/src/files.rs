@@ -40,7 +40,7 @@ pub fn create_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
 /// beside it ([`create_new`]), then renamed over it, so a reader sees the old file or the new
 /// one and a link planted at the temporary name is never written through.
 pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    let nonce: String = crate::grant::random_secret()[..8].iter().map(|b| format!("{b:02x}")).collect();
+    let nonce: String = crate::secret::random_secret()[..8].iter().map(|b| format!("{b:02x}")).collect();
     let temporary = path.with_extension(format!("tmp-{}-{nonce}", std::process::id()));
     let written = create_new(&temporary, bytes, mode).and_then(|()| std::fs::rename(&temporary, path));
     if written.is_err() {
@@ -56,7 +56,7 @@ pub fn key_file(file: &Path) -> Option<[u8; 32]> {
         return bytes.try_into().ok();
     }
     std::fs::create_dir_all(file.parent()?).ok()?;
-    let key = crate::grant::random_secret();
+    let key = crate::secret::random_secret();
     match create_new(file, &key, 0o600) {
         Ok(()) => Some(key),
         // Another process made it first: its key is the one.

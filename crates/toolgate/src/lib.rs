@@ -112,6 +112,7 @@ pub mod render;
 pub mod request;
 pub mod schema;
 pub mod search;
+pub mod secret;
 pub mod semantic;
 pub mod session;
 pub mod tokens;

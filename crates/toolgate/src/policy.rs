@@ -452,7 +452,7 @@ impl Policy {
 }
 
 /// Whether a subject keeps `tool_search`: as long as at least one tool it may see is deferred
-/// and not active (seed 000 §9: the sub-agent complaint is losing search with the parent's
+/// and not active (the sub-agent complaint is losing search with the parent's
 /// tools). `deferred_not_active` counts the visible deferred tools outside the active set.
 pub fn keeps_tool_search(deferred_not_active: usize) -> bool {
     deferred_not_active > 0

@@ -1,5 +1,5 @@
 //! preselect: here are the tools a subject may see, the user's message and the system prompt,
-//! give me the first turn's working set (EthanKit's `rankMcpTools`, seed 001 step 3).
+//! give me the first turn's working set (EthanKit's `rankMcpTools`, step 3).
 //!
 //! The ranking is lexical, deterministic and explainable, with no model call:
 //!
@@ -25,14 +25,14 @@
 //! Ties go by qualified name. Each server gets at most [`FAIRNESS_CAP`] tools (12), fewer when
 //! its `max_active` is stricter, so one large server cannot crowd out the others; the total is
 //! bounded by the first-turn capacity. Every candidate is ranked even at score 0, so the first
-//! turn fills up to the caps (seed 001: 4 servers × 40 tools give 12 per server).
+//! turn fills up to the caps (EthanKit's: 4 servers × 40 tools give 12 per server).
 
 use std::collections::{BTreeMap, HashSet};
 use std::fmt;
 
 use crate::catalog::{Tool, ToolId};
 
-/// Most tools one server gets in the first turn (seed 001), before its `max_active`.
+/// Most tools one server gets in the first turn (EthanKit's), before its `max_active`.
 pub const FAIRNESS_CAP: usize = 12;
 
 /// Weight of a tool word found in the user's message.
@@ -103,7 +103,7 @@ const ALIASES: &[Alias] = &[
     Alias { phrases: &["搜索", "查找", "lookup"], targets: &["search", "find"] },
 ];
 
-/// Words and phrases that make a message read-shaped (seed 001: 查询、列出、最近、summary、review).
+/// Words and phrases that make a message read-shaped (EthanKit's: 查询、列出、最近、summary、review).
 const READ_SIGNALS: &[&str] = &[
     "list",
     "show",
@@ -153,11 +153,11 @@ const WRITE_SIGNALS: &[&str] = &[
     "更新", "修改", "删除", "发送", "推送", "写入", "编辑", "上传", "关闭", "添加", "移除", "部署", "回复",
 ];
 
-/// Verbs of read-shaped tools (seed 001: list, search, get, read, find, view, download).
+/// Verbs of read-shaped tools (EthanKit's: list, search, get, read, find, view, download).
 const READ_VERBS: &[&str] =
     &["list", "search", "get", "read", "find", "view", "download", "fetch", "query", "show", "describe"];
 
-/// Verbs of write tools (seed 001: create, update, delete, push, send, ...).
+/// Verbs of write tools (EthanKit's: create, update, delete, push, send, ...).
 const WRITE_VERBS: &[&str] = &[
     "create", "update", "delete", "push", "send", "write", "remove", "edit", "post", "put", "patch", "merge",
     "close", "add", "set", "insert", "modify", "move", "rename", "upload", "publish", "drop", "reset",

@@ -3,7 +3,7 @@
 //! The active set is run-scoped (one per [`Session`], never global) and keeps activation order,
 //! which is the order the tools are appended to the tool list. It can be rebuilt from a
 //! transcript: Anthropic `tool_reference` blocks, toolgate's own `tool_search` results, and
-//! compaction boundary records that carry the set across a summary (seed 000 §6).
+//! compaction boundary records that carry the set across a summary.
 
 use std::collections::HashSet;
 

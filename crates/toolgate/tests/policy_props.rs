@@ -142,7 +142,7 @@ fn build(case: &Case) -> (Catalog, Config) {
     (catalog, config)
 }
 
-/// The rules again, written plainly from DESIGN.md and docs/policy.md.
+/// The rules again, written plainly from docs/policy.md.
 fn naive_allows(config: &Config, profiles: &[&str], tool: &Tool) -> bool {
     let qualified = tool.qualified_name();
     let over_qualified = |p: &String| {

@@ -57,9 +57,9 @@ pub async fn login(
         Some(id) => (id.clone(), settings.client_secret.as_ref().map(|s| s.0.clone())),
         None => register(&http, &found, &redirect_uri).await?,
     };
-    let verifier = URL_SAFE_NO_PAD.encode(toolgate::grant::random_secret());
+    let verifier = URL_SAFE_NO_PAD.encode(toolgate::secret::random_secret());
     let challenge = URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()));
-    let state = URL_SAFE_NO_PAD.encode(&toolgate::grant::random_secret()[..16]);
+    let state = URL_SAFE_NO_PAD.encode(&toolgate::secret::random_secret()[..16]);
     let mut query = vec![
         ("response_type", "code".to_owned()),
         ("client_id", client_id.clone()),

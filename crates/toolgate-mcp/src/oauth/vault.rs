@@ -115,7 +115,7 @@ impl Vault {
     pub fn save(&self, name: &str, resource: &str, stored: &Stored) -> Result<(), String> {
         let mut plain = serde_json::to_vec(stored).map_err(|e| e.to_string())?;
         let nonce_bytes: [u8; NONCE_LEN] =
-            toolgate::grant::random_secret()[..NONCE_LEN].try_into().expect("12 of 32 bytes");
+            toolgate::secret::random_secret()[..NONCE_LEN].try_into().expect("12 of 32 bytes");
         self.sealing_key()
             .seal_in_place_append_tag(
                 Nonce::assume_unique_for_key(nonce_bytes),

@@ -524,7 +524,7 @@ fn server(f: &Fields<'_, '_>, name: &str) -> Result<ServerConfig, ConfigError> {
     }
     match f.patterns("allowed")? {
         Some(allowed) => s.allowed = allowed,
-        // An allowlist keeps only what it lists (seed 001); the default `*` would keep all.
+        // An allowlist keeps only what it lists (docs/policy.md); the default `*` would keep all.
         None if s.mode == ServerMode::Allowlist => {
             return Err(f.src.error(&f.key("mode"), ConfigErrorKind::AllowlistWithoutAllowed));
         }

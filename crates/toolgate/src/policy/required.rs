@@ -164,7 +164,7 @@ impl Policy {
         Ok(Required { tools, per_server, fixed })
     }
 
-    /// The first turn's working set (seed 001 steps 2–3): the required tools, then the best
+    /// The first turn's working set (EthanKit's steps 2–3, docs/policy.md): the required tools, then the best
     /// ranked deferred tools of `auto` servers, so that each server has at most
     /// [`FAIRNESS_CAP`] (or its stricter `max_active`), its required tools included, all within `[budget] first_turn` counting core
     /// tools and `meta` meta-tools. Deterministic for the same inputs.

@@ -1,6 +1,6 @@
 //! Policy scopes: a stable key for "what this subject may see of this catalog", so that caches
 //! (index, preselection, search results) never hand one subject another's candidates
-//! (seed 004: caches carry tenant and permission scope).
+//! (a cache is keyed by tenant and permissions, never shared across them).
 
 use std::collections::{HashMap, VecDeque};
 use std::fmt;

@@ -1,4 +1,4 @@
-//! Tests of the first-turn ranking: each weight of seed 001, the aliases, the caps and the
+//! Tests of the first-turn ranking: each of EthanKit's weights, the aliases, the caps and the
 //! tie-break.
 
 use expect_test::{Expect, expect};

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::chat::NameRule;
+use super::chat::ANTHROPIC_NAMES as NAMES;
 use super::{Call, Provider, RenderError, ServerSearch};
 use crate::catalog::Tool;
 use crate::request::TOOL_SEARCH;
@@ -11,15 +11,6 @@ use crate::toolbox::Toolbox;
 
 /// Most deferred tools in one request.
 pub(super) const MAX_DEFERRED: usize = 10_000;
-
-/// The Messages API's tool name rule (unconfirmed whether the cap is 64 or 128 characters;
-/// `docs/providers.md`).
-pub(super) const NAMES: NameRule = NameRule {
-    max_len: 128,
-    first: |c| c.is_ascii_alphanumeric() || c == '_' || c == '-',
-    rest: |c| c.is_ascii_alphanumeric() || c == '_' || c == '-',
-    words: "letters, digits, `_` and `-`, at most 128 characters",
-};
 
 /// One tool as the Messages API takes it.
 fn definition(tool: &Tool) -> Value {

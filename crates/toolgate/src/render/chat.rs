@@ -61,6 +61,15 @@ pub enum Shape {
     Responses,
 }
 
+/// The Messages API's tool name rule (unconfirmed whether the cap is 64 or 128 characters;
+/// `docs/providers.md`).
+pub(super) const ANTHROPIC_NAMES: NameRule = NameRule {
+    max_len: 128,
+    first: |c| c.is_ascii_alphanumeric() || c == '_' || c == '-',
+    rest: |c| c.is_ascii_alphanumeric() || c == '_' || c == '-',
+    words: "letters, digits, `_` and `-`, at most 128 characters",
+};
+
 /// A function-calling API's shape, name rule and cap.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Dialect {
@@ -111,7 +120,7 @@ impl Dialect {
     /// `tool_reference` blocks): the active definitions, no deferral flags.
     pub const ANTHROPIC: Dialect = Dialect {
         name: "anthropic-inject",
-        names: super::anthropic::NAMES,
+        names: ANTHROPIC_NAMES,
         max_tools: 10_000,
         shape: Shape::Anthropic,
     };

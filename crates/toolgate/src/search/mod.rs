@@ -1,6 +1,6 @@
 //! index: here is a catalog, give me the tools a query asks for.
 //!
-//! The query language (Claude Code's, seed 000 §5) is the same for every ranker:
+//! The query language (Claude Code's ToolSearch) is the same for every ranker:
 //!
 //! | form | meaning |
 //! |---|---|
@@ -39,7 +39,7 @@ pub use expand::{Expansion, Via};
 pub use explain::{Explanation, TermExplanation, score_json};
 use keyword::KeywordIndex;
 pub use relevance::{FLOOR_RANK, LOAD_CUT, LoadCut, floor_of, rank_scored, relevant};
-pub use strategy::{Strategy, UnknownStrategy};
+pub use strategy::{SearchConfig, Strategy, UnknownStrategy};
 pub use vocab::HandEntry;
 
 use crate::catalog::{Catalog, ToolId, strip_mcp_prefix};
@@ -198,9 +198,7 @@ impl IndexBuilder {
 
     /// The builder a `[search]` table describes; with a model directory (strategy `bert`),
     /// the model is loaded now.
-    pub fn from_config(
-        search: &crate::config::SearchConfig,
-    ) -> Result<IndexBuilder, crate::semantic::ModelError> {
+    pub fn from_config(search: &SearchConfig) -> Result<IndexBuilder, crate::semantic::ModelError> {
         let mut builder = Index::builder().strategy(search.strategy);
         if let Some(dir) = &search.index_cache {
             builder = builder.cache_dir(dir);

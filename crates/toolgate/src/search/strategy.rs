@@ -102,3 +102,15 @@ impl FromStr for Strategy {
         Strategy::NAMED.iter().copied().find(|x| x.as_str() == s).ok_or_else(|| UnknownStrategy(s.to_owned()))
     }
 }
+
+/// The `[search]` table: how `tool_search` ranks.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct SearchConfig {
+    /// The ranker (`strategy`, default `lexical`; `bert` when a model is given).
+    pub strategy: Strategy,
+    /// A sentence-transformers model directory for `bert` (`model`, relative to the file).
+    pub model: Option<std::path::PathBuf>,
+    /// Where the default strategy's index is saved and read back at the next start
+    /// (`index_cache`, a directory relative to the file; `None`: built every time).
+    pub index_cache: Option<std::path::PathBuf>,
+}

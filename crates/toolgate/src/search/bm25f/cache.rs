@@ -130,7 +130,7 @@ impl Bm25Index {
                 out.extend_from_slice(&f.to_le_bytes());
             }
         }
-        let sum = crate::grant::hmac_sha256(mac, &out);
+        let sum = crate::secret::hmac_sha256(mac, &out);
         out.extend_from_slice(&sum);
         out
     }
@@ -146,8 +146,8 @@ fn decode(
     params: Bm25Params,
 ) -> Option<Bm25Index> {
     let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(MAC_BYTES)?)?;
-    let expected = crate::grant::hmac_sha256(mac, body);
-    if !crate::grant::constant_time_eq(&expected, sum) {
+    let expected = crate::secret::hmac_sha256(mac, body);
+    if !crate::secret::constant_time_eq(&expected, sum) {
         return None;
     }
     let mut r = Reader(body);
@@ -346,7 +346,7 @@ mod tests {
         body[at] ^= 1;
         let other = [9u8; 32];
         let mut forged = body.clone();
-        forged.extend_from_slice(&crate::grant::hmac_sha256(&other, &body));
+        forged.extend_from_slice(&crate::secret::hmac_sha256(&other, &body));
         assert!(decode(&forged, &key, &mac, catalog.len(), params.clone()).is_none());
         std::fs::write(path(&dir, &key), &forged).unwrap();
         assert!(!cached(&dir).build(&catalog).from_cache(), "the forged file was read");
