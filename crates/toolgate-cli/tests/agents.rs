@@ -58,12 +58,16 @@ impl Task {
         std::fs::write(&notes, "buy oat milk\n").unwrap();
         let memory = dir.join("memory.jsonl");
         let config = dir.join("toolgate.toml");
-        // The memory server starts 3 s late, as a server fetched by `npx -y` does.
+        // The memory server starts 3 s late, as a server fetched by `npx -y` does. These tests
+        // are about what each model reads once the servers are up; with five agent CLIs and
+        // their servers starting at once on two cores, the default 5 s wait for upstreams
+        // ran out before either server had listed its tools. The wait itself is held by
+        // `crates/toolgate-mcp/tests/revisions.rs`.
         let slow_memory = format!("sleep 3; exec {}", bin("mcp-server-memory").display());
         std::fs::write(
             &config,
             format!(
-                "[servers.filesystem]\ncommand = {:?}\nargs = [{:?}]\n\n[servers.memory]\ncommand = \"sh\"\n\
+                "[gateway]\nready_timeout_secs = 30\n\n[servers.filesystem]\ncommand = {:?}\nargs = [{:?}]\n\n[servers.memory]\ncommand = \"sh\"\n\
                  args = [\"-c\", {slow_memory:?}]\nenv = {{ MEMORY_FILE_PATH = {:?} }}\n",
                 bin("mcp-server-filesystem").display().to_string(),
                 files.display().to_string(),

@@ -20,7 +20,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use axum::extract::{Request, State};
-use axum::http::{Method, StatusCode};
+use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::SessionManager;
@@ -28,9 +28,22 @@ use rmcp::transport::streamable_http_server::session::local::LocalSessionManager
 
 use crate::access::Caller;
 use crate::gateway::Gateway;
-use crate::http::{SESSION_HEADER, jsonrpc_error};
-use crate::server::PROFILE_HEADER;
 use crate::store::{Fetched, Lookup, OPENING, Owner, Saved};
+
+/// The header that names a streamable HTTP session.
+pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The HTTP header that opens a session under a profile (`[profiles.NAME]`).
+pub const PROFILE_HEADER: &str = "x-toolgate-profile";
+
+/// A JSON-RPC error response with no id, as an HTTP response of `status`.
+pub(crate) fn jsonrpc_error(status: StatusCode, message: &str) -> Response {
+    let body =
+        serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
+    let mut response = (status, body.to_string()).into_response();
+    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
+    response
+}
 
 /// The door's state: the gateway, the owners of the sessions this process holds, and the
 /// session managers that hold them (to close one that was ended elsewhere).

@@ -17,8 +17,8 @@
 //!   speaks 2026-07-28, or one of toolgate's while the upstream's call waits, with a
 //!   `requestState` that names the waiting call in this session only ([`Parked`]).
 //!
-//! [`GatewayServer::drive`] follows a session's forwarded call to its answer, putting each
-//! question to the client on the way; [`GatewayServer::resume_call`] takes a 2026-07-28
+//! [`GatewayServer::drive`](crate::GatewayServer) (in `asking.rs`) follows a session's forwarded call to its answer, putting each
+//! question to the client on the way; `GatewayServer::resume_call` takes a 2026-07-28
 //! client's answer back to its waiting call.
 //!
 //! A question reaches a client only if that client declared elicitation; otherwise the
@@ -30,16 +30,11 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, ClientResult, ElicitRequest, ElicitRequestParams, ElicitResult,
-    InputRequest, InputRequests, InputRequiredResult, ServerRequest,
-};
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer};
+use rmcp::ErrorData;
+use rmcp::model::{CallToolResponse, ElicitRequestParams, ElicitResult};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::{CancellationToken, DropGuard};
 
-use crate::server::{GatewayServer, is_modern};
 use crate::upstream::error_result;
 
 /// The `requestState` prefix of a call toolgate keeps waiting while a 2026-07-28 client answers.
@@ -229,107 +224,6 @@ impl InFlight {
 /// The error an upstream's question gets when it cannot be put to a client.
 pub(crate) fn refused(why: &str) -> ErrorData {
     ErrorData::invalid_request(format!("toolgate cannot put this question to a user: {why}"), None)
-}
-
-/// The client's side of the questions: a session's forwarded call driven to its answer.
-impl GatewayServer {
-    /// Follows a forwarded call to its answer, putting the upstream's questions to this
-    /// session's client: on 2025-11-25 as `elicitation/create` within this call, on 2026-07-28
-    /// as an `InputRequiredResult` while the call waits for the client's retry.
-    pub(crate) async fn drive(
-        &self,
-        tool: &str,
-        mut run: Run,
-        mut rounds: usize,
-        context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
-        loop {
-            let event = tokio::select! {
-                event = run.next() => event,
-                () = context.ct.cancelled() => {
-                    drop(run);
-                    return error_result(format!("the call to `{tool}` was cancelled by the client"));
-                }
-            };
-            let ask = match event {
-                Event::Done(answer) => return answer,
-                Event::Ask(ask) => ask,
-            };
-            rounds += 1;
-            if rounds > MAX_ROUNDS {
-                let _ = ask.reply.send(Err(refused("too many questions in one call")));
-                return error_result(format!(
-                    "`{tool}` asked the user more than {} questions; gave up",
-                    MAX_ROUNDS
-                ));
-            }
-            if is_modern(context) {
-                let question = InputRequest::Elicitation(ElicitRequest::new(ask.params));
-                let parked = Parked {
-                    tool: tool.to_owned(),
-                    run,
-                    reply: ask.reply,
-                    until: std::time::Instant::now() + self.gateway().settings().call_timeout,
-                    rounds,
-                };
-                let state = self.state().waiting.park(parked);
-                let requests = InputRequests::from([(QUESTION.to_owned(), question)]);
-                return CallToolResponse::InputRequired(InputRequiredResult::new(
-                    Some(requests),
-                    Some(state),
-                ));
-            }
-            let asked =
-                context.peer.send_request(ServerRequest::ElicitRequest(ElicitRequest::new(ask.params)));
-            let answer = match asked.await {
-                Ok(ClientResult::ElicitResult(result)) => Ok(result),
-                Ok(other) => {
-                    Err(ErrorData::internal_error(format!("the client answered with {other:?}"), None))
-                }
-                Err(e) => Err(ErrorData::internal_error(format!("the client could not be asked: {e}"), None)),
-            };
-            let _ = ask.reply.send(answer);
-        }
-    }
-
-    /// A 2026-07-28 client's retry that answers toolgate's question (`state` names the waiting
-    /// call, in this session only): the answer goes to the upstream, and the call goes on.
-    pub(crate) async fn resume_call(
-        &self,
-        tool: &str,
-        state: &str,
-        request: &CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
-        let Some(parked) = self.state().waiting.take(state) else {
-            return error_result(format!(
-                "requestState `{state}` names no call waiting in this session (it expired, was answered, \
-                 or belongs to another session); call `{tool}` again"
-            ));
-        };
-        if parked.tool != tool {
-            return error_result(format!(
-                "requestState `{state}` belongs to a call of `{}`, not of `{tool}`",
-                parked.tool
-            ));
-        }
-        let answer = request
-            .input_responses
-            .as_ref()
-            .and_then(|r| r.get(QUESTION))
-            .ok_or_else(|| format!("inputResponses has no `{}` answer", QUESTION))
-            .and_then(|v| {
-                serde_json::from_value::<ElicitResult>(v.clone())
-                    .map_err(|e| format!("the answer is not an elicitation result: {e}"))
-            });
-        let answer = answer.map_err(|why| ErrorData::invalid_params(why, None));
-        let bad = answer.as_ref().err().map(|e| e.message.to_string());
-        let _ = parked.reply.send(answer);
-        if let Some(why) = bad {
-            return error_result(format!("the answer to `{tool}`'s question was not usable: {why}"));
-        }
-        self.drive(tool, parked.run, parked.rounds, context).await
-    }
 }
 
 #[cfg(test)]

@@ -17,7 +17,7 @@ use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::{Config, Exposure, ServerMode, Transport};
+use toolgate::config::{Config, Exposure, Transport};
 use toolgate::defer::{DeferConfig, DeferMode};
 use toolgate::policy::PolicyError;
 use toolgate::schema::Validators;
@@ -25,44 +25,11 @@ use toolgate::{Catalog, Policy, Tool, Toolbox};
 
 use crate::pins::{Held, PinError, Pins, Selection};
 use crate::progress::Relay;
-use crate::settings::Settings;
+use crate::settings::{GatewayError, Settings};
 use crate::snapshot::{Listing, Snapshot};
 use crate::upstream::{self, Kind, State, Upstream};
 
 pub use toolgate::toolbox::{CALL_TOOL, call_tool_tool};
-
-/// A configuration the gateway cannot start from.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct GatewayError {
-    /// The configuration key at fault, such as `servers.demo.catalog`.
-    pub key: String,
-    /// What is wrong and what to do.
-    pub message: String,
-}
-
-impl std::fmt::Display for GatewayError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{}: {}", self.key, self.message)
-    }
-}
-
-impl std::error::Error for GatewayError {}
-
-impl GatewayError {
-    /// The error of a policy that cannot be applied, with the key to fix.
-    pub(crate) fn policy(e: &PolicyError, config: &Config) -> GatewayError {
-        let key = match e {
-            PolicyError::RequiredOverBudget { server, .. } => {
-                let mode = config.servers.get(server).map_or(ServerMode::Auto, |s| s.mode);
-                let key = if mode == ServerMode::Auto { "pinned" } else { "mode" };
-                format!("servers.{server}.{key}")
-            }
-            PolicyError::UnknownProfile { name, .. } => format!("profiles.{name}"),
-            _ => "budget.first_turn".to_owned(),
-        };
-        GatewayError { key, message: e.to_string() }
-    }
-}
 
 /// Which upstream serves which resource URIs and templates, as last listed.
 #[derive(Debug, Default)]

@@ -18,11 +18,8 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
+use crate::door::{PROFILE_HEADER, SESSION_HEADER, jsonrpc_error};
 use crate::gateway::Gateway;
-use crate::server::PROFILE_HEADER;
-
-/// The header that names a streamable HTTP session.
-pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The router: `/mcp`, `/` and `/status.json`. Cancelling `shutdown` ends every MCP session.
 ///
@@ -398,15 +395,6 @@ async fn reap_idle(door: crate::door::Door, shutdown: CancellationToken) {
         first_seen.retain(|id, _| present.contains(id));
         door.retain(&present);
     }
-}
-
-/// A JSON-RPC error response with no id, as an HTTP response of `status`.
-pub(crate) fn jsonrpc_error(status: StatusCode, message: &str) -> Response {
-    let body =
-        serde_json::json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32001, "message": message}});
-    let mut response = (status, body.to_string()).into_response();
-    response.headers_mut().insert(header::CONTENT_TYPE, HeaderValue::from_static("application/json"));
-    response
 }
 
 /// Serves the router on `listener` until `shutdown` is cancelled; open connections get five

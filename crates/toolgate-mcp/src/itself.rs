@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use toolgate::config::{Config, Transport};
 
-use crate::gateway::GatewayError;
+use crate::settings::GatewayError;
 
 /// The environment variable that carries, to the servers toolgate starts, the configurations
 /// served above them (one absolute path a line; `-` for a gateway without a file).

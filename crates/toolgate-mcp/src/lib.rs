@@ -35,6 +35,7 @@
 
 pub mod access;
 mod approval;
+mod asking;
 pub mod convert;
 mod door;
 mod elicit;
@@ -62,8 +63,9 @@ pub mod store;
 mod tasks;
 mod upstream;
 
-pub use gateway::{Gateway, GatewayError};
+pub use gateway::Gateway;
 pub use server::{GatewayServer, serve_stdio};
+pub use settings::GatewayError;
 pub use settings::Settings;
 pub use start::Loading;
 pub use status::{ReportedTool, UpstreamReport};

@@ -13,42 +13,16 @@
 //! other. A store that cannot be reached leaves the session to this process's own state, with
 //! a warning: the answer may then miss what another replica loaded, never allow more.
 
-use std::sync::Arc;
-
 use rmcp::model::InitializeRequestParams;
 use rmcp::service::RequestContext;
 use rmcp::transport::streamable_http_server::session::SessionRestoreMarker;
 use rmcp::{ErrorData, RoleServer};
 use toolgate::Conversation;
 
+use crate::door::{PROFILE_HEADER, SESSION_HEADER};
 use crate::gateway::Gateway;
-use crate::http::SESSION_HEADER;
-use crate::server::{GatewayServer, PROFILE_HEADER};
+use crate::server::GatewayServer;
 use crate::store::{Saved, StoreError};
-
-/// How one HTTP session is kept in the store (none of it on stdio).
-#[derive(Debug, Default)]
-pub(crate) struct Stored {
-    /// The session's `Mcp-Session-Id`, once a request carried it.
-    id: Option<String>,
-    /// The record's `seq` this session last read or wrote.
-    seq: u64,
-    /// The token the session was opened with (by name): no other may use it.
-    token: Option<String>,
-    /// The client's `initialize` parameters, written into every record.
-    initialize: Option<serde_json::Value>,
-    /// A digest of the conversation last pushed, to push only what changed.
-    pushed: Option<u64>,
-    /// Held across one push, so that this process writes a session's records in order.
-    writing: Arc<tokio::sync::Mutex<()>>,
-}
-
-impl Stored {
-    /// The session's `Mcp-Session-Id`, once a request carried it.
-    pub(crate) fn id(&self) -> Option<&str> {
-        self.id.as_deref()
-    }
-}
 
 /// The HTTP request behind a request context, if it came over HTTP.
 fn http_parts(context: &RequestContext<RoleServer>) -> Option<&axum::http::request::Parts> {

@@ -35,8 +35,7 @@ use crate::gateway::{Busy, CALL_TOOL, Gateway, SessionSlot, SessionState, View, 
 use crate::pool::Caller;
 use crate::upstream::error_result;
 
-/// The HTTP header that opens a session under a profile (`[profiles.NAME]`).
-pub const PROFILE_HEADER: &str = "x-toolgate-profile";
+pub use crate::door::PROFILE_HEADER;
 
 /// How long a loading `tool_search` waits, once the client listed the tools again, so that the
 /// list's reply reaches the client before the search's.
@@ -83,7 +82,7 @@ pub struct GatewayServer {
 impl GatewayServer {
     /// A server for one new session of `gateway` on a connection of its own (stdio, a pipe).
     pub fn new(gateway: Gateway) -> GatewayServer {
-        let slot = Arc::new(SessionSlot::new(&gateway));
+        let slot = Arc::new(SessionSlot::new(gateway.inner.changes.clone()));
         GatewayServer { gateway, slot, http: false }
     }
 
@@ -192,7 +191,7 @@ impl GatewayServer {
                 || context
                     .extensions
                     .get::<axum::http::request::Parts>()
-                    .is_some_and(|parts| !parts.headers.contains_key(crate::http::SESSION_HEADER)))
+                    .is_some_and(|parts| !parts.headers.contains_key(crate::door::SESSION_HEADER)))
     }
 
     /// This session's exposure (chosen for its client at `initialize`; for a request with no

@@ -1,6 +1,8 @@
 //! session: one downstream session as the gateway holds it: its conversation, how to reach
 //! its client (on the connection or its subscriptions), what it did and when, the calls
-//! waiting for its answers, and how an HTTP session is kept in the store.
+//! waiting for its answers and the tasks it started, and how an HTTP session is kept in the
+//! store. Only what a session holds is here; what is done with it is in `resume.rs`,
+//! `asking.rs` and `tasks.rs`, which this module does not import.
 
 use std::sync::{Arc, Mutex};
 
@@ -12,8 +14,6 @@ use tokio::sync::watch;
 use toolgate::Conversation;
 use toolgate::config::Exposure;
 
-use crate::gateway::Gateway;
-
 /// One downstream session as the registry sees it.
 #[derive(Debug)]
 pub(crate) struct SessionSlot {
@@ -23,9 +23,9 @@ pub(crate) struct SessionSlot {
 }
 
 impl SessionSlot {
-    /// A slot for a new session of `gateway`, not registered yet.
-    pub(crate) fn new(gateway: &Gateway) -> SessionSlot {
-        SessionSlot { state: Mutex::new(SessionState::default()), changes: gateway.inner.changes.clone() }
+    /// A slot for a new session, not registered yet; `changes` is the gateway's change counter.
+    pub(crate) fn new(changes: watch::Sender<u64>) -> SessionSlot {
+        SessionSlot { state: Mutex::new(SessionState::default()), changes }
     }
 }
 
@@ -69,11 +69,11 @@ pub(crate) struct SessionState {
     /// Whether the client let a wait for its re-list run out (it ignores `list_changed`).
     pub(crate) ignores_list_changed: bool,
     /// How this HTTP session is kept in the session store.
-    pub(crate) stored: crate::resume::Stored,
+    pub(crate) stored: Stored,
     /// Calls waiting for this client's answer to an upstream's question (2026-07-28).
     pub(crate) waiting: crate::elicit::Waiting,
     /// The tasks upstreams made of this session's calls, by task id.
-    pub(crate) tasks: std::collections::HashMap<String, crate::tasks::TaskOwner>,
+    pub(crate) tasks: std::collections::HashMap<String, TaskOwner>,
     /// The protocol revision the client speaks, once known.
     pub(crate) revision: Option<rmcp::model::ProtocolVersion>,
     /// What the session did and when ([`Activity`]).
@@ -155,4 +155,37 @@ impl SessionState {
             }
         }
     }
+}
+
+/// How one HTTP session is kept in the store (none of it on stdio).
+#[derive(Debug, Default)]
+pub(crate) struct Stored {
+    /// The session's `Mcp-Session-Id`, once a request carried it.
+    pub(crate) id: Option<String>,
+    /// The record's `seq` this session last read or wrote.
+    pub(crate) seq: u64,
+    /// The token the session was opened with (by name): no other may use it.
+    pub(crate) token: Option<String>,
+    /// The client's `initialize` parameters, written into every record.
+    pub(crate) initialize: Option<serde_json::Value>,
+    /// A digest of the conversation last pushed, to push only what changed.
+    pub(crate) pushed: Option<u64>,
+    /// Held across one push, so that this process writes a session's records in order.
+    pub(crate) writing: Arc<tokio::sync::Mutex<()>>,
+}
+
+impl Stored {
+    /// The session's `Mcp-Session-Id`, once a request carried it.
+    pub(crate) fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+}
+
+/// Where a task of this session runs.
+#[derive(Debug, Clone)]
+pub(crate) struct TaskOwner {
+    /// The upstream that made it.
+    pub(crate) upstream: String,
+    /// The tool whose call it is (qualified name).
+    pub(crate) tool: String,
 }

@@ -1,11 +1,12 @@
 //! settings: how the gateway behaves, from `[gateway]` and `[search]` of the configuration and
-//! the command line.
+//! the command line, and the error of a configuration it cannot start from.
 
 use std::time::Duration;
 
 use toolgate::Index;
-use toolgate::config::{Exposure, GatewayConfig, SearchConfig};
+use toolgate::config::{Config, Exposure, GatewayConfig, SearchConfig, ServerMode};
 use toolgate::defer::DeferConfig;
+use toolgate::policy::PolicyError;
 use toolgate::search::IndexBuilder;
 use toolgate::semantic::ModelError;
 
@@ -102,5 +103,38 @@ impl Settings {
     pub fn with_search(mut self, search: &SearchConfig) -> Result<Settings, ModelError> {
         self.index = IndexBuilder::from_config(search)?;
         Ok(self)
+    }
+}
+
+/// A configuration the gateway cannot start from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GatewayError {
+    /// The configuration key at fault, such as `servers.demo.catalog`.
+    pub key: String,
+    /// What is wrong and what to do.
+    pub message: String,
+}
+
+impl std::fmt::Display for GatewayError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}: {}", self.key, self.message)
+    }
+}
+
+impl std::error::Error for GatewayError {}
+
+impl GatewayError {
+    /// The error of a policy that cannot be applied, with the key to fix.
+    pub(crate) fn policy(e: &PolicyError, config: &Config) -> GatewayError {
+        let key = match e {
+            PolicyError::RequiredOverBudget { server, .. } => {
+                let mode = config.servers.get(server).map_or(ServerMode::Auto, |s| s.mode);
+                let key = if mode == ServerMode::Auto { "pinned" } else { "mode" };
+                format!("servers.{server}.{key}")
+            }
+            PolicyError::UnknownProfile { name, .. } => format!("profiles.{name}"),
+            _ => "budget.first_turn".to_owned(),
+        };
+        GatewayError { key, message: e.to_string() }
     }
 }

@@ -13,7 +13,8 @@ use std::sync::Arc;
 use toolgate::Catalog;
 use toolgate::config::{Config, Transport};
 
-use crate::gateway::{Gateway, GatewayError};
+use crate::gateway::Gateway;
+use crate::settings::GatewayError;
 use crate::upstream::{self, Kind, State, Upstream};
 
 /// The static catalogs a gateway begun with [`Gateway::begin`] has yet to read.

@@ -15,15 +15,7 @@ use rmcp::{ErrorData, RoleServer};
 
 use crate::gateway::Gateway;
 use crate::server::GatewayServer;
-
-/// Where a task of this session runs.
-#[derive(Debug, Clone)]
-pub(crate) struct TaskOwner {
-    /// The upstream that made it.
-    pub(crate) upstream: String,
-    /// The tool whose call it is (qualified name).
-    pub(crate) tool: String,
-}
+use crate::session::TaskOwner;
 
 impl GatewayServer {
     /// Records the task an upstream made of a call of `tool`, if the answer is one.
