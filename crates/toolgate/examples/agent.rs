@@ -16,7 +16,6 @@
 #![allow(clippy::print_stdout)]
 
 use serde_json::{Value, json};
-use toolgate::config::{BudgetConfig, Config, ServerConfig, Transport};
 use toolgate::defer::{DeferConfig, DeferMode};
 use toolgate::gate::Decision;
 use toolgate::render::{self, Api, Call, Models, Provider, Shape};
@@ -143,12 +142,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     // EthanKit's budgets: 96 definitions on the first turn, 112 once tools load, never 128;
     // and the git server keeps one tool loaded at a time (a search past it unloads the least
     // recently used one).
-    let budget = BudgetConfig { first_turn: 96, dynamic: 112, hard: 128 };
-    let mut config = Config { budget, ..Config::default() };
-    let mut git = ServerConfig::new(Transport::Catalog { path: "weather-git.jsonl".into() });
-    git.max_active = 1;
-    config.servers.insert("git".to_owned(), git);
-    let policy = Policy::new(&config, None)?;
+    let policy = Policy::builder().budget(96, 112, 128).max_active("git", 1).build()?;
     let toolbox = Toolbox::builder(&catalog(), policy)
         .defer(DeferConfig { mode: DeferMode::On, ..DeferConfig::default() })
         .exposure(provider.exposure())

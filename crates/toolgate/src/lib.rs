@@ -70,7 +70,8 @@
 //! use toolgate::{Catalog, Policy, Toolbox};
 //!
 //! // The catalog: 527 real MCP tools compiled into the library (or Catalog::from_path), seen
-//! // by a subject under a policy (Policy::new(&config, profile) reads toolgate.toml rules).
+//! // by a subject under a policy (Policy::new(&config, profile) reads toolgate.toml's rules;
+//! // Policy::builder() writes them in code: .budget(96, 112, 128).max_active("git", 1)).
 //! let toolbox = Toolbox::builder(&Catalog::embedded(), Policy::permissive()).build()?;
 //! let mut chat = toolbox.conversation();
 //!

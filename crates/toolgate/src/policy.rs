@@ -68,6 +68,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod builder;
 mod required;
 mod rule;
 mod scope;
@@ -84,6 +85,7 @@ use crate::config::{
 };
 use crate::session::Session;
 
+pub use builder::PolicyBuilder;
 pub use required::{PolicyError, Required};
 pub use rule::{Action, AuditEvent, Rule, Verdict};
 pub use scope::{Scope, ScopedCache};
@@ -223,6 +225,18 @@ impl Policy {
                 Ok(Policy { subject: Subject::new(name), layers: vec![layer], ..root })
             }
         }
+    }
+
+    /// A policy written in code rather than read from a configuration: the budgets, what
+    /// every subject is denied, and each server's rules ([`PolicyBuilder`]).
+    ///
+    /// ```
+    /// let policy = toolgate::Policy::builder().budget(96, 112, 128).max_active("git", 1).build()?;
+    /// assert_eq!(policy.max_active("git"), 1);
+    /// # Ok::<(), toolgate::policy::PolicyError>(())
+    /// ```
+    pub fn builder() -> PolicyBuilder {
+        PolicyBuilder::default()
     }
 
     /// The policy of a configuration without rules: every tool allowed, default budgets.

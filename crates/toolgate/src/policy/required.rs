@@ -49,6 +49,15 @@ pub enum PolicyError {
         /// `[budget] first_turn`.
         limit: usize,
     },
+    /// Budgets out of the order `1 <= first_turn <= dynamic <= hard` ([`Policy::builder`]).
+    BudgetOrder {
+        /// Definitions in the first request.
+        first_turn: usize,
+        /// Definitions once tools load.
+        dynamic: usize,
+        /// The limit never exceeded.
+        hard: usize,
+    },
 }
 
 impl fmt::Display for PolicyError {
@@ -75,6 +84,11 @@ impl fmt::Display for PolicyError {
                 "{required} required tools (pinned or mode=all) and {fixed} core tools and meta-tools \
                  exceed the first-turn budget of {limit} definitions; pin fewer tools, narrow `allowed`, \
                  use mode = \"auto\", or raise [budget] first_turn"
+            ),
+            PolicyError::BudgetOrder { first_turn, dynamic, hard } => write!(
+                f,
+                "budgets out of order (first_turn = {first_turn}, dynamic = {dynamic}, hard = {hard}); \
+                 they must satisfy 1 <= first_turn <= dynamic <= hard"
             ),
         }
     }

@@ -19,10 +19,6 @@ use super::expand::Expanded;
 use super::{Expansion, Hit, Index, required_word};
 use crate::catalog::ToolId;
 
-/// The weight of the latest request's score against the whole request's (each divided by its
-/// best). Chosen on ACEBench's development tasks, the only sets with multi-line requests.
-pub(super) const LATEST_WEIGHT: f32 = 0.5;
-
 /// The latest user turn of `query` after its first that asks for something, if `query` is a
 /// transcript of marked turns with more than one user turn.
 pub(super) fn latest_request(query: &str) -> Option<&str> {
