@@ -112,7 +112,7 @@ impl Host for Gateway {
 impl Gateway {
     /// Why a name the gate does not know may still belong to an upstream that is down.
     pub(crate) fn unavailable_server(&self, name: &str) -> Option<String> {
-        let bare = name.strip_prefix("mcp__").unwrap_or(name);
+        let bare = toolgate::naming::strip_mcp_prefix(name);
         let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         pool.values().find_map(|u| {
             let server = toolgate::naming::normalize_server(&u.name);

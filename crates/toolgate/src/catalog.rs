@@ -325,7 +325,7 @@ impl Catalog {
     /// What [`Catalog::resolve`] finds, telling apart a name that matches no tool (`None`) from
     /// one that matches several only in other letter cases (`Some(None)`: ambiguous).
     pub(crate) fn identify(&self, name: &str) -> Option<Option<ToolId>> {
-        let bare = strip_mcp_prefix(name.trim());
+        let bare = crate::naming::strip_mcp_prefix(name.trim());
         if let Some(id) = self.get(name).or_else(|| self.get(bare)) {
             return Some(Some(id));
         }
@@ -353,14 +353,6 @@ impl Catalog {
         let by_name =
             tools.iter().enumerate().map(|(i, t)| (t.qualified.clone(), ToolId(i as u32))).collect();
         Catalog { tools: tools.into(), by_name: Arc::new(by_name) }
-    }
-}
-
-/// Strips a leading `mcp__` (any case) from a model-written tool name.
-pub(crate) fn strip_mcp_prefix(name: &str) -> &str {
-    match name.get(..5) {
-        Some(p) if p.eq_ignore_ascii_case("mcp__") && name.len() > 5 => &name[5..],
-        _ => name,
     }
 }
 

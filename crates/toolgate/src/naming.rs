@@ -123,6 +123,17 @@ pub fn split(qualified: &str) -> Option<(&str, &str)> {
     qualified.split_once(SEPARATOR)
 }
 
+/// A model-written tool name without its leading `mcp__` (Claude Code's spelling, any letter
+/// case), or the name as it is when it has none or nothing follows it. The one place the
+/// prefix is stripped: the catalog, the search, policy patterns and the gateway's reply for a
+/// server that is down all read a name through it.
+pub fn strip_mcp_prefix(name: &str) -> &str {
+    match name.get(..5) {
+        Some(p) if p.eq_ignore_ascii_case("mcp__") && name.len() > 5 => &name[5..],
+        _ => name,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

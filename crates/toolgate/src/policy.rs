@@ -491,7 +491,7 @@ fn matches_qualified(pattern: &str, tool: &Tool) -> bool {
 ///
 /// A leading `mcp__` (Claude Code's spelling) is ignored.
 fn matches_name(pattern: &str, server: &str, name: &str, qualified: Option<&str>, builtin: bool) -> bool {
-    let pattern = crate::catalog::strip_mcp_prefix(pattern).to_lowercase();
+    let pattern = crate::naming::strip_mcp_prefix(pattern).to_lowercase();
     let glob = |text: &str| glob_match(&pattern, &text.to_lowercase());
     let servers = [server.to_owned(), crate::naming::normalize_server(server)];
     if !pattern.contains("__") && (servers.iter().any(|s| glob(s)) || (builtin && glob(name))) {
@@ -515,7 +515,7 @@ fn matches_own_name(pattern: &str, name: &str) -> bool {
 /// Whether a pattern over qualified names covers every tool of `server`: a bare server name, or
 /// `SERVER__*`.
 fn matches_whole_server(pattern: &str, server: &str) -> bool {
-    let pattern = crate::catalog::strip_mcp_prefix(pattern).to_lowercase();
+    let pattern = crate::naming::strip_mcp_prefix(pattern).to_lowercase();
     let server_part = match pattern.split_once("__") {
         None => pattern.as_str(),
         Some((s, "*")) => s,

@@ -665,11 +665,10 @@ impl Toolbox {
                 id.map(|id| self.catalog.tool(id)).filter(|t| self.visible.get(t.qualified_name()).is_some());
             Some(tool.map(|t| t.qualified_name().to_owned()).ok_or(()))
         };
-        let select = trimmed.get(..7).filter(|h| h.eq_ignore_ascii_case("select:")).map(|_| &trimmed[7..]);
-        if let Some(rest) = select {
+        if let Some(names) = crate::search::select_list(trimmed) {
             let mut kept = Vec::new();
             let mut gone = Vec::new();
-            for name in rest.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            for name in names {
                 match meaning(name) {
                     Some(Ok(exact)) => kept.push(exact),
                     Some(Err(())) => gone.push(name.to_owned()),

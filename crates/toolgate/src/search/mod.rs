@@ -42,8 +42,9 @@ pub use relevance::{FLOOR_RANK, LOAD_CUT, LoadCut, floor_of, rank_scored, releva
 pub use strategy::{SearchConfig, Strategy, UnknownStrategy};
 pub use vocab::HandEntry;
 
-use crate::catalog::{Catalog, ToolId, strip_mcp_prefix};
+use crate::catalog::{Catalog, ToolId};
 use crate::naming;
+use crate::naming::strip_mcp_prefix;
 
 /// How many lexical and dense candidates the `semantic` and `bert` strategies fuse.
 #[cfg(any(feature = "semantic", feature = "bert"))]
@@ -404,10 +405,10 @@ impl Index {
                 .collect();
             Found { form, loads: hits.len(), hits, unmatched_terms }
         };
-        if let Some(rest) = strip_prefix_ci(query, "select:") {
+        if let Some(names) = select_list(query) {
             let mut ids = Vec::new();
             let mut unmatched = Vec::new();
-            for name in rest.split(',').map(str::trim).filter(|n| !n.is_empty()) {
+            for name in names {
                 let found = self.named(name);
                 if found.is_empty() {
                     unmatched.push(name.to_owned());
@@ -708,6 +709,14 @@ fn required_word(w: &str) -> Option<&str> {
     w.strip_prefix('+').filter(|r| r.chars().next().is_some_and(char::is_alphabetic))
 }
 
+/// The names of a `select:NAME,NAME` query (`select:` in any letter case), or `None` for a
+/// query of another form. The one parser of the form: the search and the toolbox's screening
+/// of hidden names read it alike.
+pub(crate) fn select_list(query: &str) -> Option<impl Iterator<Item = &str>> {
+    let rest = strip_prefix_ci(query, "select:")?;
+    Some(rest.split(',').map(str::trim).filter(|n| !n.is_empty()))
+}
+
 fn strip_prefix_ci<'a>(s: &'a str, prefix: &str) -> Option<&'a str> {
     let head = s.get(..prefix.len())?;
     head.eq_ignore_ascii_case(prefix).then(|| &s[prefix.len()..])
@@ -719,8 +728,9 @@ fn server_prefix(query: &str) -> Option<String> {
         return None;
     }
     let lower = query.to_lowercase();
-    if let Some(rest) = lower.strip_prefix("mcp__") {
-        return (!rest.is_empty()).then(|| rest.to_owned());
+    if lower.starts_with("mcp__") {
+        let rest = strip_mcp_prefix(&lower);
+        return (rest.len() < lower.len()).then(|| rest.to_owned());
     }
     (lower.ends_with(naming::SEPARATOR) && lower.len() > 2).then_some(lower)
 }

@@ -496,22 +496,10 @@ fn property_names(schema: &Value, out: &mut String, depth: usize) {
     }
 }
 
-/// `getWeatherForecast`, `get_weather-forecast` → `get weather forecast`.
+/// `getWeatherForecast`, `get_weather-forecast` → `get Weather Forecast`, `get weather forecast`
+/// (acronyms kept whole, `/` a separator too).
 pub(crate) fn split_identifier(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 4);
-    let mut prev: Option<char> = None;
-    for c in s.chars() {
-        if matches!(c, '_' | '-' | '.' | '/') {
-            out.push(' ');
-        } else {
-            if c.is_uppercase() && prev.is_some_and(|p| p.is_lowercase() || p.is_ascii_digit()) {
-                out.push(' ');
-            }
-            out.push(c);
-        }
-        prev = Some(c);
-    }
-    out
+    crate::search::text::split_words(s, &['_', '-', '.', '/'], false)
 }
 
 /// Appends `v` quantised to int8 (symmetric, by its largest magnitude) to `out` and returns the
