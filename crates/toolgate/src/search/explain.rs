@@ -87,24 +87,10 @@ impl Index {
                     let mut so_far = 0u32;
                     for w in words {
                         let t = w.to_lowercase();
-                        let h = k.term_hit(tool.index(), &t);
-                        let mut fields = Vec::new();
-                        if h.part > 0 {
-                            fields.push(("name", h.part as f32));
-                        }
-                        so_far += h.part;
-                        if h.full && so_far == 0 {
-                            fields.push(("full-name", 3.0));
-                            so_far += 3;
-                        }
-                        if h.hint {
-                            fields.push(("hint", 4.0));
-                            so_far += 4;
-                        }
-                        if h.description {
-                            fields.push(("description", 2.0));
-                            so_far += 2;
-                        }
+                        let parts = k.term_fields(tool.index(), &t, so_far);
+                        so_far += parts.iter().map(|(_, s)| s).sum::<u32>();
+                        let fields: Vec<(&'static str, f32)> =
+                            parts.iter().filter(|(_, s)| *s > 0).map(|(f, s)| (*f, *s as f32)).collect();
                         if !fields.is_empty() {
                             terms.push(TermExplanation { term: t, fields, expansion: None });
                         }

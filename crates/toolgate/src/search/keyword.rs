@@ -114,21 +114,26 @@ impl KeywordIndex {
         h.part > 0 || h.hint || h.description
     }
 
+    /// What `term` adds to tool `doc`'s score after `so_far` from the terms before it, field by
+    /// field (0 where it adds nothing): the name part (12 / 10 equal, 6 / 5 within), the full
+    /// name (3, only while nothing has scored), the hint (4), the description (2). The one place
+    /// the weights are applied: [`KeywordIndex::score`] adds them up and `explain` lists them.
+    pub(crate) fn term_fields(&self, doc: usize, term: &str, so_far: u32) -> [(&'static str, u32); 4] {
+        let h = self.term_hit(doc, term);
+        let full = if h.full && so_far + h.part == 0 { 3 } else { 0 };
+        [
+            ("name", h.part),
+            ("full-name", full),
+            ("hint", if h.hint { 4 } else { 0 }),
+            ("description", if h.description { 2 } else { 0 }),
+        ]
+    }
+
     /// The score of tool `doc` for the terms, in order.
     pub(crate) fn score(&self, doc: usize, terms: &[String]) -> u32 {
         let mut score = 0;
         for t in terms {
-            let h = self.term_hit(doc, t);
-            score += h.part;
-            if h.full && score == 0 {
-                score += 3;
-            }
-            if h.hint {
-                score += 4;
-            }
-            if h.description {
-                score += 2;
-            }
+            score += self.term_fields(doc, t, score).iter().map(|(_, s)| s).sum::<u32>();
         }
         score
     }
