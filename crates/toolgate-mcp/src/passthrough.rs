@@ -65,19 +65,19 @@ enum Feature {
 }
 
 impl Gateway {
-    /// Whether a session opened under `subject` is under a profile (its own, or the served one).
-    fn profiled(&self, subject: Option<&str>) -> bool {
-        subject.is_some() || self.settings().profile.is_some()
+    /// Whether a session opened under `profile` is under a profile (its own, or the served one).
+    fn profiled(&self, profile: Option<&str>) -> bool {
+        profile.is_some() || self.settings().profile.is_some()
     }
 
-    /// The connected upstreams that declared `feature` and that the policy of `subject` lets
-    /// offer anything here, by name.
-    fn offering(&self, feature: Feature, subject: Option<&str>) -> Vec<(String, Peer<RoleClient>)> {
-        let view = self.view(subject, Exposure::Native);
+    /// The connected upstreams that declared `feature` and that the policy of the subject
+    /// served under `profile` lets offer anything here, by name.
+    fn offering(&self, feature: Feature, profile: Option<&str>) -> Vec<(String, Peer<RoleClient>)> {
+        let view = self.view(profile, Exposure::Native);
         let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         pool.values()
             .filter(|u| {
-                u.state == State::Ready && offers_data(&view, self.profiled(subject), &u.name, feature)
+                u.state == State::Ready && offers_data(&view, self.profiled(profile), &u.name, feature)
             })
             .filter_map(|u| {
                 let peer = u.peer.clone()?;
@@ -190,10 +190,10 @@ impl Gateway {
     }
 
     /// Every offered prompt of every upstream, namespaced `server__prompt`.
-    pub(crate) async fn list_prompts(&self, subject: Option<&str>) -> ListPromptsResult {
+    pub(crate) async fn list_prompts(&self, profile: Option<&str>) -> ListPromptsResult {
         let mut all: Vec<Prompt> = Vec::new();
-        let view = self.view(subject, Exposure::Native);
-        for (name, peer) in self.offering(Feature::Prompts, subject) {
+        let view = self.view(profile, Exposure::Native);
+        for (name, peer) in self.offering(Feature::Prompts, profile) {
             let prompts = listed(&name, "prompts/list", peer.list_all_prompts()).await.unwrap_or_default();
             all.extend(prompts.into_iter().filter_map(|mut p| {
                 let qualified = prompt_name(&name, &p.name);
@@ -209,7 +209,7 @@ impl Gateway {
     pub(crate) async fn get_prompt(
         &self,
         mut params: GetPromptRequestParams,
-        subject: Option<&str>,
+        profile: Option<&str>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let qualified = params.name.clone();
         let not_found = || {
@@ -221,13 +221,13 @@ impl Gateway {
             )
         };
         let (name, peer) = self
-            .offering(Feature::Prompts, subject)
+            .offering(Feature::Prompts, profile)
             .into_iter()
             .find(|(server, _)| qualified.starts_with(&prompt_name(server, "")))
             .ok_or_else(not_found)?;
         let own = qualified[prompt_name(&name, "").len()..].to_owned();
         if !self
-            .view(subject, Exposure::Native)
+            .view(profile, Exposure::Native)
             .toolbox
             .policy()
             .decide_prompt(&name, &own, &qualified)
@@ -244,11 +244,11 @@ impl Gateway {
 
     /// Every offered resource (or, with `templates`, resource template) of every upstream, and
     /// the routes to read them.
-    async fn gather_resources(&self, subject: Option<&str>) -> (Vec<Resource>, Vec<ResourceTemplate>) {
+    async fn gather_resources(&self, profile: Option<&str>) -> (Vec<Resource>, Vec<ResourceTemplate>) {
         let mut resources: Vec<Resource> = Vec::new();
         let mut templates: Vec<ResourceTemplate> = Vec::new();
         let mut routes = ResourceRoutes::default();
-        for (name, peer) in self.offering(Feature::Resources, subject) {
+        for (name, peer) in self.offering(Feature::Resources, profile) {
             for r in listed(&name, "resources/list", peer.list_all_resources()).await.unwrap_or_default() {
                 if routes.uris.contains_key(&r.uri) {
                     tracing::warn!(upstream = %name, "resource `{}` is listed by two servers; the first serves it", r.uri);
@@ -269,13 +269,13 @@ impl Gateway {
     }
 
     /// `resources/list` over every upstream.
-    pub(crate) async fn list_resources(&self, subject: Option<&str>) -> ListResourcesResult {
-        ListResourcesResult::with_all_items(self.gather_resources(subject).await.0)
+    pub(crate) async fn list_resources(&self, profile: Option<&str>) -> ListResourcesResult {
+        ListResourcesResult::with_all_items(self.gather_resources(profile).await.0)
     }
 
     /// `resources/templates/list` over every upstream.
-    pub(crate) async fn list_resource_templates(&self, subject: Option<&str>) -> ListResourceTemplatesResult {
-        ListResourceTemplatesResult::with_all_items(self.gather_resources(subject).await.1)
+    pub(crate) async fn list_resource_templates(&self, profile: Option<&str>) -> ListResourceTemplatesResult {
+        ListResourceTemplatesResult::with_all_items(self.gather_resources(profile).await.1)
     }
 
     /// `resources/read`, asked of the upstream that listed the URI (listing again first if no
@@ -283,18 +283,18 @@ impl Gateway {
     pub(crate) async fn read_resource(
         &self,
         mut params: ReadResourceRequestParams,
-        subject: Option<&str>,
+        profile: Option<&str>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = params.uri.clone();
         let route = || self.inner.resources.lock().unwrap_or_else(|e| e.into_inner()).owner(&uri);
         let owner = match route() {
             Some(owner) => Some(owner),
             None => {
-                self.gather_resources(subject).await;
+                self.gather_resources(profile).await;
                 route()
             }
         };
-        let offered = self.offering(Feature::Resources, subject);
+        let offered = self.offering(Feature::Resources, profile);
         let Some((name, peer)) = owner.and_then(|o| offered.into_iter().find(|(n, _)| *n == o)) else {
             return Err(ErrorData::resource_not_found(
                 format!("no connected server lists resource `{uri}`; see resources/list"),
@@ -314,9 +314,9 @@ impl Gateway {
     pub(crate) async fn complete(
         &self,
         mut params: CompleteRequestParams,
-        subject: Option<&str>,
+        profile: Option<&str>,
     ) -> Result<CompleteResult, ErrorData> {
-        let offered = self.offering(Feature::Completions, subject);
+        let offered = self.offering(Feature::Completions, profile);
         let target = match &mut params.r#ref {
             Reference::Prompt(prompt) => {
                 let qualified = prompt.name.clone();
@@ -325,7 +325,7 @@ impl Gateway {
                     .find(|(server, _)| qualified.starts_with(&prompt_name(server, "")))
                     .and_then(|(server, peer)| {
                         let own = qualified[prompt_name(&server, "").len()..].to_owned();
-                        let policy = self.view(subject, Exposure::Native);
+                        let policy = self.view(profile, Exposure::Native);
                         let allowed =
                             policy.toolbox.policy().decide_prompt(&server, &own, &qualified).is_allow();
                         prompt.name = own;
@@ -334,7 +334,7 @@ impl Gateway {
             }
             Reference::Resource(template) => {
                 if self.inner.resources.lock().unwrap_or_else(|e| e.into_inner()).templates.is_empty() {
-                    self.gather_resources(subject).await;
+                    self.gather_resources(profile).await;
                 }
                 let owner = self
                     .inner

@@ -162,7 +162,7 @@ impl GatewayServer {
     }
 
     /// The profile this session was opened under, if any.
-    fn subject(&self) -> Option<String> {
+    fn profile(&self) -> Option<String> {
         self.state().profile.clone()
     }
 
@@ -176,9 +176,9 @@ impl GatewayServer {
     /// no session, the one that hands out grants).
     pub(crate) fn view(&self) -> Arc<View> {
         if self.state().granted {
-            return self.gateway.granted_view(self.subject().as_deref());
+            return self.gateway.granted_view(self.profile().as_deref());
         }
-        self.gateway.view(self.subject().as_deref(), self.exposure())
+        self.gateway.view(self.profile().as_deref(), self.exposure())
     }
 
     /// Whether this request has no session behind it (2026-07-28 over HTTP, or a `server/discover`
@@ -702,7 +702,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ListPromptsResult, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        Ok(self.cacheable(self.gateway.list_prompts(self.subject().as_deref()).await, &context))
+        Ok(self.cacheable(self.gateway.list_prompts(self.profile().as_deref()).await, &context))
     }
 
     async fn get_prompt(
@@ -712,7 +712,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        self.gateway.get_prompt(request, self.subject().as_deref()).await
+        self.gateway.get_prompt(request, self.profile().as_deref()).await
     }
 
     async fn get_task(
@@ -764,7 +764,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<CompleteResult, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        self.gateway.complete(request, self.subject().as_deref()).await
+        self.gateway.complete(request, self.profile().as_deref()).await
     }
 
     async fn list_resources(
@@ -774,7 +774,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        Ok(self.cacheable(self.gateway.list_resources(self.subject().as_deref()).await, &context))
+        Ok(self.cacheable(self.gateway.list_resources(self.profile().as_deref()).await, &context))
     }
 
     async fn list_resource_templates(
@@ -784,7 +784,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        Ok(self.cacheable(self.gateway.list_resource_templates(self.subject().as_deref()).await, &context))
+        Ok(self.cacheable(self.gateway.list_resource_templates(self.profile().as_deref()).await, &context))
     }
 
     async fn read_resource(
@@ -794,6 +794,6 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        self.gateway.read_resource(request, self.subject().as_deref()).await
+        self.gateway.read_resource(request, self.profile().as_deref()).await
     }
 }

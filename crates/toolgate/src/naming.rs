@@ -19,6 +19,9 @@
 //!    is unique.
 //!
 //! The outcome depends only on the set of tools, never on the order they were listed in.
+//!
+//! The other name rules every part of toolgate shares live here too: a model's `mcp__` prefix
+//! ([`strip_mcp_prefix`]) and an identifier cut into words (`split_words`).
 
 use std::collections::{BTreeMap, HashSet};
 
@@ -132,6 +135,36 @@ pub fn strip_mcp_prefix(name: &str) -> &str {
         Some(p) if p.eq_ignore_ascii_case("mcp__") && name.len() > 5 => &name[5..],
         _ => name,
     }
+}
+
+/// The one identifier splitter: each run of `separators` becomes a space, and so does a
+/// camelCase hump (`getWeather`, `v2List`) and, with `acronyms`, the end of an acronym before a
+/// word (`URLTool` → `URL Tool`). The lexical baselines split with
+/// [`split_identifier`](crate::search::text::split_identifier); the
+/// embedding text keeps acronyms whole and also cuts at `/`.
+pub(crate) fn split_words(s: &str, separators: &[char], acronyms: bool) -> String {
+    let chars: Vec<char> = s.chars().collect();
+    let mut out = String::with_capacity(s.len() + 8);
+    for (i, &c) in chars.iter().enumerate() {
+        if separators.contains(&c) {
+            if !out.ends_with(' ') {
+                out.push(' ');
+            }
+            continue;
+        }
+        if i > 0 && c.is_uppercase() {
+            let prev = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            let boundary = prev.is_lowercase()
+                || prev.is_ascii_digit()
+                || (acronyms && prev.is_uppercase() && next_lower);
+            if boundary && !out.ends_with(' ') {
+                out.push(' ');
+            }
+        }
+        out.push(c);
+    }
+    out
 }
 
 #[cfg(test)]

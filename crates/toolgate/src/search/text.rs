@@ -35,36 +35,7 @@ pub fn is_cjk(c: char) -> bool {
 ///
 /// camelCase and acronym boundaries become spaces, and so do `_`, `-` and `.`.
 pub fn split_identifier(s: &str) -> String {
-    split_words(s, &['_', '-', '.'], true)
-}
-
-/// The one identifier splitter: each run of `separators` becomes a space, and so does a
-/// camelCase hump (`getWeather`, `v2List`) and, with `acronyms`, the end of an acronym before a
-/// word (`URLTool` → `URL Tool`). The lexical baselines split with [`split_identifier`]; the
-/// embedding text keeps acronyms whole and also cuts at `/`.
-pub(crate) fn split_words(s: &str, separators: &[char], acronyms: bool) -> String {
-    let chars: Vec<char> = s.chars().collect();
-    let mut out = String::with_capacity(s.len() + 8);
-    for (i, &c) in chars.iter().enumerate() {
-        if separators.contains(&c) {
-            if !out.ends_with(' ') {
-                out.push(' ');
-            }
-            continue;
-        }
-        if i > 0 && c.is_uppercase() {
-            let prev = chars[i - 1];
-            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
-            let boundary = prev.is_lowercase()
-                || prev.is_ascii_digit()
-                || (acronyms && prev.is_uppercase() && next_lower);
-            if boundary && !out.ends_with(' ') {
-                out.push(' ');
-            }
-        }
-        out.push(c);
-    }
-    out
+    crate::naming::split_words(s, &['_', '-', '.'], true)
 }
 
 /// Folds English plurals (a light S-stemmer): `repositories` → `repository`, `movies` →

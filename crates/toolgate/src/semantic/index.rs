@@ -499,7 +499,7 @@ fn property_names(schema: &Value, out: &mut String, depth: usize) {
 /// `getWeatherForecast`, `get_weather-forecast` → `get Weather Forecast`, `get weather forecast`
 /// (acronyms kept whole, `/` a separator too).
 pub(crate) fn split_identifier(s: &str) -> String {
-    crate::search::text::split_words(s, &['_', '-', '.', '/'], false)
+    crate::naming::split_words(s, &['_', '-', '.', '/'], false)
 }
 
 /// Appends `v` quantised to int8 (symmetric, by its largest magnitude) to `out` and returns the
