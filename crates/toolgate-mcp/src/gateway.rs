@@ -9,7 +9,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
 
@@ -18,7 +18,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use toolgate::config::{Config, Exposure, Transport};
-use toolgate::defer::{DeferConfig, DeferMode};
+use toolgate::defer::{DeferConfig, DeferLatch, DeferMode};
 use toolgate::policy::PolicyError;
 use toolgate::schema::Validators;
 use toolgate::{Catalog, Policy, Tool, Toolbox};
@@ -134,8 +134,9 @@ pub(crate) struct Inner {
     /// Per subject (`None`: the served one; `Some(profile)`: a session profile) and exposure,
     /// its view of the current snapshot. One subject's view never serves another.
     views: Mutex<HashMap<ViewKey, Arc<View>>>,
-    /// Whether deferral was ever on: once it is, a re-list never turns it off again.
-    deferred_once: AtomicBool,
+    /// Deferral over the snapshots: once on, a re-list never turns it off again (the library's
+    /// rule, [`DeferLatch`]).
+    deferral: DeferLatch,
     /// When the gateway was made: requests wait for starting upstreams only until
     /// [`Settings::ready_wait`] after it.
     pub(crate) started: std::time::Instant,
@@ -189,7 +190,7 @@ impl Gateway {
                 inflight: Arc::default(),
                 resources: Mutex::new(ResourceRoutes::default()),
                 views: Mutex::new(HashMap::new()),
-                deferred_once: AtomicBool::new(false),
+                deferral: DeferLatch::default(),
                 started: std::time::Instant::now(),
                 pins,
                 metrics: Default::default(),
@@ -384,13 +385,8 @@ impl Gateway {
     /// toolbox defers whatever this says).
     fn defers(&self, snapshot: &Snapshot) -> bool {
         let settings = &self.inner.settings;
-        let on = settings.exposure == Some(Exposure::Bridge)
-            || self.inner.deferred_once.load(Ordering::Relaxed)
-            || toolgate::defer::Deferral::decide(&snapshot.catalog, &settings.defer).enabled();
-        if on {
-            self.inner.deferred_once.store(true, Ordering::Relaxed);
-        }
-        on
+        let bridge = settings.exposure == Some(Exposure::Bridge);
+        self.inner.deferral.decide(&snapshot.catalog, &settings.defer, bridge)
     }
 
     /// The tools the subject of `profile` sees now (the served subject with `None`): what

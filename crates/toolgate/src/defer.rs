@@ -8,6 +8,7 @@
 
 use std::fmt;
 use std::str::FromStr;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use crate::catalog::{Catalog, Origin, TOOL_SEARCH, Tool, ToolId};
 use crate::tokens::TokenCounter;
@@ -128,6 +129,28 @@ impl Deferral {
     }
 }
 
+/// Deferral across a host's catalog snapshots: decided afresh for each new one, and once on,
+/// on for good. A catalog that shrinks below `auto`'s threshold (an upstream down, a server
+/// turned off) does not flood every client's tool list with full definitions again, and a
+/// model that learned to search keeps searching. A host that serves some clients in bridge
+/// exposure (`call_tool` only) defers from the start: bridge has nothing without it.
+#[derive(Debug, Default)]
+pub struct DeferLatch {
+    on: AtomicBool,
+}
+
+impl DeferLatch {
+    /// Whether tools are deferred over `catalog`: `bridge`, the latch already on, or
+    /// [`Deferral::decide`] says so; an answer of yes is kept for every later snapshot.
+    pub fn decide(&self, catalog: &Catalog, config: &DeferConfig, bridge: bool) -> bool {
+        let on = bridge || self.on.load(Ordering::Relaxed) || Deferral::decide(catalog, config).enabled();
+        if on {
+            self.on.store(true, Ordering::Relaxed);
+        }
+        on
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -163,5 +186,20 @@ mod tests {
         assert!(!Deferral::decide(&cat, &roomy).enabled());
         let off = Deferral::decide(&cat, &DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() });
         assert!(!off.is_deferred(ToolId(0)));
+    }
+
+    #[test]
+    fn once_deferral_is_on_it_stays_on_whatever_the_catalog() {
+        let cat = Catalog::embedded();
+        let tokens = Deferral::decide(&cat, &DeferConfig::default()).deferred_tokens().unwrap();
+        let roomy = DeferConfig { context_window: tokens * 20, ..DeferConfig::default() };
+        let small = Catalog::builder().tool(ToolSpec::mcp("s", "t", "one tool")).build().unwrap();
+        let latch = DeferLatch::default();
+        assert!(!latch.decide(&small, &DeferConfig::default(), false), "one tool: off");
+        assert!(!latch.decide(&cat, &roomy, false), "under the threshold: off");
+        assert!(latch.decide(&cat, &DeferConfig::default(), false), "past it: on");
+        assert!(latch.decide(&small, &DeferConfig::default(), false), "and on for good");
+        let off = DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() };
+        assert!(DeferLatch::default().decide(&small, &off, true), "bridge defers from the start");
     }
 }
