@@ -92,11 +92,6 @@ impl View {
     pub(crate) fn owner(&self, tool: &Tool) -> Option<&str> {
         self.snapshot.owner(tool.qualified_name())
     }
-
-    /// Whether this view's subject sees at least one tool of upstream `upstream`.
-    pub(crate) fn sees_upstream(&self, upstream: &str) -> bool {
-        self.toolbox.visible().tools().iter().any(|t| self.owner(t) == Some(upstream))
-    }
 }
 
 pub(crate) use crate::session::{Busy, SessionSlot, SessionState};

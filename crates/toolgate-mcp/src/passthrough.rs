@@ -33,6 +33,7 @@ use rmcp::model::{
 };
 use rmcp::{ErrorData, Peer, RoleClient, ServiceError};
 use toolgate::config::Exposure;
+use toolgate::toolbox::ServerData;
 
 use crate::convert::complete;
 use crate::gateway::{Gateway, ResourceRoutes, View};
@@ -55,38 +56,22 @@ fn rank(level: LoggingLevel) -> u8 {
     }
 }
 
-/// What an upstream declared it can do.
-#[derive(Debug, Clone, Copy)]
-enum Feature {
-    Logging,
-    Prompts,
-    Resources,
-    Completions,
-}
-
 impl Gateway {
-    /// Whether a session opened under `profile` is under a profile (its own, or the served one).
-    fn profiled(&self, profile: Option<&str>) -> bool {
-        profile.is_some() || self.settings().profile.is_some()
-    }
-
     /// The connected upstreams that declared `feature` and that the policy of the subject
     /// served under `profile` lets offer anything here, by name.
-    fn offering(&self, feature: Feature, profile: Option<&str>) -> Vec<(String, Peer<RoleClient>)> {
+    fn offering(&self, feature: ServerData, profile: Option<&str>) -> Vec<(String, Peer<RoleClient>)> {
         let view = self.view(profile, Exposure::Native);
         let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         pool.values()
-            .filter(|u| {
-                u.state == State::Ready && offers_data(&view, self.profiled(profile), &u.name, feature)
-            })
+            .filter(|u| u.state == State::Ready && offers_data(&view, &u.name, feature))
             .filter_map(|u| {
                 let peer = u.peer.clone()?;
                 let caps = peer.peer_info()?.capabilities.clone();
                 let declared = match feature {
-                    Feature::Logging => caps.logging.is_some(),
-                    Feature::Prompts => caps.prompts.is_some(),
-                    Feature::Resources => caps.resources.is_some(),
-                    Feature::Completions => caps.completions.is_some(),
+                    ServerData::Logs => caps.logging.is_some(),
+                    ServerData::Prompts => caps.prompts.is_some(),
+                    ServerData::Resources => caps.resources.is_some(),
+                    ServerData::Completions => caps.completions.is_some(),
                 };
                 declared.then(|| (u.name.clone(), peer))
             })
@@ -104,7 +89,7 @@ impl Gateway {
         for slot in self.live_sessions() {
             let profile = slot.state.lock().unwrap_or_else(|e| e.into_inner()).profile.clone();
             let view = self.view(profile.as_deref(), Exposure::Native);
-            if !offers_data(&view, self.profiled(profile.as_deref()), upstream, Feature::Logging) {
+            if !offers_data(&view, upstream, ServerData::Logs) {
                 continue;
             }
             let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -148,7 +133,7 @@ impl Gateway {
     /// to every upstream that logs.
     pub(crate) async fn set_log_level(&self) {
         let Some(level) = self.wanted_log_level() else { return };
-        for (name, peer) in self.offering(Feature::Logging, None) {
+        for (name, peer) in self.offering(ServerData::Logs, None) {
             let asked = tokio::time::timeout(LIST_TIMEOUT, peer.set_level(SetLevelRequestParams::new(level)));
             match asked.await {
                 Ok(Ok(())) => {}
@@ -193,7 +178,7 @@ impl Gateway {
     pub(crate) async fn list_prompts(&self, profile: Option<&str>) -> ListPromptsResult {
         let mut all: Vec<Prompt> = Vec::new();
         let view = self.view(profile, Exposure::Native);
-        for (name, peer) in self.offering(Feature::Prompts, profile) {
+        for (name, peer) in self.offering(ServerData::Prompts, profile) {
             let prompts = listed(&name, "prompts/list", peer.list_all_prompts()).await.unwrap_or_default();
             all.extend(prompts.into_iter().filter_map(|mut p| {
                 let qualified = prompt_name(&name, &p.name);
@@ -221,7 +206,7 @@ impl Gateway {
             )
         };
         let (name, peer) = self
-            .offering(Feature::Prompts, profile)
+            .offering(ServerData::Prompts, profile)
             .into_iter()
             .find(|(server, _)| qualified.starts_with(&prompt_name(server, "")))
             .ok_or_else(not_found)?;
@@ -248,7 +233,7 @@ impl Gateway {
         let mut resources: Vec<Resource> = Vec::new();
         let mut templates: Vec<ResourceTemplate> = Vec::new();
         let mut routes = ResourceRoutes::default();
-        for (name, peer) in self.offering(Feature::Resources, profile) {
+        for (name, peer) in self.offering(ServerData::Resources, profile) {
             for r in listed(&name, "resources/list", peer.list_all_resources()).await.unwrap_or_default() {
                 if routes.uris.contains_key(&r.uri) {
                     tracing::warn!(upstream = %name, "resource `{}` is listed by two servers; the first serves it", r.uri);
@@ -294,7 +279,7 @@ impl Gateway {
                 route()
             }
         };
-        let offered = self.offering(Feature::Resources, profile);
+        let offered = self.offering(ServerData::Resources, profile);
         let Some((name, peer)) = owner.and_then(|o| offered.into_iter().find(|(n, _)| *n == o)) else {
             return Err(ErrorData::resource_not_found(
                 format!("no connected server lists resource `{uri}`; see resources/list"),
@@ -316,7 +301,7 @@ impl Gateway {
         mut params: CompleteRequestParams,
         profile: Option<&str>,
     ) -> Result<CompleteResult, ErrorData> {
-        let offered = self.offering(Feature::Completions, profile);
+        let offered = self.offering(ServerData::Completions, profile);
         let target = match &mut params.r#ref {
             Reference::Prompt(prompt) => {
                 let qualified = prompt.name.clone();
@@ -373,14 +358,10 @@ impl Gateway {
     }
 }
 
-/// Whether the subject of `view` (`profiled`: under a profile) may see what upstream `upstream`
-/// offers besides tools: the server is not denied as a whole, and under a profile the subject
-/// sees one of its tools (prompts are decided one by one instead).
-fn offers_data(view: &View, profiled: bool, upstream: &str, feature: Feature) -> bool {
-    if !view.toolbox.policy().decide_server(upstream).is_allow() {
-        return false;
-    }
-    matches!(feature, Feature::Prompts | Feature::Completions) || !profiled || view.sees_upstream(upstream)
+/// Whether the subject of `view` may see `data` of upstream `upstream` (the toolbox decides;
+/// the view knows which tools the upstream serves).
+fn offers_data(view: &View, upstream: &str, data: ServerData) -> bool {
+    view.toolbox.offers(upstream, data, |t| view.owner(t) == Some(upstream))
 }
 
 /// The name a prompt of `server` is offered under: the server's qualified-name part, `__`, and

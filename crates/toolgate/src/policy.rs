@@ -264,6 +264,12 @@ impl Policy {
         }
     }
 
+    /// Whether this policy's subject is served under a profile (its own, a parent's, or the
+    /// one the host serves).
+    pub(crate) fn is_profiled(&self) -> bool {
+        !self.layers.is_empty()
+    }
+
     /// The subject this policy serves.
     pub fn subject(&self) -> &Subject {
         &self.subject

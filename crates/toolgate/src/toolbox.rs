@@ -53,6 +53,7 @@ use crate::schema::{Problem, Validators};
 use crate::search::{Index, IndexBuilder, Request, Strategy};
 use crate::session::Session;
 
+pub use offers::ServerData;
 pub use outcome::SearchOutcome;
 pub use saved::BadSavedConversation;
 
@@ -760,6 +761,7 @@ pub fn call_tool_tool() -> Tool {
 
 mod announce;
 mod granted;
+mod offers;
 mod outcome;
 mod saved;
 mod sub_agent;
