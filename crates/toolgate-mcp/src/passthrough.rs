@@ -15,7 +15,7 @@
 //!
 //! Policy, decided by the session's subject's policy as for tools, under every spelling of the
 //! server's name: a server that is disabled or denied as a whole (`Policy::decide_server`)
-//! offers nothing here; a prompt is offered only if `Policy::decide_prompt` allows its
+//! offers nothing here; a prompt is offered only if `Toolbox::offers_prompt` allows its
 //! namespaced name as it would a tool's. Under a profile, an upstream's resources and log
 //! messages reach a session only while its subject sees at least one of the upstream's tools
 //! (fail-closed: a profile that sees none of a server's tools sees none of its data either).
@@ -182,7 +182,7 @@ impl Gateway {
             let prompts = listed(&name, "prompts/list", peer.list_all_prompts()).await.unwrap_or_default();
             all.extend(prompts.into_iter().filter_map(|mut p| {
                 let qualified = prompt_name(&name, &p.name);
-                let allowed = view.toolbox.policy().decide_prompt(&name, &p.name, &qualified).is_allow();
+                let allowed = view.toolbox.offers_prompt(&name, &p.name, &qualified);
                 p.name = qualified;
                 allowed.then_some(p)
             }));
@@ -211,13 +211,7 @@ impl Gateway {
             .find(|(server, _)| qualified.starts_with(&prompt_name(server, "")))
             .ok_or_else(not_found)?;
         let own = qualified[prompt_name(&name, "").len()..].to_owned();
-        if !self
-            .view(profile, Exposure::Native)
-            .toolbox
-            .policy()
-            .decide_prompt(&name, &own, &qualified)
-            .is_allow()
-        {
+        if !self.view(profile, Exposure::Native).toolbox.offers_prompt(&name, &own, &qualified) {
             return Err(not_found());
         }
         params.name = own;
@@ -311,8 +305,7 @@ impl Gateway {
                     .and_then(|(server, peer)| {
                         let own = qualified[prompt_name(&server, "").len()..].to_owned();
                         let policy = self.view(profile, Exposure::Native);
-                        let allowed =
-                            policy.toolbox.policy().decide_prompt(&server, &own, &qualified).is_allow();
+                        let allowed = policy.toolbox.offers_prompt(&server, &own, &qualified);
                         prompt.name = own;
                         allowed.then_some((server, peer))
                     })

@@ -32,6 +32,13 @@ impl Toolbox {
             || !self.policy.is_profiled()
             || self.visible.tools().iter().any(owns)
     }
+
+    /// Whether this subject may see prompt `name` of `server`, offered as `qualified`
+    /// (`server__prompt`): [`Policy::decide_prompt`](crate::Policy::decide_prompt), the same
+    /// patterns as for tools.
+    pub fn offers_prompt(&self, server: &str, name: &str, qualified: &str) -> bool {
+        self.policy.decide_prompt(server, name, qualified).is_allow()
+    }
 }
 
 #[cfg(test)]
@@ -67,5 +74,8 @@ mod tests {
         assert!(!reader.offers("git", ServerData::Resources, of("git")), "no tool of git is visible");
         assert!(!reader.offers("git", ServerData::Logs, of("git")));
         assert!(reader.offers("git", ServerData::Prompts, of("git")), "prompts are decided one by one");
+        assert!(reader.offers_prompt("fs", "summarise", "fs__summarise"));
+        assert!(!reader.offers_prompt("git", "review", "git__review"), "outside the profile's tools");
+        assert!(!main.offers_prompt("secrets", "dump", "secrets__dump"), "a denied server's prompt");
     }
 }
