@@ -247,3 +247,27 @@ fn the_gateway_and_the_cli_reach_into_the_library_only_where_they_did() {
         );
     }
 }
+
+#[test]
+fn every_file_architecture_names_exists() {
+    let arch = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let mut files = Vec::new();
+    rust_files(&root().join("crates"), &mut files);
+    rust_files(&root().join("fuzz"), &mut files);
+    let paths: Vec<String> = files.iter().map(|f| f.to_string_lossy().replace('\\', "/")).collect();
+    let mut named = 0;
+    let mut missing = Vec::new();
+    // A file is named in backquotes, by its path from the repository, its crate or a folder
+    // of its crate (`bm25f/cache.rs` in the entry of `search`).
+    for quoted in arch.split('`').skip(1).step_by(2) {
+        if !quoted.ends_with(".rs") || quoted.contains(char::is_whitespace) {
+            continue;
+        }
+        named += 1;
+        if !paths.iter().any(|p| p.ends_with(&format!("/{quoted}"))) {
+            missing.push(quoted.to_owned());
+        }
+    }
+    assert!(named > 50, "{named} file names read");
+    assert!(missing.is_empty(), "ARCHITECTURE.md names files that do not exist: {missing:?}");
+}
