@@ -659,11 +659,10 @@ impl Gateway {
         sessions.iter().filter_map(Weak::upgrade).collect()
     }
 
-    /// The exposure whose budget is the tightest among those sessions may get: bridge (one more
-    /// meta-tool) unless native is configured. The served subject's required tools are checked
-    /// against it, so that no session meets a budget its configuration cannot fit.
+    /// The exposure the served subject's required tools are checked against
+    /// ([`Exposure::tightest`] of the configured one).
     fn strictest_exposure(&self) -> Exposure {
-        self.inner.settings.exposure.unwrap_or(Exposure::Bridge)
+        Exposure::tightest(self.inner.settings.exposure)
     }
 
     /// A session's exposure: the one chosen at `initialize`, else the configured one, else

@@ -208,6 +208,16 @@ pub enum Exposure {
     Bridge,
 }
 
+impl Exposure {
+    /// The exposure whose budget is the tightest among those a host configured with
+    /// `configured` may serve (`None`: chosen per client): bridge, which sends one more
+    /// meta-tool (`call_tool`), unless native is configured. A subject's required tools are
+    /// checked against it, so that no session meets a budget its configuration cannot fit.
+    pub fn tightest(configured: Option<Exposure>) -> Exposure {
+        configured.unwrap_or(Exposure::Bridge)
+    }
+}
+
 /// The `[gateway]` table.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GatewayConfig {

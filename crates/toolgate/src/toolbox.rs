@@ -401,11 +401,6 @@ impl Toolbox {
         &self.pending
     }
 
-    /// The compiled validators this toolbox shares.
-    pub fn validators(&self) -> &Arc<Validators> {
-        &self.validators
-    }
-
     /// A new conversation, with the required tools (pins, `mode = "all"`) active.
     pub fn conversation(&self) -> Conversation {
         let mut conversation = Conversation::default();

@@ -128,6 +128,23 @@ fn bridge_counts_call_tool_and_required_tools_that_do_not_fit_are_an_error() {
 }
 
 #[test]
+fn the_tightest_exposure_is_the_one_that_sends_more_meta_tools() {
+    let specs: Vec<ToolSpec> = (0..4).map(|i| ToolSpec::mcp("s", &format!("t{i}"), "")).collect();
+    let meta = |exposure| {
+        let toolbox = Toolbox::builder(&catalog(specs.clone()), Policy::permissive())
+            .defer(on())
+            .exposure(exposure)
+            .build()
+            .unwrap();
+        toolbox.meta_tools().len()
+    };
+    assert!(meta(Exposure::Bridge) > meta(Exposure::Native));
+    assert_eq!(Exposure::tightest(None), Exposure::Bridge, "chosen per client: bridge may come");
+    assert_eq!(Exposure::tightest(Some(Exposure::Native)), Exposure::Native);
+    assert_eq!(Exposure::tightest(Some(Exposure::Bridge)), Exposure::Bridge);
+}
+
+#[test]
 fn ids_are_never_exposed_so_toolboxes_cannot_be_mixed() {
     // Two snapshots that number the same tool differently: a conversation carries names, so
     // the second toolbox still finds what the first loaded.
