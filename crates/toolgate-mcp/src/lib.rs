@@ -41,6 +41,7 @@ mod door;
 mod elicit;
 pub mod gateway;
 pub mod http;
+mod instructions;
 mod itself;
 pub mod limits;
 mod metrics;

@@ -56,12 +56,27 @@ fn rank(level: LoggingLevel) -> u8 {
     }
 }
 
+/// What upstreams offer besides tools, passed through for the gateway's sessions: a view of the
+/// gateway that holds no state of its own ([`Gateway::passthrough`]).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Passthrough<'a> {
+    gateway: &'a Gateway,
+}
+
 impl Gateway {
+    /// Prompts, resources, completions and log messages of the upstreams, for this gateway's
+    /// sessions.
+    pub(crate) fn passthrough(&self) -> Passthrough<'_> {
+        Passthrough { gateway: self }
+    }
+}
+
+impl Passthrough<'_> {
     /// The connected upstreams that declared `feature` and that the policy of the subject
     /// served under `profile` lets offer anything here, by name.
     fn offering(&self, feature: ServerData, profile: Option<&str>) -> Vec<(String, Peer<RoleClient>)> {
-        let view = self.view(profile, Exposure::Native);
-        let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+        let view = self.gateway.view(profile, Exposure::Native);
+        let pool = self.gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         pool.values()
             .filter(|u| u.state == State::Ready && offers_data(&view, &u.name, feature))
             .filter_map(|u| {
@@ -86,9 +101,9 @@ impl Gateway {
             _ => upstream.to_owned(),
         });
         params.meta = None;
-        for slot in self.live_sessions() {
+        for slot in self.gateway.live_sessions() {
             let profile = slot.state.lock().unwrap_or_else(|e| e.into_inner()).profile.clone();
-            let view = self.view(profile.as_deref(), Exposure::Native);
+            let view = self.gateway.view(profile.as_deref(), Exposure::Native);
             if !offers_data(&view, upstream, ServerData::Logs) {
                 continue;
             }
@@ -112,7 +127,8 @@ impl Gateway {
 
     /// The most verbose level any live session asked for.
     fn wanted_log_level(&self) -> Option<LoggingLevel> {
-        self.live_sessions()
+        self.gateway
+            .live_sessions()
             .iter()
             .filter_map(|slot| slot.state.lock().unwrap_or_else(|e| e.into_inner()).log_level)
             .min_by_key(|l| rank(*l))
@@ -145,7 +161,7 @@ impl Gateway {
 
     /// Tells every session that the prompts or the resources of an upstream changed.
     pub(crate) fn relay_list_changed(&self, prompts: bool) {
-        for slot in self.live_sessions() {
+        for slot in self.gateway.live_sessions() {
             let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
             let peer = state.connection_notices();
             let sinks = state.subscriptions.clone();
@@ -177,7 +193,7 @@ impl Gateway {
     /// Every offered prompt of every upstream, namespaced `server__prompt`.
     pub(crate) async fn list_prompts(&self, profile: Option<&str>) -> ListPromptsResult {
         let mut all: Vec<Prompt> = Vec::new();
-        let view = self.view(profile, Exposure::Native);
+        let view = self.gateway.view(profile, Exposure::Native);
         for (name, peer) in self.offering(ServerData::Prompts, profile) {
             let prompts = listed(&name, "prompts/list", peer.list_all_prompts()).await.unwrap_or_default();
             all.extend(prompts.into_iter().filter_map(|mut p| {
@@ -211,7 +227,7 @@ impl Gateway {
             .find(|(server, _)| qualified.starts_with(&prompt_name(server, "")))
             .ok_or_else(not_found)?;
         let own = qualified[prompt_name(&name, "").len()..].to_owned();
-        if !self.view(profile, Exposure::Native).toolbox.offers_prompt(&name, &own, &qualified) {
+        if !self.gateway.view(profile, Exposure::Native).toolbox.offers_prompt(&name, &own, &qualified) {
             return Err(not_found());
         }
         params.name = own;
@@ -243,7 +259,7 @@ impl Gateway {
                 templates.push(t);
             }
         }
-        *self.inner.resources.lock().unwrap_or_else(|e| e.into_inner()) = routes;
+        *self.gateway.inner.resources.lock().unwrap_or_else(|e| e.into_inner()) = routes;
         (resources, templates)
     }
 
@@ -265,7 +281,7 @@ impl Gateway {
         profile: Option<&str>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = params.uri.clone();
-        let route = || self.inner.resources.lock().unwrap_or_else(|e| e.into_inner()).owner(&uri);
+        let route = || self.gateway.inner.resources.lock().unwrap_or_else(|e| e.into_inner()).owner(&uri);
         let owner = match route() {
             Some(owner) => Some(owner),
             None => {
@@ -304,17 +320,19 @@ impl Gateway {
                     .find(|(server, _)| qualified.starts_with(&prompt_name(server, "")))
                     .and_then(|(server, peer)| {
                         let own = qualified[prompt_name(&server, "").len()..].to_owned();
-                        let policy = self.view(profile, Exposure::Native);
+                        let policy = self.gateway.view(profile, Exposure::Native);
                         let allowed = policy.toolbox.offers_prompt(&server, &own, &qualified);
                         prompt.name = own;
                         allowed.then_some((server, peer))
                     })
             }
             Reference::Resource(template) => {
-                if self.inner.resources.lock().unwrap_or_else(|e| e.into_inner()).templates.is_empty() {
+                if self.gateway.inner.resources.lock().unwrap_or_else(|e| e.into_inner()).templates.is_empty()
+                {
                     self.gather_resources(profile).await;
                 }
                 let owner = self
+                    .gateway
                     .inner
                     .resources
                     .lock()
@@ -339,7 +357,7 @@ impl Gateway {
         what: &str,
         request: impl Future<Output = Result<T, ServiceError>>,
     ) -> Result<T, ErrorData> {
-        match tokio::time::timeout(self.settings().call_timeout, request).await {
+        match tokio::time::timeout(self.gateway.settings().call_timeout, request).await {
             Ok(Ok(answer)) => Ok(answer),
             Ok(Err(e)) => {
                 Err(ErrorData::internal_error(format!("server `{server}` failed to {what}: {e}"), None))

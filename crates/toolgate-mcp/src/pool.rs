@@ -73,15 +73,15 @@ impl Host for Gateway {
     }
 
     async fn pass_log_level(&self, name: &str, peer: &Peer<RoleClient>) {
-        Gateway::pass_log_level(self, name, peer).await;
+        self.passthrough().pass_log_level(name, peer).await;
     }
 
     fn relay_log(&self, name: &str, params: rmcp::model::LoggingMessageNotificationParam) {
-        Gateway::relay_log(self, name, params);
+        self.passthrough().relay_log(name, params);
     }
 
     fn relay_list_changed(&self, prompts: bool) {
-        Gateway::relay_list_changed(self, prompts);
+        self.passthrough().relay_list_changed(prompts);
     }
 
     fn shutdown(&self) -> CancellationToken {

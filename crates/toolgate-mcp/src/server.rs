@@ -145,22 +145,6 @@ impl GatewayServer {
         &self.gateway
     }
 
-    /// The server instructions, fixed when first asked for once the gateway is ready, so that
-    /// they stay byte-identical. Asked for earlier (rmcp reads the server's info for other
-    /// requests too), they are written afresh and not kept: instructions fixed while servers
-    /// start would announce their tools as missing for the whole session.
-    fn fixed_instructions(&self) -> Arc<str> {
-        if let Some(fixed) = &self.state().instructions {
-            return fixed.clone();
-        }
-        if !self.gateway.is_ready() {
-            return self.draft_instructions();
-        }
-        // Written without holding the state: they read the session's subject.
-        let fresh = self.instructions();
-        self.state().instructions.get_or_insert(fresh).clone()
-    }
-
     /// The profile this session was opened under, if any.
     fn profile(&self) -> Option<String> {
         self.state().profile.clone()
@@ -196,7 +180,7 @@ impl GatewayServer {
 
     /// This session's exposure (chosen for its client at `initialize`; for a request with no
     /// session, its view's).
-    fn exposure(&self) -> Exposure {
+    pub(crate) fn exposure(&self) -> Exposure {
         if self.state().granted {
             return self.view().toolbox.exposure();
         }
@@ -459,52 +443,6 @@ impl GatewayServer {
     fn session_key(&self) -> usize {
         Arc::as_ptr(&self.slot) as usize
     }
-
-    /// What the client is told about this server when it connects: how to load tools and the
-    /// announcement of the deferred names (the `<available-deferred-tools>` that `tool_search`
-    /// refers to).
-    fn instructions(&self) -> Arc<str> {
-        let view = self.view();
-        // The conversation takes the toolbox's announcement, so that both say the same.
-        let announcement = view.toolbox.announcement(&mut self.state().conversation);
-        view.instructions
-            .get_or_init(|| Self::write_instructions(&view, self.exposure(), &announcement))
-            .clone()
-    }
-
-    /// The instructions as they would read now, without fixing this session's announcement.
-    fn draft_instructions(&self) -> Arc<str> {
-        let view = self.view();
-        let mut scratch = view.toolbox.conversation();
-        let announcement = view.toolbox.announcement(&mut scratch);
-        Self::write_instructions(&view, self.exposure(), &announcement)
-    }
-
-    fn write_instructions(view: &View, exposure: Exposure, announcement: &str) -> Arc<str> {
-        let toolbox = &view.toolbox;
-        let servers = toolbox.visible().servers();
-        let mut out = format!(
-            "toolgate gateway: {} tools from {} servers. Most tools are not listed until you load them: \
-             call {TOOL_SEARCH} with keywords (any language), a server prefix such as \"github__\", or \
-             select:NAME, and the tools it finds become callable.",
-            toolbox.visible().len(),
-            servers.len()
-        );
-        if exposure == Exposure::Bridge {
-            out.push_str(&format!(" Run a loaded tool with {CALL_TOOL} {{\"name\", \"arguments\"}}."));
-        }
-        if !toolbox.pending().is_empty() {
-            out.push_str(&format!(
-                " Still connecting (search again later for their tools): {}.",
-                toolbox.pending().join(", ")
-            ));
-        }
-        if !announcement.is_empty() {
-            out.push('\n');
-            out.push_str(announcement);
-        }
-        Arc::from(out)
-    }
 }
 
 impl ServerHandler for GatewayServer {
@@ -691,7 +629,7 @@ impl ServerHandler for GatewayServer {
         self.check_caller(&context)?;
         self.register(&context);
         self.state().log_level = Some(request.level);
-        self.gateway.set_log_level().await;
+        self.gateway.passthrough().set_log_level().await;
         Ok(())
     }
 
@@ -702,7 +640,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ListPromptsResult, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        Ok(self.cacheable(self.gateway.list_prompts(self.profile().as_deref()).await, &context))
+        Ok(self.cacheable(self.gateway.passthrough().list_prompts(self.profile().as_deref()).await, &context))
     }
 
     async fn get_prompt(
@@ -712,7 +650,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        self.gateway.get_prompt(request, self.profile().as_deref()).await
+        self.gateway.passthrough().get_prompt(request, self.profile().as_deref()).await
     }
 
     async fn get_task(
@@ -764,7 +702,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<CompleteResult, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        self.gateway.complete(request, self.profile().as_deref()).await
+        self.gateway.passthrough().complete(request, self.profile().as_deref()).await
     }
 
     async fn list_resources(
@@ -774,7 +712,8 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ListResourcesResult, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        Ok(self.cacheable(self.gateway.list_resources(self.profile().as_deref()).await, &context))
+        Ok(self
+            .cacheable(self.gateway.passthrough().list_resources(self.profile().as_deref()).await, &context))
     }
 
     async fn list_resource_templates(
@@ -784,7 +723,10 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        Ok(self.cacheable(self.gateway.list_resource_templates(self.profile().as_deref()).await, &context))
+        Ok(self.cacheable(
+            self.gateway.passthrough().list_resource_templates(self.profile().as_deref()).await,
+            &context,
+        ))
     }
 
     async fn read_resource(
@@ -794,6 +736,6 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let _busy = self.busy();
         self.check_caller(&context)?;
-        self.gateway.read_resource(request, self.profile().as_deref()).await
+        self.gateway.passthrough().read_resource(request, self.profile().as_deref()).await
     }
 }
