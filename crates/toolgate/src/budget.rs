@@ -17,7 +17,7 @@ use crate::catalog::Catalog;
 use crate::config::{BudgetConfig, DEFAULT_MAX_ACTIVE};
 use crate::defer::Deferral;
 use crate::policy::{Action, AuditEvent, Policy, Required, Rule};
-use crate::session::Session;
+use crate::session::ActiveSet;
 
 /// When each active tool was last loaded or called, on a per-session clock.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -243,7 +243,7 @@ impl ActiveBudget {
         &self,
         catalog: &Catalog,
         deferral: &Deferral,
-        session: &mut Session,
+        session: &mut ActiveSet,
         recency: &mut Recency,
         fresh: &[String],
     ) -> Vec<Unload> {
@@ -296,7 +296,7 @@ mod tests {
         let (catalog, deferral) = setup(&[("a", 6)]);
         let budget = ActiveBudget::new(BudgetConfig { first_turn: 3, dynamic: 4, hard: 5 }, 1);
         assert_eq!(budget.room(), 3);
-        let mut s = Session::new();
+        let mut s = ActiveSet::new();
         let mut r = Recency::new();
         s.activate(["a__t0", "a__t1", "a__t2"]);
         for n in ["a__t0", "a__t1", "a__t2"] {
@@ -318,7 +318,7 @@ mod tests {
     fn a_search_over_the_limit_alone_drops_its_worst_results() {
         let (catalog, deferral) = setup(&[("a", 6)]);
         let budget = ActiveBudget::new(BudgetConfig { first_turn: 2, dynamic: 3, hard: 4 }, 1);
-        let mut s = Session::new();
+        let mut s = ActiveSet::new();
         let fresh: Vec<String> = (0..4).map(|i| format!("a__t{i}")).collect();
         s.activate(fresh.iter().map(String::as_str));
         let ev = budget.enforce(&catalog, &deferral, &mut s, &mut Recency::new(), &fresh);
@@ -331,7 +331,7 @@ mod tests {
         let (catalog, deferral) = setup(&[("a", 5), ("b", 5)]);
         let budget =
             ActiveBudget::new(BudgetConfig::default(), 1).with_server_limit("a", 2).with_protected(["a__t0"]);
-        let mut s = Session::new();
+        let mut s = ActiveSet::new();
         let mut r = Recency::new();
         s.activate(["a__t0", "a__t1", "b__t0", "b__t1"]);
         for n in s.active().to_vec() {
@@ -363,7 +363,7 @@ mod tests {
             let budget = ActiveBudget::new(BudgetConfig { first_turn: 1, dynamic, hard: dynamic }, 1)
                 .with_server_limit("a", limit)
                 .with_protected(protected.iter().map(|&p| name(p)).collect::<Vec<_>>().iter().map(String::as_str));
-            let mut s = Session::new();
+            let mut s = ActiveSet::new();
             let mut r = Recency::new();
             for &t in &active {
                 s.activate([name(t).as_str()]);

@@ -83,7 +83,7 @@ use crate::catalog::{Catalog, Origin, Tool};
 use crate::config::{
     BudgetConfig, Config, DEFAULT_MAX_ACTIVE, ProfileConfig, ServerMode, SideEffects, glob_match,
 };
-use crate::session::Session;
+use crate::session::ActiveSet;
 
 pub use builder::PolicyBuilder;
 pub use required::{PolicyError, Required};
@@ -442,8 +442,8 @@ impl Policy {
     /// A sub-agent's starting session: the parent's activations this policy allows, in the
     /// parent's order. Names missing from `catalog` (the parent's catalog) are skipped; each
     /// activation the policy denies is reported as [`Action::NotInherited`].
-    pub(crate) fn inherit(&self, parent: &Session, catalog: &Catalog) -> (Session, Vec<AuditEvent>) {
-        let mut session = Session::new();
+    pub(crate) fn inherit(&self, parent: &ActiveSet, catalog: &Catalog) -> (ActiveSet, Vec<AuditEvent>) {
+        let mut session = ActiveSet::new();
         let mut audit = Vec::new();
         for name in parent.active() {
             let Some(id) = catalog.get(name) else { continue };

@@ -1,7 +1,7 @@
 //! session: here is one conversation, keep its active set and run its `tool_search` calls.
 //!
-//! The active set is run-scoped (one per [`Session`], never global) and keeps activation order,
-//! which is the order the tools are appended to the tool list. It can be rebuilt from a
+//! The active set ([`ActiveSet`]) is run-scoped (one per conversation, never global) and keeps
+//! activation order, which is the order the tools are appended to the tool list. It can be rebuilt from a
 //! transcript: Anthropic `tool_reference` blocks, toolgate's own `tool_search` results, and
 //! compaction boundary records that carry the set across a summary.
 
@@ -21,7 +21,7 @@ pub const ALREADY_LOADED: &str = "Already loaded — call it directly: ";
 /// One conversation's active set, in activation order (kept by a
 /// [`Conversation`](crate::Conversation)).
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub(crate) struct Session {
+pub(crate) struct ActiveSet {
     active: Vec<String>,
     set: HashSet<String>,
 }
@@ -104,10 +104,10 @@ impl SearchResult {
     }
 }
 
-impl Session {
+impl ActiveSet {
     /// A session with nothing active.
-    pub(crate) fn new() -> Session {
-        Session::default()
+    pub(crate) fn new() -> ActiveSet {
+        ActiveSet::default()
     }
 
     /// The active tools' qualified names, in activation order.
@@ -192,11 +192,11 @@ impl Session {
     /// message; the text of `tool_search` results (the `Loaded …` list and the
     /// `Already loaded …` line); compaction boundary records, which replace what came before
     /// them with their own list. Names not in `catalog` are skipped, since the tool is gone.
-    pub(crate) fn from_transcript(messages: &[Value], catalog: &Catalog) -> Session {
-        let mut s = Session::new();
+    pub(crate) fn from_transcript(messages: &[Value], catalog: &Catalog) -> ActiveSet {
+        let mut s = ActiveSet::new();
         for m in messages {
             if let Some(list) = boundary_list(m) {
-                s = Session::new();
+                s = ActiveSet::new();
                 s.activate(list.iter().filter(|n| catalog.get(n).is_some()).map(String::as_str));
                 continue;
             }

@@ -51,7 +51,7 @@ use crate::policy::{Action, AuditEvent, Policy, PolicyError, Required, Verdict};
 use crate::request::{self, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 use crate::schema::{Problem, Validators};
 use crate::search::{Index, IndexBuilder, Request, Strategy};
-use crate::session::Session;
+use crate::session::ActiveSet;
 
 pub use offers::ServerData;
 pub use outcome::SearchOutcome;
@@ -250,7 +250,7 @@ pub struct Toolbox {
 pub struct Conversation {
     /// The toolbox this conversation was last synchronised with (0: none yet).
     stamp: u64,
-    active: Session,
+    active: ActiveSet,
     recency: Recency,
     /// The definitions this conversation was shown, by qualified name: the tool's server and
     /// its definition hash (a re-list that gives the name to another server's tool with the
@@ -415,7 +415,7 @@ impl Toolbox {
     /// tool list shows them before they may run.
     pub fn conversation_from_transcript(&self, messages: &[Value]) -> Conversation {
         let mut conversation = Conversation {
-            active: Session::from_transcript(messages, &self.visible),
+            active: ActiveSet::from_transcript(messages, &self.visible),
             ..Conversation::default()
         };
         self.resume(&mut conversation);

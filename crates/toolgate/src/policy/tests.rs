@@ -324,7 +324,7 @@ fn a_sub_agent_sees_the_parent_surface_filtered_by_its_profile() {
     assert!(lead.child("nobody").is_err());
 
     // Inherit the parent's activations the child may use.
-    let mut parent = Session::new();
+    let mut parent = ActiveSet::new();
     parent.activate(["github__merge_pr", "github__search_issues", "gone__tool"]);
     let (child, audit) = reviewer.inherit(&parent, &cat);
     assert_eq!(child.active(), ["github__search_issues"]);

@@ -37,7 +37,7 @@ fn tool_search_activates_and_reports_already_loaded() {
     let cat = catalog();
     let index = Index::builder().build(&cat);
     let deferral = Deferral::decide(&cat, &on());
-    let mut s = Session::new();
+    let mut s = ActiveSet::new();
     let r = s.tool_search(&index, &deferral, every(Request::new("list issues", 5)), &[]);
     expect![[r#"
         Loaded 2 tools; call directly on your next step:
@@ -120,7 +120,7 @@ fn transcript_rebuilds_the_active_set() {
     let cat = catalog();
     let index = Index::builder().build(&cat);
     let deferral = Deferral::decide(&cat, &on());
-    let mut live = Session::new();
+    let mut live = ActiveSet::new();
     let r1 = live.tool_search(&index, &deferral, every(Request::new("select:slack__send_message", 5)), &[]);
     let r2 = live.tool_search(&index, &deferral, every(Request::new("issues", 5)), &[]);
     let transcript = vec![
@@ -129,7 +129,7 @@ fn transcript_rebuilds_the_active_set() {
         json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": r1.render(&cat)}]}),
         json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "text", "text": r2.render(&cat)}]}]}),
     ];
-    assert_eq!(Session::from_transcript(&transcript, &cat), live);
+    assert_eq!(ActiveSet::from_transcript(&transcript, &cat), live);
 
     // Anthropic tool_reference blocks count the same.
     let refs =
@@ -137,13 +137,13 @@ fn transcript_rebuilds_the_active_set() {
             {"type": "tool_reference", "tool_name": "github__list_issues"},
             {"type": "tool_reference", "tool_name": "gone__tool"}
         ]}]})];
-    assert_eq!(Session::from_transcript(&refs, &cat).active(), ["github__list_issues"]);
+    assert_eq!(ActiveSet::from_transcript(&refs, &cat).active(), ["github__list_issues"]);
 }
 
 #[test]
 fn active_set_survives_compaction() {
     let cat = catalog();
-    let mut live = Session::new();
+    let mut live = ActiveSet::new();
     live.activate(["slack__send_message", "github__create_issue"]);
     // The summary replaced every message that loaded the tools; only the boundary is left.
     let after = vec![
@@ -151,13 +151,13 @@ fn active_set_survives_compaction() {
         json!({"role": "user", "content": "(summary of the earlier conversation)"}),
         json!({"role": "user", "content": [{"type": "tool_reference", "tool_name": "github__list_issues"}]}),
     ];
-    let rebuilt = Session::from_transcript(&after, &cat);
+    let rebuilt = ActiveSet::from_transcript(&after, &cat);
     assert_eq!(rebuilt.active(), ["slack__send_message", "github__create_issue", "github__list_issues"]);
     // Claude Code's spelling of the record is read too.
     let cc = vec![
         json!({"type": "system", "subtype": "compact_boundary", "compactMetadata": {"preCompactDiscoveredTools": ["github__list_issues"]}}),
     ];
-    assert_eq!(Session::from_transcript(&cc, &cat).active(), ["github__list_issues"]);
+    assert_eq!(ActiveSet::from_transcript(&cc, &cat).active(), ["github__list_issues"]);
 }
 
 #[derive(Debug, Clone)]
@@ -179,7 +179,7 @@ proptest! {
 
     #[test]
     fn active_set_agrees_with_a_btreeset(ops in proptest::collection::vec(arb_op(), 0..40)) {
-        let mut s = Session::new();
+        let mut s = ActiveSet::new();
         let mut model: BTreeSet<String> = BTreeSet::new();
         let mut order: Vec<String> = Vec::new();
         for op in ops {

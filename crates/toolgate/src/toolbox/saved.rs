@@ -14,7 +14,7 @@ use serde_json::{Map, Value, json};
 use super::{Conversation, Shown};
 use crate::budget::Recency;
 use crate::catalog::DefinitionHash;
-use crate::session::Session;
+use crate::session::ActiveSet;
 
 /// The version of the saved form; a record of another version is refused, not guessed at.
 const VERSION: u64 = 1;
@@ -100,7 +100,7 @@ impl Conversation {
             Some(Value::String(text)) => Some(Arc::from(text.as_str())),
             Some(other) => return Err(bad(format!("`announcement` is {}", kind(other)))),
         };
-        let mut session = Session::new();
+        let mut session = ActiveSet::new();
         session.activate(active.iter().map(String::as_str));
         Ok(Conversation {
             stamp: 0,
