@@ -308,7 +308,7 @@ pub fn tool_output(provider: Provider, id: &str, text: &str, is_error: bool) -> 
 pub fn observe(toolbox: &Toolbox, conversation: &mut Conversation, reply: &Value) -> Vec<String> {
     let names = anthropic::server_references(reply);
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
-    toolbox.discovered(conversation, &refs)
+    toolbox.found_by_provider(conversation, &refs)
 }
 
 #[cfg(test)]

@@ -597,7 +597,7 @@ impl Toolbox {
     /// each visible one counts as shown, and the deferred ones become active (within the
     /// budgets). Names of tools this subject may not see are ignored: the provider only
     /// searched what it was sent. Returns the names that became active.
-    pub fn discovered(&self, conversation: &mut Conversation, names: &[&str]) -> Vec<String> {
+    pub fn found_by_provider(&self, conversation: &mut Conversation, names: &[&str]) -> Vec<String> {
         self.resume(conversation);
         let mut fresh = Vec::new();
         for &name in names {
