@@ -17,9 +17,9 @@
 //!   speaks 2026-07-28, or one of toolgate's while the upstream's call waits, with a
 //!   `requestState` that names the waiting call in this session only ([`Parked`]).
 //!
-//! [`GatewayServer::drive`](crate::GatewayServer) (in `asking.rs`) follows a session's forwarded call to its answer, putting each
-//! question to the client on the way; `GatewayServer::resume_call` takes a 2026-07-28
-//! client's answer back to its waiting call.
+//! `GatewayServer::drive` (in `asking.rs`) follows a session's forwarded call to its answer,
+//! putting each question to the client on the way; `GatewayServer::resume_call` takes a
+//! 2026-07-28 client's answer back to its waiting call.
 //!
 //! A question reaches a client only if that client declared elicitation; otherwise the
 //! upstream is refused (2025-11-25) or never asked (2026-07-28). The call itself went through

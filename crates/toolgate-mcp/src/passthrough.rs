@@ -320,8 +320,8 @@ impl Passthrough<'_> {
                     .find(|(server, _)| qualified.starts_with(&prompt_name(server, "")))
                     .and_then(|(server, peer)| {
                         let own = qualified[prompt_name(&server, "").len()..].to_owned();
-                        let policy = self.gateway.view(profile, Exposure::Native);
-                        let allowed = policy.toolbox.offers_prompt(&server, &own, &qualified);
+                        let view = self.gateway.view(profile, Exposure::Native);
+                        let allowed = view.toolbox.offers_prompt(&server, &own, &qualified);
                         prompt.name = own;
                         allowed.then_some((server, peer))
                     })

@@ -351,6 +351,14 @@ impl Default for BudgetConfig {
     }
 }
 
+impl BudgetConfig {
+    /// Whether `1 <= first_turn <= dynamic <= hard`, as every budget must be (a configuration
+    /// file and [`Policy::builder`](crate::Policy::builder) both refuse others).
+    pub fn is_ordered(&self) -> bool {
+        1 <= self.first_turn && self.first_turn <= self.dynamic && self.dynamic <= self.hard
+    }
+}
+
 /// The `[policy]` table: rules for every subject.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct PolicyConfig {

@@ -209,21 +209,32 @@ impl Policy {
                 (name.clone(), rules)
             })
             .collect();
-        let root = Policy {
-            subject: Subject::new(Subject::MAIN),
-            deny: config.policy.deny.clone(),
-            servers,
-            default_server: ServerRules::default(),
-            layers: Vec::new(),
-            profiles: config.profiles.clone(),
-            budget: config.budget,
-        };
+        let root = Policy::root(config.policy.deny.clone(), servers, config.profiles.clone(), config.budget);
         match profile {
             None => Ok(root),
             Some(name) => {
                 let layer = root.profile(name)?;
                 Ok(Policy { subject: Subject::new(name), layers: vec![layer], ..root })
             }
+        }
+    }
+
+    /// The policy of [`Subject::MAIN`] under these rules, before any profile: what a
+    /// configuration and a [`PolicyBuilder`] both come to.
+    fn root(
+        deny: Vec<String>,
+        servers: BTreeMap<String, ServerRules>,
+        profiles: BTreeMap<String, ProfileConfig>,
+        budget: BudgetConfig,
+    ) -> Policy {
+        Policy {
+            subject: Subject::new(Subject::MAIN),
+            deny,
+            servers,
+            default_server: ServerRules::default(),
+            layers: Vec::new(),
+            profiles,
+            budget,
         }
     }
 

@@ -457,7 +457,7 @@ fn budget(f: &Fields<'_, '_>) -> Result<BudgetConfig, ConfigError> {
     b.first_turn = f.count("first_turn", 0, EXPECTED)?.unwrap_or(b.first_turn);
     b.dynamic = f.count("dynamic", 0, EXPECTED)?.unwrap_or(b.dynamic);
     b.hard = f.count("hard", 0, EXPECTED)?.unwrap_or(b.hard);
-    if !(1 <= b.first_turn && b.first_turn <= b.dynamic && b.dynamic <= b.hard) {
+    if !b.is_ordered() {
         let kind =
             ConfigErrorKind::BudgetOrder { first_turn: b.first_turn, dynamic: b.dynamic, hard: b.hard };
         return Err(f.src.error("budget", kind));

@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::{Policy, PolicyError, ServerRules, Subject};
+use super::{Policy, PolicyError, ServerRules};
 use crate::config::BudgetConfig;
 
 /// A [`Policy`] under construction: [`Policy::builder`], then [`PolicyBuilder::build`].
@@ -56,18 +56,10 @@ impl PolicyBuilder {
     /// The policy, for [`Subject::MAIN`].
     pub fn build(self) -> Result<Policy, PolicyError> {
         let BudgetConfig { first_turn, dynamic, hard } = self.budget;
-        if !(1 <= first_turn && first_turn <= dynamic && dynamic <= hard) {
+        if !self.budget.is_ordered() {
             return Err(PolicyError::BudgetOrder { first_turn, dynamic, hard });
         }
-        Ok(Policy {
-            subject: Subject::new(Subject::MAIN),
-            deny: self.deny,
-            servers: self.servers,
-            default_server: ServerRules::default(),
-            layers: Vec::new(),
-            profiles: BTreeMap::new(),
-            budget: self.budget,
-        })
+        Ok(Policy::root(self.deny, self.servers, BTreeMap::new(), self.budget))
     }
 
     fn server(&mut self, name: &str) -> &mut ServerRules {
