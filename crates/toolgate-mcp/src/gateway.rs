@@ -1,9 +1,10 @@
 //! gateway: the state every downstream session shares: the upstream pool, the merged catalog
-//! snapshot (rebuilt whenever an upstream changes), one [`Toolbox`] per subject over it, the
-//! compiled argument validators, and the registry of live sessions for the status page.
+//! snapshot (rebuilt whenever an upstream changes), the library's [`Decider`] and the
+//! toolboxes it published over the snapshot, and the registry of live sessions for the status
+//! page.
 //!
 //! Everything a session is shown and everything it may run is decided by its subject's
-//! toolbox, the library's facade; the gateway only keeps the toolboxes current. Sessions share
+//! toolbox, which the decider builds; the gateway only hands it each new snapshot. Sessions share
 //! nothing else: each downstream connection gets its own
 //! [`GatewayServer`](crate::GatewayServer) holding its own [`Conversation`].
 
@@ -18,9 +19,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use toolgate::config::{Config, Exposure, Transport};
-use toolgate::defer::{DeferConfig, DeferLatch, DeferMode};
-use toolgate::policy::PolicyError;
-use toolgate::schema::Validators;
+use toolgate::toolbox::{CatalogState, Decider, HostSettings, PolicyError, Toolboxes};
 use toolgate::{Catalog, Policy, Tool, Toolbox};
 
 use crate::pins::{Held, PinError, Pins, Selection};
@@ -72,19 +71,19 @@ pub const BRIDGE_CLIENTS: &[&str] = &["codex"];
 /// allows no other properties (`tool_search`'s, or an upstream's) does not refuse the call.
 pub const INJECTED_ARGUMENTS: &[(&str, &str)] = &[("gemini-cli", "wait_for_previous")];
 
-/// A view's key: the session profile (`None`: the served subject) and the exposure.
-/// A view's subject, exposure, and whether it hands out grants (requests with no session).
-type ViewKey = (Option<String>, Exposure, bool);
-
-/// One subject's view: the snapshot and the toolbox built over it.
-#[derive(Debug)]
+/// One subject's view: the snapshot and the toolbox the decider built over it.
+#[derive(Debug, Clone)]
 pub(crate) struct View {
     pub(crate) snapshot: Arc<Snapshot>,
-    pub(crate) toolbox: Toolbox,
-    /// The server instructions of this view, written once for all its sessions.
-    pub(crate) instructions: std::sync::OnceLock<Arc<str>>,
-    /// The tokens of every visible definition (a full load), counted once when first asked.
-    pub(crate) full_load_tokens: std::sync::OnceLock<usize>,
+    pub(crate) toolbox: Arc<Toolbox>,
+}
+
+/// What the gateway serves now: the merged snapshot and every subject's toolboxes over it,
+/// replaced together.
+#[derive(Debug)]
+struct Published {
+    snapshot: Arc<Snapshot>,
+    toolboxes: Arc<Toolboxes>,
 }
 
 impl View {
@@ -105,17 +104,14 @@ pub struct Gateway {
 #[derive(Debug)]
 pub(crate) struct Inner {
     pub(crate) settings: Settings,
-    /// The configuration the policies are read from.
-    config: Config,
-    /// The served subject's policy (`--profile`, or the main subject).
-    root: Policy,
+    /// Decides, over each snapshot, what every subject sees and may run (the library's).
+    pub(crate) decider: Decider,
     pub(crate) pool: Mutex<BTreeMap<String, Upstream>>,
-    snapshot: RwLock<Arc<Snapshot>>,
+    published: RwLock<Published>,
     /// Held for a whole rebuild so that rebuilds publish in the order they read the pool.
     rebuild_lock: Mutex<()>,
     /// Bumped after every rebuild; `settled` waits on it.
     pub(crate) changes: watch::Sender<u64>,
-    pub(crate) validators: Arc<Validators>,
     sessions: Mutex<Vec<Weak<SessionSlot>>>,
     next_session: AtomicU64,
     pub(crate) shutdown: CancellationToken,
@@ -126,12 +122,6 @@ pub(crate) struct Inner {
     pub(crate) inflight: Arc<crate::elicit::InFlight>,
     /// Which upstream serves which resource, as last listed.
     pub(crate) resources: Mutex<ResourceRoutes>,
-    /// Per subject (`None`: the served one; `Some(profile)`: a session profile) and exposure,
-    /// its view of the current snapshot. One subject's view never serves another.
-    views: Mutex<HashMap<ViewKey, Arc<View>>>,
-    /// Deferral over the snapshots: once on, a re-list never turns it off again (the library's
-    /// rule, [`DeferLatch`]).
-    deferral: DeferLatch,
     /// When the gateway was made: requests wait for starting upstreams only until
     /// [`Settings::ready_wait`] after it.
     pub(crate) started: std::time::Instant,
@@ -166,17 +156,22 @@ impl Gateway {
         secrets.extend(config.gateway.grant_key.iter().map(|k| k.0.clone()));
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         secrets.dedup();
+        let host = HostSettings {
+            defer: settings.defer,
+            exposure: settings.exposure,
+            index: settings.index.clone(),
+        };
+        let decider = Decider::new(root, host);
+        let published = Published { snapshot: Arc::default(), toolboxes: Arc::new(decider.empty()) };
         Ok(Gateway {
             inner: Arc::new(Inner {
                 secrets: secrets.into(),
                 settings,
-                config,
-                root,
+                decider,
                 pool: Mutex::new(BTreeMap::new()),
-                snapshot: RwLock::new(Arc::new(Snapshot::default())),
+                published: RwLock::new(published),
                 rebuild_lock: Mutex::new(()),
                 changes: watch::channel(0).0,
-                validators: Arc::default(),
                 sessions: Mutex::new(Vec::new()),
                 next_session: AtomicU64::new(1),
                 shutdown: CancellationToken::new(),
@@ -184,8 +179,6 @@ impl Gateway {
                 progress: Arc::new(Relay::default()),
                 inflight: Arc::default(),
                 resources: Mutex::new(ResourceRoutes::default()),
-                views: Mutex::new(HashMap::new()),
-                deferral: DeferLatch::default(),
                 started: std::time::Instant::now(),
                 pins,
                 metrics: Default::default(),
@@ -271,117 +264,33 @@ impl Gateway {
 
     /// Whether `name` is a configured profile (`[profiles.NAME]`).
     pub fn has_profile(&self, name: &str) -> bool {
-        self.inner.config.profiles.contains_key(name)
+        self.inner.decider.has_profile(name)
     }
 
     /// The configured profiles' names, sorted.
     pub fn profiles(&self) -> Vec<String> {
-        self.inner.config.profiles.keys().cloned().collect()
+        self.inner.decider.profiles()
     }
 
     /// The current merged snapshot.
     pub(crate) fn snapshot(&self) -> Arc<Snapshot> {
-        self.inner.snapshot.read().unwrap_or_else(|e| e.into_inner()).clone()
+        self.inner.published.read().unwrap_or_else(|e| e.into_inner()).snapshot.clone()
     }
 
     /// The view of `profile`'s subject (`None`: the served subject) of the current snapshot:
-    /// its toolbox, built once per snapshot and subject. A profile that is not configured, or
-    /// whose policy cannot be applied, sees nothing (fail-closed).
-    pub(crate) fn view(&self, profile: Option<&str>, exposure: Exposure) -> Arc<View> {
-        self.view_of(profile, exposure, false)
+    /// its toolbox, built once per snapshot and subject by the decider. A profile that is not
+    /// configured, or whose policy cannot be applied, sees nothing (fail-closed).
+    pub(crate) fn view(&self, profile: Option<&str>, exposure: Exposure) -> View {
+        let published = self.inner.published.read().unwrap_or_else(|e| e.into_inner());
+        View { snapshot: published.snapshot.clone(), toolbox: published.toolboxes.get(profile, exposure) }
     }
 
     /// The view of `profile`'s subject for requests with no session (2026-07-28 over HTTP):
     /// bridge exposure whose `call_tool` takes the grant `tool_search` gives (native, listing
     /// every tool, when nothing is deferred).
-    pub(crate) fn granted_view(&self, profile: Option<&str>) -> Arc<View> {
-        // With deferral off there is nothing to search for: the list is every visible tool,
-        // the same for every request of the subject, and counts as read by each.
-        let exposure = if self.snapshot().defers { Exposure::Bridge } else { Exposure::Native };
-        self.view_of(profile, exposure, true)
-    }
-
-    fn view_of(&self, profile: Option<&str>, exposure: Exposure, granted: bool) -> Arc<View> {
-        let snapshot = self.snapshot();
-        let key = (profile.map(str::to_owned), exposure, granted);
-        let mut views = self.inner.views.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(view) = views.get(&key)
-            && Arc::ptr_eq(&view.snapshot, &snapshot)
-        {
-            return view.clone();
-        }
-        // The other exposure's view of this subject and snapshot has the same visible tools: its
-        // index is reused rather than built again.
-        let sibling = views
-            .iter()
-            .find(|((p, e, g), v)| {
-                p.as_deref() == profile
-                    && (*e, *g) != (exposure, granted)
-                    && Arc::ptr_eq(&v.snapshot, &snapshot)
-            })
-            .map(|(_, v)| v.toolbox.shared_index());
-        let built = self
-            .subject_policy(profile)
-            .and_then(|policy| self.toolbox(&snapshot, policy, exposure, sibling, granted));
-        let toolbox = built.unwrap_or_else(|e| {
-            tracing::error!(subject = profile.unwrap_or("main"), "{e}; this subject sees no tools");
-            self.toolbox(&Snapshot::empty(snapshot.defers), Policy::permissive(), exposure, None, granted)
-                .expect("an empty catalog fits any budget")
-        });
-        let view = Arc::new(View {
-            snapshot,
-            toolbox,
-            instructions: Default::default(),
-            full_load_tokens: Default::default(),
-        });
-        views.insert(key, view.clone());
-        view
-    }
-
-    /// The policy of a session opened under `profile` (the served subject with `None`).
-    fn subject_policy(&self, profile: Option<&str>) -> Result<Policy, PolicyError> {
-        match profile {
-            None => Ok(self.inner.root.clone()),
-            Some(name) => self.inner.root.child(name),
-        }
-    }
-
-    /// A toolbox of `policy`'s subject over `snapshot`, with the gateway's settings; deferral is
-    /// decided once per snapshot for every subject ([`Snapshot::defers`], set by
-    /// [`Gateway::defers`] in `rebuild`).
-    fn toolbox(
-        &self,
-        snapshot: &Snapshot,
-        policy: Policy,
-        exposure: Exposure,
-        shared: Option<Arc<toolgate::search::Index>>,
-        granted: bool,
-    ) -> Result<Toolbox, PolicyError> {
-        let settings = &self.inner.settings;
-        let mode = if snapshot.defers { DeferMode::On } else { DeferMode::Off };
-        let builder = match shared {
-            Some(index) => Toolbox::builder(&snapshot.catalog, policy).shared_index(index),
-            None => Toolbox::builder(&snapshot.catalog, policy),
-        };
-        builder
-            .quarantined(snapshot.quarantined.clone())
-            .defer(DeferConfig { mode, ..settings.defer })
-            .exposure(exposure)
-            .granted(granted)
-            .pending(snapshot.pending.clone())
-            .failed(snapshot.failed.clone())
-            .validators(self.inner.validators.clone())
-            .index(settings.index.clone())
-            .build()
-    }
-
-    /// Whether tools are deferred over `snapshot`, for every subject: `on` always, `auto` once
-    /// the whole catalog is large enough, and never off again after that (a bridge session's
-    /// toolbox defers whatever this says).
-    fn defers(&self, snapshot: &Snapshot) -> bool {
-        let settings = &self.inner.settings;
-        let bridge = settings.exposure == Some(Exposure::Bridge);
-        self.inner.deferral.decide(&snapshot.catalog, &settings.defer, bridge)
+    pub(crate) fn granted_view(&self, profile: Option<&str>) -> View {
+        let published = self.inner.published.read().unwrap_or_else(|e| e.into_inner());
+        View { snapshot: published.snapshot.clone(), toolbox: published.toolboxes.granted(profile) }
     }
 
     /// The tools the subject of `profile` sees now (the served subject with `None`): what
@@ -532,19 +441,23 @@ impl Gateway {
     /// stays and the error is returned.
     pub(crate) fn rebuild(&self, changed: Option<&str>) -> Result<(), PolicyError> {
         let _order = self.inner.rebuild_lock.lock().unwrap_or_else(|e| e.into_inner());
-        let (snapshot, toolbox) = loop {
+        let (snapshot, toolboxes) = loop {
             let mut snapshot = {
                 let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
                 let listings: Vec<Listing<'_>> = pool.values().map(Upstream::listing).collect();
-                Snapshot::build(&listings, &self.inner.root)
+                Snapshot::build(&listings, self.inner.decider.policy())
             };
             if let Some(pins) = &self.inner.pins {
                 snapshot.sift(pins);
             }
-            // Once per snapshot, for every subject's toolbox (it counts tokens in `auto`).
-            snapshot.defers = self.defers(&snapshot);
-            match self.toolbox(&snapshot, self.inner.root.clone(), self.strictest_exposure(), None, false) {
-                Ok(toolbox) => break (snapshot, toolbox),
+            let state = CatalogState {
+                catalog: snapshot.catalog.clone(),
+                held: snapshot.quarantined.clone(),
+                starting: snapshot.pending.clone(),
+                failed: snapshot.failed.clone(),
+            };
+            match self.inner.decider.publish(state) {
+                Ok(toolboxes) => break (snapshot, toolboxes),
                 Err(e) => {
                     let culprit = match &e {
                         PolicyError::RequiredOverBudget { server, .. } => {
@@ -565,19 +478,8 @@ impl Gateway {
                 }
             }
         };
-        let snapshot = Arc::new(snapshot);
-        let view = Arc::new(View {
-            snapshot: snapshot.clone(),
-            toolbox,
-            instructions: Default::default(),
-            full_load_tokens: Default::default(),
-        });
-        {
-            let mut views = self.inner.views.lock().unwrap_or_else(|e| e.into_inner());
-            views.clear();
-            views.insert((None, self.strictest_exposure(), false), view);
-        }
-        *self.inner.snapshot.write().unwrap_or_else(|e| e.into_inner()) = snapshot;
+        *self.inner.published.write().unwrap_or_else(|e| e.into_inner()) =
+            Published { snapshot: Arc::new(snapshot), toolboxes: Arc::new(toolboxes) };
         self.inner.changes.send_modify(|g| *g += 1);
         self.notify_changed_lists();
         Ok(())
@@ -657,12 +559,6 @@ impl Gateway {
         let mut sessions = self.inner.sessions.lock().unwrap_or_else(|e| e.into_inner());
         sessions.retain(|w| w.strong_count() > 0);
         sessions.iter().filter_map(Weak::upgrade).collect()
-    }
-
-    /// The exposure the served subject's required tools are checked against
-    /// ([`Exposure::tightest`] of the configured one).
-    fn strictest_exposure(&self) -> Exposure {
-        Exposure::tightest(self.inner.settings.exposure)
     }
 
     /// A session's exposure: the one chosen at `initialize`, else the configured one, else

@@ -25,8 +25,7 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use toolgate::config::Exposure;
-use toolgate::gate::{Decision, Denial};
-use toolgate::request::TOOL_SEARCH;
+use toolgate::toolbox::{Decision, Denial, TOOL_SEARCH};
 
 use crate::convert::mcp_from_tool;
 pub use crate::stdio::{serve_stdio, serve_stdio_on};
@@ -158,7 +157,7 @@ impl GatewayServer {
 
     /// This session's subject's view: its toolbox over the current snapshot (for a request with
     /// no session, the one that hands out grants).
-    pub(crate) fn view(&self) -> Arc<View> {
+    pub(crate) fn view(&self) -> View {
         if self.state().granted {
             return self.gateway.granted_view(self.profile().as_deref());
         }

@@ -5,10 +5,8 @@ use std::time::Duration;
 
 use toolgate::Index;
 use toolgate::config::{Config, Exposure, GatewayConfig, SearchConfig, ServerMode};
-use toolgate::defer::DeferConfig;
-use toolgate::policy::PolicyError;
-use toolgate::search::IndexBuilder;
-use toolgate::semantic::ModelError;
+use toolgate::search::{IndexBuilder, ModelError};
+use toolgate::toolbox::{DeferConfig, PolicyError};
 
 /// How the gateway behaves, from `[gateway]` of the configuration and the command line.
 #[derive(Debug, Clone)]

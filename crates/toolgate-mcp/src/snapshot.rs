@@ -51,19 +51,11 @@ pub(crate) struct Snapshot {
     pub(crate) pending: Vec<String>,
     /// Upstreams that failed, with their reasons, sorted by name.
     pub(crate) failed: Vec<(String, String)>,
-    /// Whether tools are deferred, for every subject (decided by the gateway once per
-    /// snapshot; `false` until it has).
-    pub(crate) defers: bool,
     /// Tools of pinned servers held back until approved: in no subject's catalog.
     pub(crate) quarantined: Catalog,
 }
 
 impl Snapshot {
-    /// A snapshot with no tools, deferring as `defers` says.
-    pub(crate) fn empty(defers: bool) -> Snapshot {
-        Snapshot { defers, ..Snapshot::default() }
-    }
-
     /// Merges `listings` (sorted by upstream name) under the server rules of `policy` (which
     /// decide `always_load`; they are the same for every subject).
     pub(crate) fn build(listings: &[Listing<'_>], policy: &Policy) -> Snapshot {
@@ -129,7 +121,7 @@ impl Snapshot {
             let upstream = &*owner[t.qualified_name()];
             upstream == t.server() || policy.decide_under(upstream, t).is_allow()
         });
-        Snapshot { catalog, owner, pending, failed, defers: false, quarantined: Catalog::default() }
+        Snapshot { catalog, owner, pending, failed, quarantined: Catalog::default() }
     }
 
     /// Holds back the tools of pinned upstreams whose definitions are not approved (see

@@ -114,7 +114,7 @@ impl Gateway {
             "deferred": deferred,
             "deferral": toolbox.defers(),
             "pending_servers": view.snapshot.pending,
-            "validators": self.inner.validators.len(),
+            "validators": self.inner.decider.validators(),
             "servers": servers,
             "sessions": sessions,
             "quarantined": held,
@@ -132,9 +132,7 @@ impl Gateway {
     ) -> (usize, usize) {
         let view = self.view(profile, exposure);
         let counter = TokenCounter::get();
-        let full = *view
-            .full_load_tokens
-            .get_or_init(|| view.toolbox.visible().tools().iter().map(|t| counter.definition(t)).sum());
+        let full = view.toolbox.full_load_tokens();
         let shown = view.toolbox.preview(conversation).iter().map(|t| counter.definition(t)).sum();
         (shown, full)
     }

@@ -265,6 +265,16 @@ impl Policy {
         Ok(child)
     }
 
+    /// Whether `[profiles.NAME]` is configured.
+    pub(crate) fn has_profile(&self, name: &str) -> bool {
+        self.profiles.contains_key(name)
+    }
+
+    /// The configured profiles' names, sorted.
+    pub(crate) fn profile_names(&self) -> Vec<String> {
+        self.profiles.keys().cloned().collect()
+    }
+
     fn profile(&self, name: &str) -> Result<(String, ProfileConfig), PolicyError> {
         match self.profiles.get(name) {
             Some(p) => Ok((name.to_owned(), p.clone())),

@@ -45,14 +45,19 @@ use serde_json::{Value, json};
 use crate::budget::{ActiveBudget, OverHardLimit, Recency};
 use crate::catalog::{Catalog, DefinitionHash, Tool, ToolId};
 use crate::config::Exposure;
-use crate::defer::{DeferConfig, DeferMode, Deferral};
-use crate::gate::{Decision, Denial};
-use crate::policy::{Action, AuditEvent, Policy, PolicyError, Required, Verdict};
+use crate::defer::Deferral;
+use crate::policy::{Action, AuditEvent, Policy, Required, Verdict};
 use crate::request::{self, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 use crate::schema::{Problem, Validators};
 use crate::search::{Index, IndexBuilder, Request, Strategy};
 use crate::session::ActiveSet;
 
+// The types the facade's signatures use, so that a host names the facade only.
+pub use crate::defer::{DeferConfig, DeferMode};
+pub use crate::gate::{Decision, Denial};
+pub use crate::policy::PolicyError;
+pub use crate::request::TOOL_SEARCH;
+pub use decider::{CatalogState, Decider, HostSettings, Toolboxes};
 pub use offers::ServerData;
 pub use outcome::SearchOutcome;
 pub use saved::BadSavedConversation;
@@ -205,6 +210,8 @@ impl ToolboxBuilder {
             announced: std::sync::OnceLock::new(),
             news: std::sync::Mutex::default(),
             granted: self.granted,
+            instructions: std::sync::OnceLock::new(),
+            full_load: std::sync::OnceLock::new(),
         })
     }
 }
@@ -241,6 +248,10 @@ pub struct Toolbox {
     news: std::sync::Mutex<HashMap<u64, Option<Tool>>>,
     /// Whether callers present grants ([`ToolboxBuilder::granted`]).
     granted: bool,
+    /// The instructions, written once for every conversation ([`Toolbox::instructions`]).
+    instructions: std::sync::OnceLock<Arc<str>>,
+    /// The tokens of every visible definition, counted once ([`Toolbox::full_load_tokens`]).
+    full_load: std::sync::OnceLock<usize>,
 }
 
 /// One chat or MCP session: its active set, when each tool was last used, and the
@@ -755,7 +766,9 @@ pub fn call_tool_tool() -> Tool {
 }
 
 mod announce;
+mod decider;
 mod granted;
+mod instructions;
 mod offers;
 mod outcome;
 mod saved;

@@ -30,6 +30,7 @@ mod vocab;
 use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
+pub use crate::semantic::ModelError;
 use bm25f::{Alternative, Bm25Index};
 pub use bm25f::{Bm25Params, Field};
 #[cfg(feature = "bm25-crate")]
@@ -199,7 +200,7 @@ impl IndexBuilder {
 
     /// The builder a `[search]` table describes; with a model directory (strategy `bert`),
     /// the model is loaded now.
-    pub fn from_config(search: &SearchConfig) -> Result<IndexBuilder, crate::semantic::ModelError> {
+    pub fn from_config(search: &SearchConfig) -> Result<IndexBuilder, ModelError> {
         let mut builder = Index::builder().strategy(search.strategy);
         if let Some(dir) = &search.index_cache {
             builder = builder.cache_dir(dir);

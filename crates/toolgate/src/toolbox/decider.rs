@@ -1,0 +1,301 @@
+//! decider: here are a host's settings and the policy of the subject it serves; for each
+//! catalog snapshot, give me the toolbox of every subject over it.
+//!
+//! A host that serves many sessions over a catalog that changes (the gateway) asks this one
+//! type, and nothing else, what a subject sees or may run. For each snapshot
+//! [`Decider::publish`] decides deferral once, for every subject, and keeps it on once it was
+//! on ([`DeferLatch`]); it checks the served subject's required tools against the tightest
+//! exposure any of its sessions may get, and refuses the snapshot when they do not fit. The
+//! [`Toolboxes`] it returns build each subject's toolbox when first asked for, once per
+//! subject, exposure and grant, and fail closed: a profile that is not configured, or whose
+//! policy cannot be applied, sees no tool.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use super::{Toolbox, ToolboxBuilder};
+use crate::catalog::Catalog;
+use crate::config::Exposure;
+use crate::defer::{DeferConfig, DeferLatch, DeferMode};
+use crate::policy::{Policy, PolicyError};
+use crate::schema::Validators;
+use crate::search::IndexBuilder;
+
+/// How a host builds its toolboxes: the same for every subject and snapshot.
+#[derive(Debug, Clone)]
+pub struct HostSettings {
+    /// When tools are deferred (`auto` is decided over each snapshot's whole catalog).
+    pub defer: DeferConfig,
+    /// The exposure every session gets, when the host fixes one (`None`: each session's own).
+    pub exposure: Option<Exposure>,
+    /// How visible tools are indexed.
+    pub index: IndexBuilder,
+}
+
+/// A host's catalog at one moment: the tools it serves and how its servers stand.
+#[derive(Debug, Clone, Default)]
+pub struct CatalogState {
+    /// Every tool served, named once.
+    pub catalog: Catalog,
+    /// Tools withheld from every subject until an operator approves them.
+    pub held: Catalog,
+    /// Servers still starting.
+    pub starting: Vec<String>,
+    /// Servers that failed, each with its reason.
+    pub failed: Vec<(String, String)>,
+}
+
+/// The host's one decider: see the [module](self).
+#[derive(Debug)]
+pub struct Decider {
+    shared: Arc<Shared>,
+    latch: DeferLatch,
+}
+
+/// What every snapshot's toolboxes are built with.
+#[derive(Debug)]
+struct Shared {
+    /// The served subject's policy.
+    root: Policy,
+    settings: HostSettings,
+    /// Compiled argument validators, kept across snapshots (keyed by definition hash).
+    validators: Arc<Validators>,
+}
+
+/// A toolbox's key: the profile (`None`: the served subject), the exposure, and whether it
+/// hands out grants.
+type Key = (Option<String>, Exposure, bool);
+
+/// Every subject's toolbox over one snapshot, built when first asked for.
+#[derive(Debug)]
+pub struct Toolboxes {
+    shared: Arc<Shared>,
+    state: CatalogState,
+    defers: bool,
+    built: Mutex<HashMap<Key, Arc<Toolbox>>>,
+}
+
+impl Decider {
+    /// A decider for the subject of `root`, building toolboxes with `settings`.
+    pub fn new(root: Policy, settings: HostSettings) -> Decider {
+        let shared = Shared { root, settings, validators: Arc::default() };
+        Decider { shared: Arc::new(shared), latch: DeferLatch::default() }
+    }
+
+    /// The served subject's policy (its server rules hold for every subject).
+    pub fn policy(&self) -> &Policy {
+        &self.shared.root
+    }
+
+    /// Whether `profile` is configured (`[profiles.NAME]`).
+    pub fn has_profile(&self, profile: &str) -> bool {
+        self.shared.root.has_profile(profile)
+    }
+
+    /// The configured profiles' names, sorted.
+    pub fn profiles(&self) -> Vec<String> {
+        self.shared.root.profile_names()
+    }
+
+    /// How many argument validators are compiled.
+    pub fn validators(&self) -> usize {
+        self.shared.validators.len()
+    }
+
+    /// The toolboxes of `state`: deferral decided (on for good once on; from the start when
+    /// the host fixes bridge exposure), and the served subject's required tools checked against
+    /// the budgets in the tightest exposure. Fails, publishing nothing, when they do not fit.
+    pub fn publish(&self, state: CatalogState) -> Result<Toolboxes, PolicyError> {
+        let settings = &self.shared.settings;
+        let bridge = settings.exposure == Some(Exposure::Bridge);
+        let defers = self.latch.decide(&state.catalog, &settings.defer, bridge);
+        let toolboxes = Toolboxes { shared: self.shared.clone(), state, defers, built: Mutex::default() };
+        let tightest = Exposure::tightest(settings.exposure);
+        let root = toolboxes.build(self.shared.root.clone(), tightest, false, None)?;
+        toolboxes
+            .built
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert((None, tightest, false), Arc::new(root));
+        Ok(toolboxes)
+    }
+
+    /// Toolboxes over no tools at all, deferring as nothing was decided yet (off), before the
+    /// first snapshot.
+    pub fn empty(&self) -> Toolboxes {
+        Toolboxes {
+            shared: self.shared.clone(),
+            state: CatalogState::default(),
+            defers: false,
+            built: Mutex::default(),
+        }
+    }
+}
+
+impl Toolboxes {
+    /// Whether tools are deferred, for every subject of this snapshot.
+    pub fn defers(&self) -> bool {
+        self.defers
+    }
+
+    /// The catalog state these toolboxes are built over.
+    pub fn state(&self) -> &CatalogState {
+        &self.state
+    }
+
+    /// The toolbox of `profile`'s subject (`None`: the served subject) in `exposure`.
+    pub fn get(&self, profile: Option<&str>, exposure: Exposure) -> Arc<Toolbox> {
+        self.get_keyed(profile, exposure, false)
+    }
+
+    /// The toolbox of `profile`'s subject for callers the host keeps no conversation for
+    /// ([`ToolboxBuilder::granted`]): bridge exposure whose `call_tool` takes the grant
+    /// `tool_search` gives, or native, listing every tool, when nothing is deferred (the list
+    /// is then the same for every caller and counts as read by each).
+    pub fn granted(&self, profile: Option<&str>) -> Arc<Toolbox> {
+        let exposure = if self.defers { Exposure::Bridge } else { Exposure::Native };
+        self.get_keyed(profile, exposure, true)
+    }
+
+    fn get_keyed(&self, profile: Option<&str>, exposure: Exposure, granted: bool) -> Arc<Toolbox> {
+        let key = (profile.map(str::to_owned), exposure, granted);
+        let mut built = self.built.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(toolbox) = built.get(&key) {
+            return toolbox.clone();
+        }
+        // The same subject in another exposure sees the same tools: its index is reused.
+        let sibling =
+            built.iter().find(|((p, _, _), _)| p.as_deref() == profile).map(|(_, t)| t.shared_index());
+        let root = &self.shared.root;
+        let policy = match profile {
+            None => Ok(root.clone()),
+            Some(name) => root.child(name),
+        };
+        let toolbox =
+            policy.and_then(|policy| self.build(policy, exposure, granted, sibling)).unwrap_or_else(|e| {
+                tracing::error!(subject = profile.unwrap_or("main"), "{e}; this subject sees no tools");
+                self.builder(&Catalog::default(), Policy::permissive(), exposure, granted)
+                    .build()
+                    .expect("an empty catalog fits any budget")
+            });
+        let toolbox = Arc::new(toolbox);
+        built.insert(key, toolbox.clone());
+        toolbox
+    }
+
+    fn build(
+        &self,
+        policy: Policy,
+        exposure: Exposure,
+        granted: bool,
+        sibling: Option<Arc<crate::search::Index>>,
+    ) -> Result<Toolbox, PolicyError> {
+        let builder = self
+            .builder(&self.state.catalog, policy, exposure, granted)
+            .quarantined(self.state.held.clone())
+            .pending(self.state.starting.clone())
+            .failed(self.state.failed.clone());
+        match sibling {
+            Some(index) => builder.shared_index(index),
+            None => builder,
+        }
+        .build()
+    }
+
+    fn builder(
+        &self,
+        catalog: &Catalog,
+        policy: Policy,
+        exposure: Exposure,
+        granted: bool,
+    ) -> ToolboxBuilder {
+        let settings = &self.shared.settings;
+        let mode = if self.defers { DeferMode::On } else { DeferMode::Off };
+        Toolbox::builder(catalog, policy)
+            .defer(DeferConfig { mode, ..settings.defer })
+            .exposure(exposure)
+            .granted(granted)
+            .validators(self.shared.validators.clone())
+            .index(settings.index.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::config::Config;
+    use crate::{Index, ToolSpec};
+
+    const CONFIG: &str = "[policy]\ndeny = [\"secrets\"]\n\n[profiles.reader]\ntools = [\"fs__*\"]\n";
+
+    fn decider(text: &str, defer: DeferConfig, exposure: Option<Exposure>) -> Decider {
+        let config = Config::from_toml("toolgate.toml", text, Path::new(".")).unwrap();
+        let settings = HostSettings { defer, exposure, index: Index::builder() };
+        Decider::new(Policy::new(&config, None).unwrap(), settings)
+    }
+
+    fn state(tools: &[(&str, &str)]) -> CatalogState {
+        let catalog = tools
+            .iter()
+            .fold(Catalog::builder(), |b, (s, n)| b.tool(ToolSpec::mcp(s, n, "does things")))
+            .build();
+        CatalogState { catalog: catalog.unwrap(), ..CatalogState::default() }
+    }
+
+    fn names(toolbox: &Toolbox) -> Vec<&str> {
+        toolbox.visible().tools().iter().map(|t| t.qualified_name()).collect()
+    }
+
+    #[test]
+    fn every_subject_sees_what_its_policy_lets_it_and_an_unknown_profile_nothing() {
+        let decider = decider(CONFIG, DeferConfig::default(), None);
+        let toolboxes =
+            decider.publish(state(&[("fs", "read"), ("git", "log"), ("secrets", "dump")])).unwrap();
+        assert_eq!(names(&toolboxes.get(None, Exposure::Native)), ["fs__read", "git__log"]);
+        assert_eq!(names(&toolboxes.get(Some("reader"), Exposure::Bridge)), ["fs__read"]);
+        assert!(names(&toolboxes.get(Some("writer"), Exposure::Native)).is_empty(), "fail closed");
+        assert!(decider.has_profile("reader") && !decider.has_profile("writer"));
+        assert_eq!(decider.profiles(), ["reader"]);
+    }
+
+    #[test]
+    fn deferral_is_decided_once_per_snapshot_and_stays_on() {
+        let decider = decider("", DeferConfig::default(), None);
+        assert!(!decider.empty().defers(), "nothing decided before the first snapshot");
+        let small = state(&[("fs", "read")]);
+        assert!(!decider.publish(small.clone()).unwrap().defers(), "one tool is not worth deferring");
+        let big = CatalogState { catalog: Catalog::embedded(), ..CatalogState::default() };
+        let toolboxes = decider.publish(big).unwrap();
+        assert!(toolboxes.defers());
+        assert!(toolboxes.get(Some("nobody"), Exposure::Native).defers(), "the same for every subject");
+        assert!(decider.publish(small.clone()).unwrap().defers(), "and on for good");
+        let bridged = self::decider("", DeferConfig::default(), Some(Exposure::Bridge));
+        assert!(bridged.publish(small).unwrap().defers(), "a host in bridge exposure defers from the start");
+    }
+
+    #[test]
+    fn a_snapshot_whose_required_tools_do_not_fit_is_refused() {
+        let text = "[servers.fs]\ncatalog = \"x\"\nmode = \"all\"\nmax_active = 1\n";
+        let decider = decider(text, DeferConfig { mode: DeferMode::On, ..DeferConfig::default() }, None);
+        let err = decider.publish(state(&[("fs", "read"), ("fs", "write")])).unwrap_err();
+        assert!(matches!(err, PolicyError::RequiredOverBudget { ref server, .. } if server == "fs"), "{err}");
+        assert!(decider.publish(state(&[("fs", "read")])).is_ok());
+    }
+
+    #[test]
+    fn a_toolbox_is_built_once_per_key_and_its_index_shared_across_exposures() {
+        let decider = decider("", DeferConfig { mode: DeferMode::On, ..DeferConfig::default() }, None);
+        let toolboxes = decider.publish(state(&[("fs", "read"), ("git", "log")])).unwrap();
+        let native = toolboxes.get(None, Exposure::Native);
+        assert!(Arc::ptr_eq(&native, &toolboxes.get(None, Exposure::Native)));
+        let bridge = toolboxes.get(None, Exposure::Bridge);
+        assert!(Arc::ptr_eq(&native.shared_index(), &bridge.shared_index()));
+        let granted = toolboxes.granted(None);
+        assert!(granted.is_granted() && granted.exposure() == Exposure::Bridge, "deferring: bridge");
+        let off = self::decider("", DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() }, None);
+        let toolboxes = off.publish(state(&[("fs", "read")])).unwrap();
+        assert_eq!(toolboxes.granted(None).exposure(), Exposure::Native, "nothing deferred: native");
+    }
+}
