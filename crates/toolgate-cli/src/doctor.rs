@@ -18,7 +18,7 @@ use std::time::Duration;
 use anyhow::Context;
 use serde_json::{Value, json};
 use toolgate::config::{Config, Transport, Trust};
-use toolgate_mcp::{Gateway, UpstreamReport};
+use toolgate_mcp::{Gateway, Settings, UpstreamReport};
 
 use crate::Outcome;
 
@@ -69,10 +69,12 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         .build()
         .context("cannot start the async runtime")?;
     let (reports, first_list) = runtime.block_on(async {
-        let gateway = Gateway::from_config(&config).with_context(|| args.config.display().to_string())?;
+        let settings = Settings::for_config(&config).with_context(|| args.config.display().to_string())?;
+        let gateway =
+            Gateway::builder(settings).start(&config).with_context(|| args.config.display().to_string())?;
         gateway.settled(Duration::from_secs(args.timeout)).await;
-        let reports = gateway.upstream_reports();
-        let first = gateway.first_tool_list();
+        let reports = gateway.report().upstream_reports();
+        let first = gateway.report().first_tool_list();
         gateway.shutdown().await;
         anyhow::Ok((reports, first))
     })?;

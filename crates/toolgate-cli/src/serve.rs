@@ -159,14 +159,15 @@ async fn serve(args: Args, config: Option<Config>, mut settings: Settings) -> an
     let path = args.config.as_deref().unwrap_or(std::path::Path::new("")).display().to_string();
     let (gateway, loading) = match &config {
         Some(config) => {
-            let (gateway, loading) = Gateway::begin(settings, config).with_context(|| path.clone())?;
+            let (gateway, loading) =
+                Gateway::builder(settings).begin(config).with_context(|| path.clone())?;
             (gateway, Some(loading))
         }
         None => {
             tracing::info!(
                 "no --config: serving the embedded catalog ({EMBEDDED_LABEL}) as static demo tools"
             );
-            (Gateway::from_catalog(settings, "embedded", &Catalog::embedded()), None)
+            (Gateway::builder(settings).catalog("embedded", &Catalog::embedded()).build()?, None)
         }
     };
     let shutdown = CancellationToken::new();

@@ -61,7 +61,7 @@ pub(crate) fn visible_catalog(
     let result = runtime.block_on(async {
         // The ranking is the caller's to build: the model is not loaded to list tools.
         let settings = Settings { restart_backoff: None, ..Settings::from_config(&config.gateway) };
-        let gateway = Gateway::start(settings, &config)?;
+        let gateway = Gateway::builder(settings).start(&config)?;
         gateway.settled(wait).await;
         let status = gateway.status();
         let catalog = gateway.visible_catalog(profile);

@@ -7,9 +7,71 @@
 //! (`/login`) and gets a cookie a script cannot read and no other site's page sends, because a
 //! browser cannot send a bearer header with a form.
 
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use toolgate::secret::{constant_time_eq, hmac_sha256};
+
+use crate::gateway::Gateway;
+use crate::pins::{Held, PinError, Selection};
+
+impl Gateway {
+    /// The held tools and their approval.
+    pub fn approvals(&self) -> Approvals<'_> {
+        Approvals { gateway: self }
+    }
+}
+
+/// The held tools of a gateway and their approval (`Gateway::approvals`): a view of the
+/// gateway with no state of its own.
+#[derive(Debug, Clone, Copy)]
+pub struct Approvals<'a> {
+    gateway: &'a Gateway,
+}
+
+impl Approvals<'_> {
+    /// Rebuilds whenever another process (`toolgate approve`) wrote the pin store: its
+    /// approvals take effect within a second.
+    pub(crate) fn watch(&self) {
+        let Some(pins) = self.gateway.inner.pins.clone() else { return };
+        let gateway = self.gateway.clone();
+        let task = tokio::spawn(async move {
+            let mut last = pins.store.version().ok();
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            loop {
+                tokio::select! {
+                    _ = gateway.inner.shutdown.cancelled() => return,
+                    _ = tick.tick() => {}
+                }
+                let now = pins.store.version().ok();
+                if now != last {
+                    last = now;
+                    if let Err(e) = gateway.rebuild(None) {
+                        tracing::error!("{e}");
+                    }
+                }
+            }
+        });
+        self.gateway.track(task);
+    }
+
+    /// Approves held tools (see [`crate::pins`]) and serves them at once. Fails when no
+    /// server is pinned or the store cannot be written.
+    pub fn approve(&self, selection: Selection<'_>) -> Result<Vec<Held>, PinError> {
+        let Some(pins) = &self.gateway.inner.pins else {
+            return Err(PinError { path: "".into(), message: "no server has `trust = \"pin\"`".into() });
+        };
+        let approved = pins.store.approve(selection)?;
+        if let Err(e) = self.gateway.rebuild(None) {
+            tracing::error!("{e}");
+        }
+        Ok(approved)
+    }
+
+    /// The tools waiting in quarantine (none when no server is pinned).
+    pub fn held(&self) -> Result<Vec<Held>, PinError> {
+        self.gateway.inner.pins.as_ref().map_or(Ok(Vec::new()), |p| p.store.held())
+    }
+}
 
 /// How long a page's token is accepted.
 const PAGE_TOKEN_SECS: u64 = 3600;

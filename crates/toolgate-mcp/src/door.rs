@@ -151,7 +151,7 @@ pub(crate) async fn guard(State(door): State<Door>, mut request: Request, next: 
         request.extensions_mut().insert(fetched);
     }
     if restoring && request.method() != Method::DELETE {
-        let open = door.gateway.session_count();
+        let open = door.gateway.sessions().count();
         if open >= settings.max_sessions {
             let message = format!(
                 "toolgate serves at most {} sessions at once ([gateway] max_sessions) and {open} are open; \

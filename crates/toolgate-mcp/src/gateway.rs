@@ -10,8 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex, RwLock, Weak};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -22,7 +21,7 @@ use toolgate::config::{Config, Exposure, Transport};
 use toolgate::toolbox::{CatalogState, Decider, HostSettings, PolicyError, Toolboxes};
 use toolgate::{Catalog, Policy, Tool, Toolbox};
 
-use crate::pins::{Held, PinError, Pins, Selection};
+use crate::pins::Pins;
 use crate::progress::Relay;
 use crate::settings::{GatewayError, Settings};
 use crate::snapshot::{Listing, Snapshot};
@@ -60,11 +59,6 @@ impl ResourceRoutes {
     }
 }
 
-/// Clients known to ignore `notifications/tools/list_changed`, by a word of their
-/// `clientInfo.name` (lower case): they get bridge exposure unless one is configured, since in
-/// native exposure the tools they load would never appear. Codex lists once and never again.
-pub const BRIDGE_CLIENTS: &[&str] = &["codex"];
-
 /// Arguments a client adds to every tool's schema for its own use and then sends along, by a
 /// word of the client's `clientInfo.name` (lower case). Gemini CLI adds `wait_for_previous` to
 /// every MCP tool and passes it on; toolgate drops it before the gate, so that a schema that
@@ -93,7 +87,7 @@ impl View {
     }
 }
 
-pub(crate) use crate::session::{Busy, SessionSlot, SessionState};
+pub(crate) use crate::session::{Busy, SessionSlot, SessionState, Sessions};
 
 /// The gateway: shared by every session, cheap to clone.
 #[derive(Debug, Clone)]
@@ -112,8 +106,7 @@ pub(crate) struct Inner {
     rebuild_lock: Mutex<()>,
     /// Bumped after every rebuild; `settled` waits on it.
     pub(crate) changes: watch::Sender<u64>,
-    sessions: Mutex<Vec<Weak<SessionSlot>>>,
-    next_session: AtomicU64,
+    sessions: Sessions,
     pub(crate) shutdown: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
     /// Routes of upstream progress notifications back to their clients.
@@ -126,7 +119,7 @@ pub(crate) struct Inner {
     /// [`Settings::ready_wait`] after it.
     pub(crate) started: std::time::Instant,
     /// The approved definitions, when a server is pinned.
-    pins: Option<Arc<Pins>>,
+    pub(crate) pins: Option<Arc<Pins>>,
     /// What the operator sees counted (`/metrics`) and the recent refusals.
     pub(crate) metrics: crate::metrics::Metrics,
     /// Signs the status page's tokens ([`crate::approval`]).
@@ -136,16 +129,11 @@ pub(crate) struct Inner {
     pub(crate) secrets: Arc<[String]>,
 }
 
-impl Gateway {
-    /// A gateway with no upstreams yet and no configuration (every tool allowed).
-    pub fn new(settings: Settings) -> Gateway {
-        Gateway::configured(settings, Config::default()).expect("no profile to look up")
-    }
-
-    /// A gateway with no upstreams yet, applying the policy of `config` (its `[policy]`,
-    /// `[budget]`, `[servers.*]` rules and `[profiles.*]`). Fails when `settings.profile` names
-    /// no profile of `config`.
-    pub fn configured(settings: Settings, config: Config) -> Result<Gateway, GatewayError> {
+impl Inner {
+    /// The state of a gateway with no upstreams yet, applying the policy of `config` (its
+    /// `[policy]`, `[budget]`, `[servers.*]` rules and `[profiles.*]`). Fails when
+    /// `settings.profile` names no profile of `config`.
+    pub(crate) fn new(settings: Settings, config: Config) -> Result<Inner, GatewayError> {
         let root = Policy::new(&config, settings.profile.as_deref())
             .map_err(|e| GatewayError::policy(&e, &config))?;
         let pins = Pins::from_config(&config)
@@ -163,49 +151,29 @@ impl Gateway {
         };
         let decider = Decider::new(root, host);
         let published = Published { snapshot: Arc::default(), toolboxes: Arc::new(decider.empty()) };
-        Ok(Gateway {
-            inner: Arc::new(Inner {
-                secrets: secrets.into(),
-                settings,
-                decider,
-                pool: Mutex::new(BTreeMap::new()),
-                published: RwLock::new(published),
-                rebuild_lock: Mutex::new(()),
-                changes: watch::channel(0).0,
-                sessions: Mutex::new(Vec::new()),
-                next_session: AtomicU64::new(1),
-                shutdown: CancellationToken::new(),
-                tasks: Mutex::new(Vec::new()),
-                progress: Arc::new(Relay::default()),
-                inflight: Arc::default(),
-                resources: Mutex::new(ResourceRoutes::default()),
-                started: std::time::Instant::now(),
-                pins,
-                metrics: Default::default(),
-                page_secret: toolgate::secret::random_secret(),
-            }),
+        Ok(Inner {
+            secrets: secrets.into(),
+            settings,
+            decider,
+            pool: Mutex::new(BTreeMap::new()),
+            published: RwLock::new(published),
+            rebuild_lock: Mutex::new(()),
+            changes: watch::channel(0).0,
+            sessions: Sessions::default(),
+            shutdown: CancellationToken::new(),
+            tasks: Mutex::new(Vec::new()),
+            progress: Arc::new(Relay::default()),
+            inflight: Arc::default(),
+            resources: Mutex::new(ResourceRoutes::default()),
+            started: std::time::Instant::now(),
+            pins,
+            metrics: Default::default(),
+            page_secret: toolgate::secret::random_secret(),
         })
     }
+}
 
-    /// A gateway serving one static catalog (the embedded one when there is no configuration):
-    /// its tools keep their own server names and answer "not connected" when called.
-    pub fn from_catalog(settings: Settings, name: &str, catalog: &Catalog) -> Gateway {
-        let gateway = Gateway::new(settings);
-        gateway.add_catalog(name, catalog);
-        gateway
-    }
-
-    /// Starts a gateway from a configuration: static catalogs are read now (a bad file is an
-    /// error), stdio and HTTP servers start in the background and show as pending until they
-    /// have listed their tools. Must run inside a Tokio runtime.
-    pub fn from_config(config: &Config) -> Result<Gateway, GatewayError> {
-        let settings = Settings::from_config(&config.gateway).with_search(&config.search).map_err(|e| {
-            let key = if config.search.model.is_some() { "search.model" } else { "search.strategy" };
-            GatewayError { key: key.to_owned(), message: e.to_string() }
-        })?;
-        Gateway::start(settings, config)
-    }
-
+impl Gateway {
     /// Adds a static catalog upstream named `name`; its tools keep their own server names.
     pub fn add_catalog(&self, name: &str, catalog: &Catalog) {
         let mut upstream = Upstream::new(name, Kind::Catalog, None, State::Static);
@@ -229,27 +197,12 @@ impl Gateway {
         if let Err(e) = self.rebuild(None) {
             tracing::error!("{e}");
         }
-        let task = tokio::spawn(upstream::run(self.clone(), spec));
-        self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner()).push(task);
+        self.track(tokio::spawn(upstream::run(self.clone(), spec)));
     }
 
-    /// Starts a stdio child process upstream: `command` with `args`, in the background.
-    pub fn spawn_stdio(&self, name: &str, command: &str, args: &[&str], call_timeout: Option<Duration>) {
-        self.spawn_upstream(upstream::Spec {
-            name: name.to_owned(),
-            transport: Transport::Stdio {
-                command: command.to_owned(),
-                args: args.iter().map(|a| (*a).to_owned()).collect(),
-                env: BTreeMap::new(),
-                cwd: None,
-            },
-            call_timeout,
-            protocol: Default::default(),
-            serving: crate::itself::inherited().into(),
-            masked: self.inner.secrets.clone(),
-            caps: self.inner.settings.list_caps,
-            oauth: None,
-        });
+    /// Keeps a background task of the gateway, for [`Gateway::shutdown`] to wait on.
+    pub(crate) fn track(&self, task: JoinHandle<()>) {
+        self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner()).push(task);
     }
 
     pub(crate) fn add_upstream(&self, upstream: Upstream) {
@@ -260,16 +213,6 @@ impl Gateway {
     /// The gateway's settings.
     pub fn settings(&self) -> &Settings {
         &self.inner.settings
-    }
-
-    /// Whether `name` is a configured profile (`[profiles.NAME]`).
-    pub fn has_profile(&self, name: &str) -> bool {
-        self.inner.decider.has_profile(name)
-    }
-
-    /// The configured profiles' names, sorted.
-    pub fn profiles(&self) -> Vec<String> {
-        self.inner.decider.profiles()
     }
 
     /// The current merged snapshot.
@@ -298,31 +241,14 @@ impl Gateway {
     /// does not define.
     pub fn visible_catalog(&self, profile: Option<&str>) -> Result<Catalog, GatewayError> {
         if let Some(name) = profile
-            && !self.has_profile(name)
+            && !self.inner.decider.has_profile(name)
         {
             return Err(GatewayError {
                 key: format!("profiles.{name}"),
-                message: format!("no such profile; known profiles: {}", self.known_profiles()),
+                message: format!("no such profile; known profiles: {}", known_profiles(&self.inner.decider)),
             });
         }
         Ok(self.view(profile, Exposure::Native).toolbox.visible().clone())
-    }
-
-    /// The exposure for a session whose client introduced itself as `client` (its
-    /// `clientInfo.name`): the configured one, else bridge for a client of [`BRIDGE_CLIENTS`]
-    /// and native for every other.
-    pub fn exposure_for(&self, client: &str) -> Exposure {
-        if let Some(e) = self.inner.settings.exposure {
-            return e;
-        }
-        let name = client.to_lowercase();
-        if BRIDGE_CLIENTS.iter().any(|c| name.contains(c)) { Exposure::Bridge } else { Exposure::Native }
-    }
-
-    /// The configured profiles, comma-separated (`none` when there are none), for errors.
-    pub(crate) fn known_profiles(&self) -> String {
-        let known = self.profiles();
-        if known.is_empty() { "none".to_owned() } else { known.join(", ") }
     }
 
     /// Whether requests stop waiting for starting upstreams: none is starting, or
@@ -390,49 +316,6 @@ impl Gateway {
         }
     }
 
-    /// Rebuilds whenever another process (`toolgate approve`) wrote the pin store: its
-    /// approvals take effect within a second.
-    pub(crate) fn watch_pins(&self) {
-        let Some(pins) = self.inner.pins.clone() else { return };
-        let gateway = self.clone();
-        let task = tokio::spawn(async move {
-            let mut last = pins.store.version().ok();
-            let mut tick = tokio::time::interval(Duration::from_secs(1));
-            loop {
-                tokio::select! {
-                    _ = gateway.inner.shutdown.cancelled() => return,
-                    _ = tick.tick() => {}
-                }
-                let now = pins.store.version().ok();
-                if now != last {
-                    last = now;
-                    if let Err(e) = gateway.rebuild(None) {
-                        tracing::error!("{e}");
-                    }
-                }
-            }
-        });
-        self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner()).push(task);
-    }
-
-    /// Approves held tools (see [`crate::pins`]) and serves them at once. Fails when no
-    /// server is pinned or the store cannot be written.
-    pub fn approve(&self, selection: Selection<'_>) -> Result<Vec<Held>, PinError> {
-        let Some(pins) = &self.inner.pins else {
-            return Err(PinError { path: "".into(), message: "no server has `trust = \"pin\"`".into() });
-        };
-        let approved = pins.store.approve(selection)?;
-        if let Err(e) = self.rebuild(None) {
-            tracing::error!("{e}");
-        }
-        Ok(approved)
-    }
-
-    /// The tools waiting in quarantine (none when no server is pinned).
-    pub fn held(&self) -> Result<Vec<Held>, PinError> {
-        self.inner.pins.as_ref().map_or(Ok(Vec::new()), |p| p.store.held())
-    }
-
     /// Rebuilds the merged snapshot from the pool and publishes it; tells native sessions
     /// whose tool list changed. When the served subject's required tools no longer fit the
     /// budgets, the upstream to blame (the one the error names, or `changed`, the one whose
@@ -489,10 +372,10 @@ impl Gateway {
     /// changed) and sends `notifications/tools/list_changed` to every native session whose
     /// tool list is not what it was last served.
     fn notify_changed_lists(&self) {
-        for slot in self.live_sessions() {
+        for slot in self.inner.sessions.live() {
             let (profile, exposure, granted) = {
                 let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-                (state.profile.clone(), self.session_exposure(&state), state.granted)
+                (state.profile.clone(), state.exposure_under(self.inner.settings.exposure), state.granted)
             };
             let view = if granted {
                 self.granted_view(profile.as_deref())
@@ -523,49 +406,27 @@ impl Gateway {
 
     /// Registers a downstream session for the status page and for list change notices.
     pub(crate) fn register_session(&self, slot: &Arc<SessionSlot>) {
-        {
-            let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-            if state.id != 0 {
-                return;
-            }
-            state.id = self.inner.next_session.fetch_add(1, Ordering::Relaxed);
+        if self.inner.sessions.register(slot) {
+            self.inner.metrics.session_opened();
+            self.inner.changes.send_modify(|g| *g += 1);
         }
-        let mut sessions = self.inner.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        sessions.retain(|w| w.strong_count() > 0);
-        sessions.push(Arc::downgrade(slot));
-        self.inner.metrics.session_opened();
-        self.inner.changes.send_modify(|g| *g += 1);
     }
 
-    /// The activity of every HTTP session this process holds, by session id: requests in
-    /// flight and when the last began or ended (a session no request has named yet is absent).
-    pub(crate) fn http_activity(&self) -> HashMap<String, (usize, Option<std::time::Instant>)> {
-        self.live_sessions()
-            .iter()
-            .filter_map(|slot| {
-                let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-                let id = state.stored.id()?.to_owned();
-                Some((id, (state.activity.in_flight, state.activity.last)))
-            })
-            .collect()
+    /// The live sessions.
+    pub(crate) fn sessions(&self) -> &Sessions {
+        &self.inner.sessions
     }
 
-    /// How many sessions are open (initialized and not ended).
-    pub fn session_count(&self) -> usize {
-        self.live_sessions().len()
+    /// The decider: what every subject sees and may run, and the configured profiles.
+    pub(crate) fn decider(&self) -> &Decider {
+        &self.inner.decider
     }
+}
 
-    pub(crate) fn live_sessions(&self) -> Vec<Arc<SessionSlot>> {
-        let mut sessions = self.inner.sessions.lock().unwrap_or_else(|e| e.into_inner());
-        sessions.retain(|w| w.strong_count() > 0);
-        sessions.iter().filter_map(Weak::upgrade).collect()
-    }
-
-    /// A session's exposure: the one chosen at `initialize`, else the configured one, else
-    /// native.
-    pub(crate) fn session_exposure(&self, state: &SessionState) -> Exposure {
-        state.exposure.or(self.inner.settings.exposure).unwrap_or(Exposure::Native)
-    }
+/// The configured profiles, comma-separated (`none` when there are none), for errors.
+pub(crate) fn known_profiles(decider: &Decider) -> String {
+    let known = decider.profiles();
+    if known.is_empty() { "none".to_owned() } else { known.join(", ") }
 }
 
 /// An exposure as the configuration writes it.

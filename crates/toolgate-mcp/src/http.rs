@@ -64,7 +64,7 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
     // (an unknown profile, `/mcp//reader`, a percent-encoded name) is 404, never the
     // unrestricted endpoint.
     let mut router = axum::Router::new().route_service("/mcp", endpoint(None));
-    for name in gateway.profiles() {
+    for name in gateway.decider().profiles() {
         router = router.route_service(&format!("/mcp/{name}"), endpoint(Some(name.clone())));
     }
     let door = crate::door::Door {
@@ -289,7 +289,7 @@ async fn sessions_guard(State(gateway): State<Gateway>, request: Request, next: 
     let settings = gateway.settings();
     let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
     if session.is_none() && request.extensions().get::<Opening>().is_some() {
-        let open = gateway.session_count();
+        let open = gateway.sessions().count();
         if open >= settings.max_sessions {
             let message = format!(
                 "toolgate serves at most {} sessions at once ([gateway] max_sessions) and {open} are open; \
@@ -371,7 +371,7 @@ async fn reap_idle(door: crate::door::Door, shutdown: CancellationToken) {
             () = tokio::time::sleep(every) => {}
             () = shutdown.cancelled() => return,
         }
-        let activity = gateway.http_activity();
+        let activity = gateway.sessions().http_activity();
         let mut present = std::collections::HashSet::new();
         for manager in managers.iter() {
             let ids: Vec<_> = manager.sessions.read().await.keys().cloned().collect();
@@ -485,7 +485,7 @@ async fn status_page(
     axum::extract::Query(params): axum::extract::Query<std::collections::HashMap<String, String>>,
 ) -> impl IntoResponse {
     let query = params.get("q").map(|q| q.trim()).filter(|q| !q.is_empty());
-    let found = query.map(|q| gateway.explain(q, 10));
+    let found = query.map(|q| gateway.report().explain(q, 10));
     let token = crate::approval::page_token(&gateway.inner.page_secret);
     let mut response =
         Html(crate::status_page::render(&gateway.status(), found.as_ref(), &token)).into_response();
@@ -497,7 +497,7 @@ async fn status_page(
 
 /// `/metrics`: the OpenMetrics text format (which Prometheus scrapes).
 async fn metrics(State(gateway): State<Gateway>) -> impl IntoResponse {
-    let mut response = gateway.metrics().into_response();
+    let mut response = gateway.report().metrics().into_response();
     let kind = HeaderValue::from_static("application/openmetrics-text; version=1.0.0; charset=utf-8");
     response.headers_mut().insert(header::CONTENT_TYPE, kind);
     response.headers_mut().insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
@@ -604,7 +604,7 @@ async fn approve(
         );
     }
     let shown: Vec<(String, String)> = tools.into_iter().zip(hashes).collect();
-    match gateway.approve(crate::pins::Selection::Shown(&shown)) {
+    match gateway.approvals().approve(crate::pins::Selection::Shown(&shown)) {
         Ok(done) if done.is_empty() => {
             refused(StatusCode::BAD_REQUEST, "nothing matched: no tool was approved".into())
         }

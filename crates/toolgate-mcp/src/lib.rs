@@ -12,7 +12,7 @@
 //! - `itself`: a configuration that would start toolgate on itself is refused before anything
 //!   starts.
 //! - `start`: a gateway begun at once and its static catalogs read after
-//!   ([`Gateway::begin`], [`Loading`]), so that a server listens before a large catalog is read.
+//!   ([`GatewayBuilder::begin`], [`Loading`]), so that a server listens before a large catalog is read.
 //! - `snapshot`: the upstreams' listings merged into one catalog, named once (a pure
 //!   function), with the unapproved tools of pinned servers held back.
 //! - `status` and `metrics`: what the operator sees (status page, `/status.json`, `/metrics`).
@@ -64,12 +64,13 @@ pub mod store;
 mod tasks;
 mod upstream;
 
+pub use approval::Approvals;
 pub use gateway::Gateway;
 pub use server::{GatewayServer, serve_stdio};
 pub use settings::GatewayError;
 pub use settings::Settings;
-pub use start::Loading;
-pub use status::{ReportedTool, UpstreamReport};
+pub use start::{GatewayBuilder, Loading};
+pub use status::{Report, ReportedTool, UpstreamReport};
 
 use serde_json::{Map, Value, json};
 use toolgate::Tool;

@@ -101,7 +101,7 @@ impl Passthrough<'_> {
             _ => upstream.to_owned(),
         });
         params.meta = None;
-        for slot in self.gateway.live_sessions() {
+        for slot in self.gateway.sessions().live() {
             let profile = slot.state.lock().unwrap_or_else(|e| e.into_inner()).profile.clone();
             let view = self.gateway.view(profile.as_deref(), Exposure::Native);
             if !offers_data(&view, upstream, ServerData::Logs) {
@@ -128,7 +128,8 @@ impl Passthrough<'_> {
     /// The most verbose level any live session asked for.
     fn wanted_log_level(&self) -> Option<LoggingLevel> {
         self.gateway
-            .live_sessions()
+            .sessions()
+            .live()
             .iter()
             .filter_map(|slot| slot.state.lock().unwrap_or_else(|e| e.into_inner()).log_level)
             .min_by_key(|l| rank(*l))
@@ -161,7 +162,7 @@ impl Passthrough<'_> {
 
     /// Tells every session that the prompts or the resources of an upstream changed.
     pub(crate) fn relay_list_changed(&self, prompts: bool) {
-        for slot in self.gateway.live_sessions() {
+        for slot in self.gateway.sessions().live() {
             let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
             let peer = state.connection_notices();
             let sinks = state.subscriptions.clone();

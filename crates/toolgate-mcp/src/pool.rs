@@ -12,7 +12,7 @@ use rmcp::model::{
     TASKS_EXTENSION_ID,
 };
 use rmcp::service::PeerRequestOptions;
-use rmcp::{Peer, RoleClient, RoleServer, ServiceError};
+use rmcp::{ErrorData, Peer, RoleClient, RoleServer, ServiceError};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use toolgate::{Tool, ToolSpec};
@@ -110,10 +110,24 @@ impl Host for Gateway {
 }
 
 impl Gateway {
+    /// The gateway's side of its upstreams: calls forwarded to them.
+    pub(crate) fn upstreams(&self) -> Upstreams<'_> {
+        Upstreams { gateway: self }
+    }
+}
+
+/// Calls and task requests forwarded to a gateway's upstreams: a view of the gateway with no
+/// state of its own.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Upstreams<'a> {
+    gateway: &'a Gateway,
+}
+
+impl Upstreams<'_> {
     /// Why a name the gate does not know may still belong to an upstream that is down.
-    pub(crate) fn unavailable_server(&self, name: &str) -> Option<String> {
+    pub(crate) fn unavailable(&self, name: &str) -> Option<String> {
         let bare = toolgate::naming::strip_mcp_prefix(name);
-        let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+        let pool = self.gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         pool.values().find_map(|u| {
             let server = toolgate::naming::normalize_server(&u.name);
             let own = bare.strip_prefix(server.as_str())?.strip_prefix("__")?;
@@ -145,7 +159,7 @@ impl Gateway {
         let (tx, rx) = mpsc::channel(4);
         let cancel = CancellationToken::new();
         let run = Run::new(rx, cancel.clone());
-        let (peer, timeout) = match self.upstream_peer(owner, tool, caller.on_behalf.is_some()) {
+        let (peer, timeout) = match self.peer(owner, tool, caller.on_behalf.is_some()) {
             Ok(found) => found,
             Err(why) => {
                 let _ = tx.try_send(Event::Done(error_result(why)));
@@ -156,15 +170,16 @@ impl Gateway {
         // The client's own _meta (its progress token, its revision) is not the upstream's
         // business; a 2026-07-28 upstream gets the client's capabilities below.
         params.meta = None;
-        let gateway = self.clone();
+        let gateway = self.gateway.clone();
         let owner = owner.to_owned();
         let qualified = tool.qualified_name().to_owned();
         tokio::spawn(async move {
             let inflight = gateway.inner.inflight.clone();
             let declared = caller.capabilities.elicitation.is_some();
             let _entry = inflight.open(&owner, caller.session, declared.then(|| tx.clone()));
+            let upstreams = gateway.upstreams();
             let answer = tokio::select! {
-                answer = gateway.call_rounds(&owner, &qualified, &peer, timeout, params, &caller, &tx) => answer,
+                answer = upstreams.call_rounds(&owner, &qualified, &peer, timeout, params, &caller, &tx) => answer,
                 () = cancel.cancelled() => {
                     tracing::debug!(upstream = %owner, tool = %qualified, "the client's call was cancelled");
                     return;
@@ -177,13 +192,13 @@ impl Gateway {
 
     /// The connection to upstream `owner` and its call timeout, or the tool error that says why
     /// `tool` cannot be called now.
-    fn upstream_peer(
+    fn peer(
         &self,
         owner: &str,
         tool: &Tool,
         signed_in: bool,
     ) -> Result<(Peer<RoleClient>, Duration), String> {
-        let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+        let pool = self.gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         let Some(u) = pool.get(owner) else {
             return Err(format!("server `{owner}` is not configured any more"));
         };
@@ -200,7 +215,7 @@ impl Gateway {
                 tool.qualified_name()
             )),
             (State::Ready, Some(peer)) => {
-                Ok((peer.clone(), u.call_timeout.unwrap_or(self.settings().call_timeout)))
+                Ok((peer.clone(), u.call_timeout.unwrap_or(self.gateway.settings().call_timeout)))
             }
             (State::Failed(reason), _) => Err(format!(
                 "tool `{}` is unavailable: server `{owner}` failed ({reason})",
@@ -243,7 +258,7 @@ impl Gateway {
                 Ok(h) => h,
                 Err(e) => return transport_error(owner, qualified, &e),
             };
-            let relay = self.inner.progress.clone();
+            let relay = self.gateway.inner.progress.clone();
             let _route = caller
                 .progress
                 .clone()
@@ -333,6 +348,39 @@ impl Gateway {
         error_result(format!(
             "server `{owner}` asked for input more than {MAX_ROUNDS} times during `{qualified}`; gave up"
         ))
+    }
+
+    /// Sends a `tasks/*` request to upstream `name`, telling it the client's capabilities as
+    /// for the call that started the task.
+    pub(crate) async fn task_request(
+        &self,
+        name: &str,
+        request: ClientRequest,
+        caps: &ClientCapabilities,
+    ) -> Result<ServerResult, ErrorData> {
+        let (peer, timeout) = {
+            let pool = self.gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+            let upstream = pool.get(name).and_then(|u| u.peer.clone().map(|p| (p, u.call_timeout)));
+            upstream.ok_or_else(|| {
+                ErrorData::internal_error(
+                    format!("server `{name}`, which runs the task, is not connected"),
+                    None,
+                )
+            })?
+        };
+        let mut options =
+            PeerRequestOptions::with_timeout(timeout.unwrap_or(self.gateway.settings().call_timeout));
+        let mut meta = RequestMetaObject::new();
+        meta.set_client_capabilities(relayed_capabilities(caps));
+        options.meta = Some(meta);
+        let handle = peer
+            .send_request_with_option(request, options)
+            .await
+            .map_err(|e| ErrorData::internal_error(format!("server `{name}`: {e}"), None))?;
+        handle.await_response().await.map_err(|e| match e {
+            rmcp::ServiceError::McpError(error) => error,
+            e => ErrorData::internal_error(format!("server `{name}`: {e}"), None),
+        })
     }
 }
 

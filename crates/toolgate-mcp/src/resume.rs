@@ -95,7 +95,7 @@ impl GatewayServer {
             (asked, was) => asked.or(was),
         };
         if let Some(name) = &profile
-            && !self.gateway().has_profile(name)
+            && !self.gateway().decider().has_profile(name)
         {
             return Err(refuse(format!(
                 "the session's profile `{name}` is not in this gateway's configuration"
@@ -177,7 +177,7 @@ impl GatewayServer {
         let header = parts.headers.get(PROFILE_HEADER).map(|v| v.to_str().unwrap_or("\u{fffd}").to_owned());
         let mut state = self.state();
         if let Some(name) = header {
-            if !self.gateway().has_profile(&name) {
+            if !self.gateway().decider().has_profile(&name) {
                 return Err(ErrorData::invalid_params(
                     format!("no profile `{name}` in the configuration ([profiles.{name}])"),
                     None,
@@ -300,7 +300,7 @@ impl Gateway {
                     Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => continue,
                     Err(tokio::sync::broadcast::error::RecvError::Closed) => return,
                 };
-                for slot in gateway.live_sessions() {
+                for slot in gateway.sessions().live() {
                     let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
                     if state.stored.id.as_deref() == Some(id.as_str()) {
                         state.listed = None;

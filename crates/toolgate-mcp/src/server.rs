@@ -57,7 +57,7 @@ const STATELESS_LIST_TTL_MS: u64 = 60_000;
 fn unknown_profile(gateway: &Gateway, name: &str) -> String {
     format!(
         "no profile `{name}` in the configuration ([profiles.{name}]); known profiles: {}",
-        gateway.known_profiles()
+        crate::gateway::known_profiles(gateway.decider())
     )
 }
 
@@ -97,7 +97,7 @@ impl GatewayServer {
     /// A server for one new session that sees only what profile `name` (`[profiles.NAME]`)
     /// allows, within what the gateway offers.
     pub fn with_profile(gateway: Gateway, name: &str) -> Result<GatewayServer, String> {
-        if !gateway.has_profile(name) {
+        if !gateway.decider().has_profile(name) {
             return Err(unknown_profile(&gateway, name));
         }
         let server = GatewayServer::new(gateway);
@@ -183,7 +183,7 @@ impl GatewayServer {
         if self.state().granted {
             return self.view().toolbox.exposure();
         }
-        self.gateway.session_exposure(&self.state())
+        self.state().exposure_under(self.gateway.settings().exposure)
     }
 
     /// Runs `tool_search` for this session.
@@ -356,7 +356,7 @@ impl GatewayServer {
                     rule,
                 });
                 if let Denial::Unknown { .. } = denial
-                    && let Some(why) = self.gateway.unavailable_server(name)
+                    && let Some(why) = self.gateway.upstreams().unavailable(name)
                 {
                     return error_result(why);
                 }
@@ -389,7 +389,7 @@ impl GatewayServer {
                     progress: context.meta.get_progress_token().map(|token| (context.peer.clone(), token)),
                     on_behalf: crate::access::bearer_of(context),
                 };
-                let run = self.gateway.start_call(owner, tool, request, caller);
+                let run = self.gateway.upstreams().start_call(owner, tool, request, caller);
                 let answer = self.drive(tool.qualified_name(), run, 0, context).await;
                 self.record_task(&answer, owner, tool.qualified_name());
                 answer
@@ -524,7 +524,7 @@ impl ServerHandler for GatewayServer {
             .and_then(|parts| parts.headers.get(PROFILE_HEADER))
             .map(|v| v.to_str().unwrap_or("\u{fffd}").to_owned());
         if let Some(name) = asked {
-            if !self.gateway.has_profile(&name) {
+            if !self.gateway.decider().has_profile(&name) {
                 return Err(ErrorData::invalid_params(unknown_profile(&self.gateway, &name), None));
             }
             let mut state = self.state();
@@ -546,7 +546,7 @@ impl ServerHandler for GatewayServer {
             }
         }
         self.begin_stored(&request, &context).await?;
-        let exposure = self.gateway.exposure_for(&request.client_info.name);
+        let exposure = self.gateway.settings().exposure_for(&request.client_info.name);
         tracing::info!(client = %client, exposure = crate::gateway::exposure_name(exposure), "session opened");
         {
             let mut state = self.state();

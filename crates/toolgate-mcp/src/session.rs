@@ -4,7 +4,9 @@
 //! store. Only what a session holds is here; what is done with it is in `resume.rs`,
 //! `asking.rs` and `tasks.rs`, which this module does not import.
 
-use std::sync::{Arc, Mutex};
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, Weak};
 
 use rmcp::RoleServer;
 #[allow(deprecated)]
@@ -35,6 +37,62 @@ impl Drop for SessionSlot {
         if registered {
             self.changes.send_modify(|g| *g += 1);
         }
+    }
+}
+
+/// The live downstream sessions, for the status page and for list change notices. Holds them
+/// weakly: a session that ends leaves on its own.
+#[derive(Debug)]
+pub(crate) struct Sessions {
+    live: Mutex<Vec<Weak<SessionSlot>>>,
+    next: AtomicU64,
+}
+
+impl Default for Sessions {
+    fn default() -> Sessions {
+        Sessions { live: Mutex::default(), next: AtomicU64::new(1) }
+    }
+}
+
+impl Sessions {
+    /// Registers `slot` under the next number; false when it already was.
+    pub(crate) fn register(&self, slot: &Arc<SessionSlot>) -> bool {
+        {
+            let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+            if state.id != 0 {
+                return false;
+            }
+            state.id = self.next.fetch_add(1, Ordering::Relaxed);
+        }
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|w| w.strong_count() > 0);
+        live.push(Arc::downgrade(slot));
+        true
+    }
+
+    /// Every session open now (initialized and not ended).
+    pub(crate) fn live(&self) -> Vec<Arc<SessionSlot>> {
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        live.retain(|w| w.strong_count() > 0);
+        live.iter().filter_map(Weak::upgrade).collect()
+    }
+
+    /// How many sessions are open.
+    pub(crate) fn count(&self) -> usize {
+        self.live().len()
+    }
+
+    /// The activity of every HTTP session this process holds, by session id: requests in
+    /// flight and when the last began or ended (a session no request has named yet is absent).
+    pub(crate) fn http_activity(&self) -> HashMap<String, (usize, Option<std::time::Instant>)> {
+        self.live()
+            .iter()
+            .filter_map(|slot| {
+                let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
+                let id = state.stored.id()?.to_owned();
+                Some((id, (state.activity.in_flight, state.activity.last)))
+            })
+            .collect()
     }
 }
 
@@ -81,6 +139,13 @@ pub(crate) struct SessionState {
     /// Whether this is one request with no session (2026-07-28 over HTTP): its subject's view
     /// hands out grants, and the calls it makes present them.
     pub(crate) granted: bool,
+}
+
+impl SessionState {
+    /// This session's exposure: the one chosen at `initialize`, else `configured`, else native.
+    pub(crate) fn exposure_under(&self, configured: Option<Exposure>) -> Exposure {
+        self.exposure.or(configured).unwrap_or(Exposure::Native)
+    }
 }
 
 /// What a session did and when: for the status page (telling a live agent from a health

@@ -12,7 +12,7 @@ use toolgate::toolbox::{DeferConfig, PolicyError};
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// `native` (active tools in `tools/list`) or `bridge` (`tool_search` and `call_tool`
-    /// only) for every session, or `None` to choose per client ([`crate::Gateway::exposure_for`]).
+    /// only) for every session, or `None` to choose per client ([`Settings::exposure_for`]).
     pub exposure: Option<Exposure>,
     /// When tools are deferred (`on` by default; `bridge` always defers).
     pub defer: DeferConfig,
@@ -69,7 +69,33 @@ impl Default for Settings {
     }
 }
 
+/// Clients known to ignore `notifications/tools/list_changed`, by a word of their
+/// `clientInfo.name` (lower case): they get bridge exposure unless one is configured, since in
+/// native exposure the tools they load would never appear. Codex lists once and never again.
+pub const BRIDGE_CLIENTS: &[&str] = &["codex"];
+
 impl Settings {
+    /// The exposure for a session whose client introduced itself as `client` (its
+    /// `clientInfo.name`): the configured one, else bridge for a client of [`BRIDGE_CLIENTS`]
+    /// and native for every other.
+    pub fn exposure_for(&self, client: &str) -> Exposure {
+        if let Some(e) = self.exposure {
+            return e;
+        }
+        let name = client.to_lowercase();
+        if BRIDGE_CLIENTS.iter().any(|c| name.contains(c)) { Exposure::Bridge } else { Exposure::Native }
+    }
+
+    /// The settings of a configuration: its `[gateway]` table and its ranking (`[search]`).
+    /// Fails when the ranking cannot be built (an unknown strategy, a model that cannot be
+    /// read), naming the key.
+    pub fn for_config(config: &Config) -> Result<Settings, GatewayError> {
+        Settings::from_config(&config.gateway).with_search(&config.search).map_err(|e| {
+            let key = if config.search.model.is_some() { "search.model" } else { "search.strategy" };
+            GatewayError { key: key.to_owned(), message: e.to_string() }
+        })
+    }
+
     /// The settings of a `[gateway]` table.
     pub fn from_config(config: &GatewayConfig) -> Settings {
         Settings {

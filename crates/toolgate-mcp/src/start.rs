@@ -1,11 +1,11 @@
 //! start: a gateway from a configuration, in two steps, so that a server can listen before
 //! its static catalogs are read.
 //!
-//! [`Gateway::begin`] is quick: the policy, the pin store, every live upstream starting in the
+//! [`GatewayBuilder::begin`] is quick: the policy, the pin store, every live upstream starting in the
 //! background, and each static catalog as an upstream *starting* (pending, so that early
 //! requests wait for it as for any starting server, within `ready_timeout_secs`).
 //! [`Loading::finish`] then reads and analyses the catalog files, the slow part for a large
-//! catalog; a bad file is still an error naming its key. [`Gateway::start`] does both.
+//! catalog; a bad file is still an error naming its key. [`GatewayBuilder::start`] does both.
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -13,11 +13,11 @@ use std::sync::Arc;
 use toolgate::Catalog;
 use toolgate::config::{Config, Transport};
 
-use crate::gateway::Gateway;
-use crate::settings::GatewayError;
+use crate::gateway::{Gateway, Inner};
+use crate::settings::{GatewayError, Settings};
 use crate::upstream::{self, Kind, State, Upstream};
 
-/// The static catalogs a gateway begun with [`Gateway::begin`] has yet to read.
+/// The static catalogs a gateway begun with [`GatewayBuilder::begin`] has yet to read.
 #[derive(Debug)]
 #[must_use = "the static catalogs are read by Loading::finish"]
 pub struct Loading {
@@ -26,24 +26,69 @@ pub struct Loading {
     catalogs: Vec<(String, PathBuf)>,
 }
 
+/// Builds a [`Gateway`] (`Gateway::builder`): with [`GatewayBuilder::build`] a gateway of
+/// static catalogs under a configuration's policy (for tests and the embedded catalog); with
+/// [`GatewayBuilder::start`] or [`GatewayBuilder::begin`] one of a configuration's servers.
+#[derive(Debug)]
+#[must_use = "a builder does nothing until built or started"]
+pub struct GatewayBuilder {
+    settings: Settings,
+    policy: Config,
+    catalogs: Vec<(String, Catalog)>,
+}
+
 impl Gateway {
-    /// Like [`Gateway::from_config`], with `settings` in place of those of `[gateway]`.
-    /// Required tools of the static catalogs that do not fit the budgets are an error here;
-    /// a live server whose required tools do not fit fails with that message.
-    pub fn start(settings: crate::Settings, config: &Config) -> Result<Gateway, GatewayError> {
-        let (gateway, loading) = Gateway::begin(settings, config)?;
+    /// Builds a gateway with `settings` ([`GatewayBuilder`]): it serves nothing and allows
+    /// every tool until the builder is told otherwise.
+    pub fn builder(settings: Settings) -> GatewayBuilder {
+        GatewayBuilder { settings, policy: Config::default(), catalogs: Vec::new() }
+    }
+}
+
+impl GatewayBuilder {
+    /// Applies the policy of `config` (its `[policy]`, `[budget]`, `[servers.*]` rules and
+    /// `[profiles.*]`); its servers are started only by [`GatewayBuilder::start`].
+    pub fn policy(mut self, config: Config) -> GatewayBuilder {
+        self.policy = config;
+        self
+    }
+
+    /// Serves `catalog` as the static upstream `name`: its tools keep their own server names
+    /// and answer "not connected" when called.
+    pub fn catalog(mut self, name: &str, catalog: &Catalog) -> GatewayBuilder {
+        self.catalogs.push((name.to_owned(), catalog.clone()));
+        self
+    }
+
+    /// The gateway, serving the catalogs given. Fails when `settings.profile` names no profile
+    /// of the policy's configuration.
+    pub fn build(self) -> Result<Gateway, GatewayError> {
+        let gateway = Gateway { inner: Arc::new(Inner::new(self.settings, self.policy)?) };
+        for (name, catalog) in &self.catalogs {
+            gateway.add_catalog(name, catalog);
+        }
+        Ok(gateway)
+    }
+
+    /// Starts a gateway on `config`, its policy and its servers: static catalogs are read now
+    /// (a bad file is an error), stdio and HTTP servers start in the background and show as
+    /// pending until they have listed their tools. Required tools of the static catalogs that
+    /// do not fit the budgets are an error here; a live server whose required tools do not fit
+    /// fails with that message. Must run inside a Tokio runtime.
+    pub fn start(self, config: &Config) -> Result<Gateway, GatewayError> {
+        let (gateway, loading) = self.begin(config)?;
         loading.finish()?;
         Ok(gateway)
     }
 
-    /// The quick half of [`Gateway::start`]: everything but reading the static catalogs,
-    /// which show as starting until [`Loading::finish`] has read them. Must run inside a
-    /// Tokio runtime.
-    pub fn begin(settings: crate::Settings, config: &Config) -> Result<(Gateway, Loading), GatewayError> {
+    /// The quick half of [`GatewayBuilder::start`]: everything but reading the static
+    /// catalogs, which show as starting until [`Loading::finish`] has read them. Must run
+    /// inside a Tokio runtime.
+    pub fn begin(self, config: &Config) -> Result<(Gateway, Loading), GatewayError> {
         // Before anything starts: a configuration that starts toolgate on itself would start
         // processes without end.
         let serving = crate::itself::refuse(config)?;
-        let gateway = Gateway::configured(settings, config.clone())?;
+        let gateway = GatewayBuilder { policy: config.clone(), ..self }.build()?;
         let mut children = Vec::new();
         let mut catalogs = Vec::new();
         for (name, server) in &config.servers {
@@ -74,7 +119,7 @@ impl Gateway {
             }
         }
         gateway.rebuild(None).map_err(|e| GatewayError::policy(&e, config))?;
-        gateway.watch_pins();
+        gateway.approvals().watch();
         for spec in children {
             gateway.spawn_upstream(spec);
         }
@@ -94,11 +139,11 @@ impl Loading {
         for (name, path) in &catalogs {
             match Catalog::from_path(path) {
                 Ok(catalog) => {
-                    gateway.set_static(name, catalog.tools().iter().map(|t| t.spec().clone()).collect())
+                    set_static(&gateway, name, catalog.tools().iter().map(|t| t.spec().clone()).collect())
                 }
                 Err(e) => {
                     let message = format!("{e}; fix the catalog file or the `catalog` path");
-                    gateway.set_static(name, Vec::new());
+                    set_static(&gateway, name, Vec::new());
                     return Err(GatewayError { key: format!("servers.{name}.catalog"), message });
                 }
             }
@@ -113,13 +158,11 @@ impl Loading {
     }
 }
 
-impl Gateway {
-    /// Serves `tools` as the static catalog upstream `name` (no rebuild).
-    fn set_static(&self, name: &str, tools: Vec<std::sync::Arc<toolgate::ToolSpec>>) {
-        let mut pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(upstream) = pool.get_mut(name) {
-            upstream.tools = tools;
-            upstream.state = State::Static;
-        }
+/// Serves `tools` as the static catalog upstream `name` of `gateway` (no rebuild).
+fn set_static(gateway: &Gateway, name: &str, tools: Vec<Arc<toolgate::ToolSpec>>) {
+    let mut pool = gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(upstream) = pool.get_mut(name) {
+        upstream.tools = tools;
+        upstream.state = State::Static;
     }
 }

@@ -1,6 +1,7 @@
-//! status: what the operator sees: [`Gateway::status`] (the status page and `/status.json`),
-//! [`Gateway::metrics`] (`/metrics`) and [`Gateway::explain`] (the status page's search box,
-//! with `--explain`'s reasons). Reads the gateway; decides nothing.
+//! status: what the operator sees, through [`Report`] (`Gateway::report`): the status
+//! (the status page and `/status.json`), the metrics (`/metrics`), an explained search (the
+//! status page's search box, with `--explain`'s reasons) and each upstream as `toolgate doctor`
+//! reports it. Reads the gateway; decides nothing.
 
 use serde_json::{Value, json};
 use toolgate::Conversation;
@@ -42,13 +43,31 @@ pub struct ReportedTool {
 }
 
 impl Gateway {
+    /// The state of the gateway as the status page shows it ([`Report::status`]).
+    pub fn status(&self) -> Value {
+        self.report().status()
+    }
+
+    /// What the operator sees of the gateway.
+    pub fn report(&self) -> Report<'_> {
+        Report { gateway: self }
+    }
+}
+
+/// What the operator sees of a gateway: a view of it that reads and decides nothing.
+#[derive(Debug, Clone, Copy)]
+pub struct Report<'a> {
+    gateway: &'a Gateway,
+}
+
+impl Report<'_> {
     /// The state of the gateway as the status page shows it: upstreams with their state and
     /// tool counts, and live sessions with their active sets.
     pub fn status(&self) -> Value {
-        let view = self.view(None, Exposure::Native);
+        let view = self.gateway.view(None, Exposure::Native);
         let toolbox = &view.toolbox;
         let servers: Vec<Value> = {
-            let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+            let pool = self.gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
             pool.values()
                 .map(|u| {
                     let mut v = u.status();
@@ -63,11 +82,13 @@ impl Gateway {
                 .collect()
         };
         let sessions: Vec<Value> = self
-            .live_sessions()
+            .gateway
+            .sessions()
+            .live()
             .iter()
             .map(|slot| {
                 let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-                let exposure = self.session_exposure(&state);
+                let exposure = state.exposure_under(self.gateway.inner.settings.exposure);
                 let (shown, full) =
                     self.session_tokens(state.profile.as_deref(), exposure, &state.conversation);
                 let activity = &state.activity;
@@ -91,34 +112,36 @@ impl Gateway {
             .collect();
         let deferred = toolbox.visible().tools().iter().filter(|t| toolbox.is_deferred(t)).count();
         // A held definition is an upstream's text: it passes the mask like its stderr does.
-        let held: Vec<Value> = match self.held() {
+        let held: Vec<Value> = match self.gateway.approvals().held() {
             Ok(held) => held
                 .iter()
                 .map(|h| {
                     let mut shown = Held::to_json(h);
                     for line in shown["diff"].as_array_mut().into_iter().flatten() {
                         if let Some(text) = line.as_str() {
-                            *line = json!(crate::redact::mask_secrets(text, &self.inner.secrets));
+                            *line = json!(crate::redact::mask_secrets(text, &self.gateway.inner.secrets));
                         }
                     }
                     shown
                 })
                 .collect(),
-            Err(e) => vec![json!({"error": crate::redact::redact(&e.to_string(), &self.inner.secrets)})],
+            Err(e) => {
+                vec![json!({"error": crate::redact::redact(&e.to_string(), &self.gateway.inner.secrets)})]
+            }
         };
         json!({
-            "uptime_secs": self.inner.started.elapsed().as_secs(),
-            "exposure": self.inner.settings.exposure.map_or("auto", exposure_name),
+            "uptime_secs": self.gateway.inner.started.elapsed().as_secs(),
+            "exposure": self.gateway.inner.settings.exposure.map_or("auto", exposure_name),
             "strategy": toolbox.strategy().as_str(),
             "tools": toolbox.visible().len(),
             "deferred": deferred,
             "deferral": toolbox.defers(),
             "pending_servers": view.snapshot.pending,
-            "validators": self.inner.decider.validators(),
+            "validators": self.gateway.inner.decider.validators(),
             "servers": servers,
             "sessions": sessions,
             "quarantined": held,
-            "refusals": self.inner.metrics.recent_refusals(),
+            "refusals": self.gateway.inner.metrics.recent_refusals(),
         })
     }
 
@@ -130,7 +153,7 @@ impl Gateway {
         exposure: Exposure,
         conversation: &Conversation,
     ) -> (usize, usize) {
-        let view = self.view(profile, exposure);
+        let view = self.gateway.view(profile, exposure);
         let counter = TokenCounter::get();
         let full = view.toolbox.full_load_tokens();
         let shown = view.toolbox.preview(conversation).iter().map(|t| counter.definition(t)).sum();
@@ -141,9 +164,9 @@ impl Gateway {
     /// their qualified names with their definition tokens, and whether it said it sends
     /// `tools/list_changed` (`None`: not connected, or a static catalog).
     pub fn upstream_reports(&self) -> Vec<UpstreamReport> {
-        let snapshot = self.snapshot();
+        let snapshot = self.gateway.snapshot();
         let counter = TokenCounter::get();
-        let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+        let pool = self.gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         pool.values()
             .map(|u| {
                 let status = u.status();
@@ -174,7 +197,7 @@ impl Gateway {
 
     /// The names of the first tool list a new native session of the served subject gets.
     pub fn first_tool_list(&self) -> Vec<String> {
-        let view = self.view(None, Exposure::Native);
+        let view = self.gateway.view(None, Exposure::Native);
         let mut conversation = view.toolbox.conversation();
         match view.toolbox.tools(&mut conversation) {
             Ok(tools) => tools.iter().map(|t| t.qualified_name().to_owned()).collect(),
@@ -184,9 +207,9 @@ impl Gateway {
 
     /// `/metrics`: the Prometheus text exposition of the gateway's counters.
     pub fn metrics(&self) -> String {
-        let view = self.view(None, Exposure::Native);
-        self.inner.metrics.encode(
-            self.session_count(),
+        let view = self.gateway.view(None, Exposure::Native);
+        self.gateway.inner.metrics.encode(
+            self.gateway.sessions().count(),
             view.toolbox.visible().len(),
             view.snapshot.quarantined.len(),
         )
@@ -195,7 +218,7 @@ impl Gateway {
     /// A read-only search of the served subject's tools (nothing is loaded), each hit with its
     /// score and `--explain`'s reasons.
     pub fn explain(&self, query: &str, limit: usize) -> Value {
-        let view = self.view(None, Exposure::Native);
+        let view = self.gateway.view(None, Exposure::Native);
         let index = view.toolbox.index();
         let found = index.search(Request::new(query, limit));
         let matches: Vec<Value> = found

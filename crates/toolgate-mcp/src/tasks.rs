@@ -9,11 +9,10 @@
 //! may still see, and go to the upstream that made it. Any other id is unknown, whoever asks:
 //! another session of the same client, or another token's.
 
-use rmcp::model::{CallToolResponse, ClientCapabilities, ClientRequest, RequestMetaObject, ServerResult};
-use rmcp::service::{PeerRequestOptions, RequestContext};
+use rmcp::model::{CallToolResponse, ClientRequest, ServerResult};
+use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
-use crate::gateway::Gateway;
 use crate::server::GatewayServer;
 use crate::session::TaskOwner;
 
@@ -52,7 +51,7 @@ impl GatewayServer {
     ) -> Result<ServerResult, ErrorData> {
         let owner = self.task_owner(id, context)?;
         let caps = context.client_capabilities().unwrap_or_default();
-        match self.gateway().task_request(&owner.upstream, request, &caps).await? {
+        match self.gateway().upstreams().task_request(&owner.upstream, request, &caps).await? {
             ServerResult::CreateTaskResult(_)
             | ServerResult::CallToolResult(_)
             | ServerResult::InputRequiredResult(_) => Err(ErrorData::internal_error(
@@ -61,39 +60,5 @@ impl GatewayServer {
             )),
             answer => Ok(answer),
         }
-    }
-}
-
-impl Gateway {
-    /// Sends a `tasks/*` request to upstream `name`, telling it the client's capabilities as
-    /// for the call that started the task.
-    async fn task_request(
-        &self,
-        name: &str,
-        request: ClientRequest,
-        caps: &ClientCapabilities,
-    ) -> Result<ServerResult, ErrorData> {
-        let (peer, timeout) = {
-            let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
-            let upstream = pool.get(name).and_then(|u| u.peer.clone().map(|p| (p, u.call_timeout)));
-            upstream.ok_or_else(|| {
-                ErrorData::internal_error(
-                    format!("server `{name}`, which runs the task, is not connected"),
-                    None,
-                )
-            })?
-        };
-        let mut options = PeerRequestOptions::with_timeout(timeout.unwrap_or(self.settings().call_timeout));
-        let mut meta = RequestMetaObject::new();
-        meta.set_client_capabilities(crate::pool::relayed_capabilities(caps));
-        options.meta = Some(meta);
-        let handle = peer
-            .send_request_with_option(request, options)
-            .await
-            .map_err(|e| ErrorData::internal_error(format!("server `{name}`: {e}"), None))?;
-        handle.await_response().await.map_err(|e| match e {
-            rmcp::ServiceError::McpError(error) => error,
-            e => ErrorData::internal_error(format!("server `{name}`: {e}"), None),
-        })
     }
 }

@@ -248,7 +248,7 @@ async fn run(case: Case) {
         relist_wait: Duration::ZERO,
         ..Settings::default()
     };
-    let gateway = Gateway::configured(settings, config.clone()).unwrap();
+    let gateway = Gateway::builder(settings).policy(config.clone()).build().unwrap();
     let mut model = Model {
         listings: BTreeMap::new(),
         policy: Policy::new(&config, profile.as_deref()).unwrap(),

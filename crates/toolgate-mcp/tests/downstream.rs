@@ -22,12 +22,12 @@ const SCREENSHOT_QUERY: &str = "take a screenshot of a web page";
 
 fn embedded(exposure: Exposure) -> Gateway {
     let settings = Settings { exposure: Some(exposure), ..Settings::default() };
-    Gateway::from_catalog(settings, "embedded", &Catalog::embedded())
+    Gateway::builder(settings).catalog("embedded", &Catalog::embedded()).build().unwrap()
 }
 
 /// The embedded catalog under the policy of `config`.
 fn embedded_with(settings: Settings, config: Config) -> Gateway {
-    let gateway = Gateway::configured(settings, config).expect("the configuration applies");
+    let gateway = Gateway::builder(settings).policy(config).build().expect("the configuration applies");
     gateway.add_catalog("embedded", &Catalog::embedded());
     gateway
 }
@@ -336,7 +336,8 @@ async fn each_http_session_sees_the_profile_of_its_path_or_header_and_nothing_mo
 #[tokio::test]
 async fn with_no_exposure_configured_codex_gets_bridge_and_other_clients_native() {
     use rmcp::model::{ClientCapabilities, Implementation, ProtocolVersion};
-    let gateway = Gateway::from_catalog(Settings::default(), "embedded", &Catalog::embedded());
+    let gateway =
+        Gateway::builder(Settings::default()).catalog("embedded", &Catalog::embedded()).build().unwrap();
     let names = |r: rmcp::model::ListToolsResult| -> Vec<String> {
         r.tools.into_iter().map(|t| t.name.into()).collect()
     };
@@ -412,7 +413,7 @@ async fn open_session(addr: &str) -> String {
 #[tokio::test]
 async fn an_idle_http_session_ends_after_its_setting_with_a_clear_error() {
     let settings = Settings { session_idle: std::time::Duration::from_secs(3), ..Settings::default() };
-    let gateway = Gateway::from_catalog(settings, "embedded", &Catalog::embedded());
+    let gateway = Gateway::builder(settings).catalog("embedded", &Catalog::embedded()).build().unwrap();
     let (_url, addr, shutdown) = serve_http(&gateway).await;
     let list = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
 
@@ -430,7 +431,7 @@ async fn an_idle_http_session_ends_after_its_setting_with_a_clear_error() {
 #[tokio::test]
 async fn sessions_past_the_cap_are_refused_with_a_clear_error() {
     let settings = Settings { max_sessions: 2, ..Settings::default() };
-    let gateway = Gateway::from_catalog(settings, "embedded", &Catalog::embedded());
+    let gateway = Gateway::builder(settings).catalog("embedded", &Catalog::embedded()).build().unwrap();
     let (_url, addr, shutdown) = serve_http(&gateway).await;
     open_session(&addr).await;
     open_session(&addr).await;
@@ -441,7 +442,8 @@ async fn sessions_past_the_cap_are_refused_with_a_clear_error() {
 
 #[tokio::test]
 async fn delete_ends_a_session_with_204() {
-    let gateway = Gateway::from_catalog(Settings::default(), "embedded", &Catalog::embedded());
+    let gateway =
+        Gateway::builder(Settings::default()).catalog("embedded", &Catalog::embedded()).build().unwrap();
     let (_url, addr, shutdown) = serve_http(&gateway).await;
     let id = open_session(&addr).await;
     let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();

@@ -40,7 +40,7 @@ async fn read_only_server_filesystem_hides_and_refuses_writes_and_serves_reads()
         restart_backoff: None,
         ..Settings::default()
     };
-    let gateway = Gateway::start(settings, &config).expect("the gateway starts");
+    let gateway = Gateway::builder(settings).start(&config).expect("the gateway starts");
     assert!(gateway.settled(WAIT).await, "{}", gateway.status());
     let status = gateway.status();
     let fs =

@@ -46,7 +46,7 @@ fn gateway_on(protocol: &str, start_ms: u64, ready_wait: Duration) -> Gateway {
         ..Settings::default()
     };
     let config = Config { servers: BTreeMap::from([("fix".to_owned(), fixture)]), ..Config::default() };
-    Gateway::start(settings, &config).expect("the gateway starts")
+    Gateway::builder(settings).start(&config).expect("the gateway starts")
 }
 
 /// A 2026-07-28 client speaking raw JSON lines to one session of a gateway.
@@ -344,7 +344,7 @@ async fn over_http_a_subscription_hears_that_the_list_every_request_gets_changed
         defer: DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() },
         ..Settings::default()
     };
-    let gateway = Gateway::configured(settings, Config::default()).unwrap();
+    let gateway = Gateway::builder(settings).policy(Config::default()).build().unwrap();
     let one = |names: &[&str]| {
         names
             .iter()

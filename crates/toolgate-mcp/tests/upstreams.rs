@@ -49,7 +49,7 @@ fn start_with(
         ..Config::default()
     };
     edit(&mut config);
-    Gateway::start(settings, &config).expect("the gateway starts")
+    Gateway::builder(settings).start(&config).expect("the gateway starts")
 }
 
 /// The status entry of upstream `name`.
@@ -266,7 +266,10 @@ async fn an_http_upstream_is_listed_and_its_calls_are_forwarded() {
     let inner_settings =
         Settings { defer: DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() }, ..settings() };
     let roomy = toolgate::config::BudgetConfig { first_turn: 600, dynamic: 600, hard: 600 };
-    let inner = Gateway::configured(inner_settings, Config { budget: roomy, ..Config::default() }).unwrap();
+    let inner = Gateway::builder(inner_settings)
+        .policy(Config { budget: roomy, ..Config::default() })
+        .build()
+        .unwrap();
     inner.add_catalog("embedded", &Catalog::embedded());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let url = format!("http://{}/mcp", listener.local_addr().unwrap());
@@ -302,7 +305,7 @@ async fn denied_tools_are_never_offered_searched_or_called() {
         policy: toolgate::config::PolicyConfig { deny: vec!["*__grow".into()] },
         ..Config::default()
     };
-    let gateway = Gateway::start(settings(), &config).unwrap();
+    let gateway = Gateway::builder(settings()).start(&config).unwrap();
     assert!(gateway.settled(WAIT).await);
     let fix = server(&gateway.status(), "fix");
     assert_eq!((fix["tools"].clone(), fix["visible"].clone()), (json!(4), json!(2)), "{fix}");
@@ -665,7 +668,7 @@ async fn required_tools_over_max_active_are_a_configuration_error_never_a_silent
     demo.pinned = vec!["tool_*".into()];
     demo.max_active = 3;
     let config = Config { servers: [("demo".to_owned(), demo)].into(), ..Config::default() };
-    let error = Gateway::start(settings(), &config).expect_err("pins over budget fail");
+    let error = Gateway::builder(settings()).start(&config).expect_err("pins over budget fail");
     assert_eq!(error.key, "servers.demo.pinned");
     assert!(error.message.contains("5 required tools (pinned or mode=all) exceed max_active 3"), "{error}");
     let _ = std::fs::remove_dir_all(&dir);
