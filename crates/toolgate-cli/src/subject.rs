@@ -64,7 +64,7 @@ pub(crate) fn visible_catalog(
         let gateway = Gateway::builder(settings).start(&config)?;
         gateway.settled(wait).await;
         let status = gateway.status();
-        let catalog = gateway.visible_catalog(profile);
+        let catalog = gateway.report().visible_catalog(profile);
         gateway.shutdown().await;
         anyhow::Ok((catalog?, status))
     });

@@ -13,7 +13,6 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use serde_json::Value;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
@@ -236,21 +235,6 @@ impl Gateway {
         View { snapshot: published.snapshot.clone(), toolbox: published.toolboxes.granted(profile) }
     }
 
-    /// The tools the subject of `profile` sees now (the served subject with `None`): what
-    /// `tool_search` of one of its sessions searches. Fails for a profile the configuration
-    /// does not define.
-    pub fn visible_catalog(&self, profile: Option<&str>) -> Result<Catalog, GatewayError> {
-        if let Some(name) = profile
-            && !self.inner.decider.has_profile(name)
-        {
-            return Err(GatewayError {
-                key: format!("profiles.{name}"),
-                message: format!("no such profile; known profiles: {}", known_profiles(&self.inner.decider)),
-            });
-        }
-        Ok(self.view(profile, Exposure::Native).toolbox.visible().clone())
-    }
-
     /// Whether requests stop waiting for starting upstreams: none is starting, or
     /// [`Settings::ready_wait`] has passed since the gateway started.
     pub(crate) fn is_ready(&self) -> bool {
@@ -273,23 +257,6 @@ impl Gateway {
         let wait = async {
             loop {
                 if self.snapshot().pending.is_empty() {
-                    return;
-                }
-                if changes.changed().await.is_err() {
-                    return;
-                }
-            }
-        };
-        tokio::time::timeout(timeout, wait).await.is_ok()
-    }
-
-    /// Waits until `done` holds for the [status](Gateway::status), checking after every
-    /// rebuild, or `timeout` passes; returns whether it came to hold.
-    pub async fn wait_until(&self, timeout: Duration, done: impl Fn(&Value) -> bool) -> bool {
-        let mut changes = self.inner.changes.subscribe();
-        let wait = async {
-            loop {
-                if done(&self.status()) {
                     return;
                 }
                 if changes.changed().await.is_err() {

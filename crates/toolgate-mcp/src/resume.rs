@@ -34,7 +34,7 @@ fn caller(parts: &axum::http::request::Parts) -> Option<String> {
     parts.extensions.get::<crate::access::Caller>().and_then(|c| c.token.clone())
 }
 
-/// A request of an HTTP session that [`GatewayServer::check_caller`] let through.
+/// A request of an HTTP session that [`Record::check_caller`] let through.
 #[derive(Debug)]
 pub(crate) struct Checked {
     /// The session's `Mcp-Session-Id`, once a request named it.
@@ -52,9 +52,23 @@ fn other_token() -> ErrorData {
 }
 
 impl GatewayServer {
+    /// This session's record in the session store.
+    pub(crate) fn record(&self) -> Record<'_> {
+        Record { server: self }
+    }
+}
+
+/// An HTTP session's record in the session store, and who may use the session: a view of its
+/// server with no state of its own.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Record<'a> {
+    server: &'a GatewayServer,
+}
+
+impl Record<'_> {
     /// At `initialize`: binds the session to the caller's token and keeps the parameters for
     /// the store; on a restore replay, takes the session back from its record instead.
-    pub(crate) async fn begin_stored(
+    pub(crate) async fn begin(
         &self,
         request: &InitializeRequestParams,
         context: &RequestContext<RoleServer>,
@@ -64,7 +78,7 @@ impl GatewayServer {
         };
         let token = caller(parts);
         {
-            let mut state = self.state();
+            let mut state = self.server.state();
             state.stored.token = token.clone();
             state.stored.initialize = serde_json::to_value(request).ok();
         }
@@ -85,7 +99,7 @@ impl GatewayServer {
             return Err(refuse("the request's bearer token is not the one that opened the session".into()));
         }
         let asked =
-            self.state().profile.clone().or_else(|| {
+            self.server.state().profile.clone().or_else(|| {
                 parts.headers.get(PROFILE_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned)
             });
         let profile = match (asked, saved.profile.clone()) {
@@ -95,7 +109,7 @@ impl GatewayServer {
             (asked, was) => asked.or(was),
         };
         if let Some(name) = &profile
-            && !self.gateway().decider().has_profile(name)
+            && !self.server.gateway().decider().has_profile(name)
         {
             return Err(refuse(format!(
                 "the session's profile `{name}` is not in this gateway's configuration"
@@ -105,14 +119,14 @@ impl GatewayServer {
             None => None,
             Some(value) => Some(Conversation::from_json(value).map_err(|e| refuse(e.to_string()))?),
         };
-        let mut state = self.state();
+        let mut state = self.server.state();
         state.profile = profile;
         if let Some(conversation) = conversation {
             state.conversation = conversation;
         }
         state.stored.id = Some(id.clone());
         state.stored.seq = saved.seq;
-        let store = self.gateway().settings().sessions.describe();
+        let store = self.server.gateway().settings().sessions.describe();
         tracing::info!(session = %id, seq = saved.seq, store = %store, "session resumed from the store");
         Ok(())
     }
@@ -128,7 +142,7 @@ impl GatewayServer {
         if let Some(fetched) = fetched.filter(|f| f.id == id) {
             return Ok(Some(fetched.saved.clone()));
         }
-        let settings = self.gateway().settings();
+        let settings = self.server.gateway().settings();
         match settings.sessions.load(id, settings.session_idle).await? {
             Some(text) => Saved::from_text(&text).map(Some),
             None => Ok(None),
@@ -138,7 +152,7 @@ impl GatewayServer {
     /// Before any request of an HTTP session: refuses a token other than the one that opened
     /// it and a request naming another session. `None` on stdio, and for a request with no
     /// session (2026-07-28), which takes its subject from its own path, header and token
-    /// ([`GatewayServer::adopt_subject`]).
+    /// ([`Record::adopt_subject`]).
     pub(crate) fn check_caller(
         &self,
         context: &RequestContext<RoleServer>,
@@ -146,12 +160,12 @@ impl GatewayServer {
         let Some(parts) = http_parts(context) else {
             return Ok(None);
         };
-        if self.is_stateless(context) {
+        if self.server.is_stateless(context) {
             self.adopt_subject(parts, context)?;
             return Ok(None);
         }
         let token = caller(parts);
-        let mut state = self.state();
+        let mut state = self.server.state();
         if state.stored.token != token {
             return Err(other_token());
         }
@@ -175,9 +189,9 @@ impl GatewayServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let header = parts.headers.get(PROFILE_HEADER).map(|v| v.to_str().unwrap_or("\u{fffd}").to_owned());
-        let mut state = self.state();
+        let mut state = self.server.state();
         if let Some(name) = header {
-            if !self.gateway().decider().has_profile(&name) {
+            if !self.server.gateway().decider().has_profile(&name) {
                 return Err(ErrorData::invalid_params(
                     format!("no profile `{name}` in the configuration ([profiles.{name}])"),
                     None,
@@ -205,7 +219,7 @@ impl GatewayServer {
         Ok(())
     }
 
-    /// Before a request that reads the conversation: [`GatewayServer::check_caller`], then
+    /// Before a request that reads the conversation: [`Record::check_caller`], then
     /// takes a newer record written by another gateway.
     pub(crate) async fn pull(&self, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
         let Some(Checked { session: Some(id), token }) = self.check_caller(context)? else {
@@ -222,7 +236,7 @@ impl GatewayServer {
         if !saved.answers(&token) {
             return Err(other_token());
         }
-        let mut state = self.state();
+        let mut state = self.server.state();
         if saved.seq > state.stored.seq {
             match saved.conversation.as_ref().map(Conversation::from_json) {
                 Some(Ok(conversation)) => state.conversation = conversation,
@@ -238,10 +252,10 @@ impl GatewayServer {
     /// After a request that may have changed the conversation: writes the session's record
     /// when it did.
     pub(crate) async fn push(&self) {
-        let writing = self.state().stored.writing.clone();
+        let writing = self.server.state().stored.writing.clone();
         let _writing = writing.lock().await;
         let (id, saved) = {
-            let mut state = self.state();
+            let mut state = self.server.state();
             let Some(id) = state.stored.id.clone() else {
                 return;
             };
@@ -261,20 +275,20 @@ impl GatewayServer {
             };
             (id, saved)
         };
-        let settings = self.gateway().settings();
+        let settings = self.server.gateway().settings();
         if let Err(e) = settings.sessions.save(&id, &saved.to_text(), settings.session_idle).await {
             tracing::warn!(session = %id, "{e}; the session's changes live only in this gateway");
-            self.state().stored.pushed = None;
+            self.server.state().stored.pushed = None;
         }
     }
 
     /// After a search that changed this session's tool list: tells the other gateways, one of
     /// which may hold the client's event stream.
     pub(crate) async fn announce(&self) {
-        let Some(id) = self.state().stored.id.clone() else {
+        let Some(id) = self.server.state().stored.id.clone() else {
             return;
         };
-        if let Err(e) = self.gateway().settings().sessions.announce(&id).await {
+        if let Err(e) = self.server.gateway().settings().sessions.announce(&id).await {
             tracing::warn!(session = %id, "{e}");
         }
     }

@@ -231,9 +231,9 @@ impl GatewayServer {
             (outcome.text(), outcome.to_json(), relist)
         };
         // Stored before the client hears of the change, which it may ask another replica about.
-        self.push().await;
+        self.record().push().await;
         if relist && self.exposure() == Exposure::Native {
-            self.announce().await;
+            self.record().announce().await;
             self.register(context);
             let (notice, relisted, wait) = {
                 let state = self.state();
@@ -331,7 +331,7 @@ impl GatewayServer {
             };
             (view.toolbox.check(&mut state.conversation, name, &arguments), problem)
         };
-        self.push().await;
+        self.record().push().await;
         let tool = match decision {
             Decision::Allow(tool) => tool,
             Decision::Deny(denial) => {
@@ -391,7 +391,7 @@ impl GatewayServer {
                 };
                 let run = self.gateway.upstreams().start_call(owner, tool, request, caller);
                 let answer = self.drive(tool.qualified_name(), run, 0, context).await;
-                self.record_task(&answer, owner, tool.qualified_name());
+                self.tasks().record(&answer, owner, tool.qualified_name());
                 answer
             }
         };
@@ -481,7 +481,7 @@ impl ServerHandler for GatewayServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        self.check_caller(context.request_context())?;
+        self.record().check_caller(context.request_context())?;
         if self.is_stateless(context.request_context()) {
             // A change is one of the list every request of this subject gets.
             let view = self.view();
@@ -504,7 +504,7 @@ impl ServerHandler for GatewayServer {
     /// that its instructions announce their tools.
     async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
         let _busy = self.busy();
-        self.check_caller(&context)?;
+        self.record().check_caller(&context)?;
         self.register(&context);
         self.ready().await;
         Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info()))
@@ -545,7 +545,7 @@ impl ServerHandler for GatewayServer {
                 }
             }
         }
-        self.begin_stored(&request, &context).await?;
+        self.record().begin(&request, &context).await?;
         let exposure = self.gateway.settings().exposure_for(&request.client_info.name);
         tracing::info!(client = %client, exposure = crate::gateway::exposure_name(exposure), "session opened");
         {
@@ -571,7 +571,7 @@ impl ServerHandler for GatewayServer {
         let _busy = self.busy();
         self.register(&context);
         self.ready().await;
-        self.pull(&context).await?;
+        self.record().pull(&context).await?;
         let view = self.view();
         let tools = {
             let mut state = self.state();
@@ -583,7 +583,7 @@ impl ServerHandler for GatewayServer {
             state.relisted.notify_waiters();
             list.iter().map(|t| mcp_from_tool(t)).collect()
         };
-        self.push().await;
+        self.record().push().await;
         Ok(self.cacheable(ListToolsResult::with_all_items(tools), &context))
     }
 
@@ -595,7 +595,7 @@ impl ServerHandler for GatewayServer {
         let _busy = self.busy();
         self.register(&context);
         self.ready().await;
-        self.pull(&context).await?;
+        self.record().pull(&context).await?;
         let mut request = request;
         self.drop_injected_arguments(&mut request);
         let name = request.name.clone();
@@ -625,7 +625,7 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let _busy = self.busy();
-        self.check_caller(&context)?;
+        self.record().check_caller(&context)?;
         self.register(&context);
         self.state().log_level = Some(request.level);
         self.gateway.passthrough().set_log_level().await;
@@ -638,7 +638,7 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
         let _busy = self.busy();
-        self.check_caller(&context)?;
+        self.record().check_caller(&context)?;
         Ok(self.cacheable(self.gateway.passthrough().list_prompts(self.profile().as_deref()).await, &context))
     }
 
@@ -648,7 +648,7 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let _busy = self.busy();
-        self.check_caller(&context)?;
+        self.record().check_caller(&context)?;
         self.gateway.passthrough().get_prompt(request, self.profile().as_deref()).await
     }
 
@@ -661,7 +661,8 @@ impl ServerHandler for GatewayServer {
         let id = std::mem::take(&mut request.task_id);
         let asked = GetTaskParams::new(id.clone());
         match self
-            .forward_task(&id, ClientRequest::GetTaskRequest(GetTaskRequest::new(asked)), &context)
+            .tasks()
+            .forward(&id, ClientRequest::GetTaskRequest(GetTaskRequest::new(asked)), &context)
             .await?
         {
             ServerResult::GetTaskResult(result) => Ok(result),
@@ -680,7 +681,7 @@ impl ServerHandler for GatewayServer {
         let _busy = self.busy();
         let asked = UpdateTaskParams::new(request.task_id.clone(), request.input_responses);
         let update = ClientRequest::UpdateTaskRequest(UpdateTaskRequest::new(asked));
-        self.forward_task(&request.task_id, update, &context).await.map(|_| ())
+        self.tasks().forward(&request.task_id, update, &context).await.map(|_| ())
     }
 
     async fn cancel_task(
@@ -691,7 +692,7 @@ impl ServerHandler for GatewayServer {
         let _busy = self.busy();
         let cancel =
             ClientRequest::CancelTaskRequest(CancelTaskRequest::new(CancelTaskParams::new(&request.task_id)));
-        self.forward_task(&request.task_id, cancel, &context).await.map(|_| ())
+        self.tasks().forward(&request.task_id, cancel, &context).await.map(|_| ())
     }
 
     async fn complete(
@@ -700,7 +701,7 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let _busy = self.busy();
-        self.check_caller(&context)?;
+        self.record().check_caller(&context)?;
         self.gateway.passthrough().complete(request, self.profile().as_deref()).await
     }
 
@@ -710,7 +711,7 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let _busy = self.busy();
-        self.check_caller(&context)?;
+        self.record().check_caller(&context)?;
         Ok(self
             .cacheable(self.gateway.passthrough().list_resources(self.profile().as_deref()).await, &context))
     }
@@ -721,7 +722,7 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let _busy = self.busy();
-        self.check_caller(&context)?;
+        self.record().check_caller(&context)?;
         Ok(self.cacheable(
             self.gateway.passthrough().list_resource_templates(self.profile().as_deref()).await,
             &context,
@@ -734,7 +735,7 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let _busy = self.busy();
-        self.check_caller(&context)?;
+        self.record().check_caller(&context)?;
         self.gateway.passthrough().read_resource(request, self.profile().as_deref()).await
     }
 }

@@ -4,13 +4,16 @@
 //! reports it. Reads the gateway; decides nothing.
 
 use serde_json::{Value, json};
-use toolgate::Conversation;
+use std::time::Duration;
+
 use toolgate::config::Exposure;
 use toolgate::search::Request;
 use toolgate::tokens::TokenCounter;
+use toolgate::{Catalog, Conversation};
 
-use crate::gateway::{Gateway, exposure_name};
+use crate::gateway::{Gateway, exposure_name, known_profiles};
 use crate::pins::Held;
+use crate::settings::GatewayError;
 
 /// One upstream as `toolgate doctor` sees it.
 #[derive(Debug, Clone)]
@@ -61,6 +64,41 @@ pub struct Report<'a> {
 }
 
 impl Report<'_> {
+    /// The tools the subject of `profile` sees now (the served subject with `None`): what
+    /// `tool_search` of one of its sessions searches. Fails for a profile the configuration
+    /// does not define.
+    pub fn visible_catalog(&self, profile: Option<&str>) -> Result<Catalog, GatewayError> {
+        if let Some(name) = profile
+            && !self.gateway.inner.decider.has_profile(name)
+        {
+            return Err(GatewayError {
+                key: format!("profiles.{name}"),
+                message: format!(
+                    "no such profile; known profiles: {}",
+                    known_profiles(&self.gateway.inner.decider)
+                ),
+            });
+        }
+        Ok(self.gateway.view(profile, Exposure::Native).toolbox.visible().clone())
+    }
+
+    /// Waits until `done` holds for the [status](Report::status), checking after every
+    /// rebuild, or `timeout` passes; returns whether it came to hold.
+    pub async fn wait_until(&self, timeout: Duration, done: impl Fn(&Value) -> bool) -> bool {
+        let mut changes = self.gateway.inner.changes.subscribe();
+        let wait = async {
+            loop {
+                if done(&self.status()) {
+                    return;
+                }
+                if changes.changed().await.is_err() {
+                    return;
+                }
+            }
+        };
+        tokio::time::timeout(timeout, wait).await.is_ok()
+    }
+
     /// The state of the gateway as the status page shows it: upstreams with their state and
     /// tool counts, and live sessions with their active sets.
     pub fn status(&self) -> Value {

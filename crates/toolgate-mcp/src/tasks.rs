@@ -17,21 +17,35 @@ use crate::server::GatewayServer;
 use crate::session::TaskOwner;
 
 impl GatewayServer {
+    /// The tasks upstreams made of this session's calls.
+    pub(crate) fn tasks(&self) -> Tasks<'_> {
+        Tasks { server: self }
+    }
+}
+
+/// The tasks of a session: which upstream made each, and the `tasks/*` requests forwarded to
+/// it. A view of the session's server with no state of its own.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Tasks<'a> {
+    server: &'a GatewayServer,
+}
+
+impl Tasks<'_> {
     /// Records the task an upstream made of a call of `tool`, if the answer is one.
-    pub(crate) fn record_task(&self, answer: &CallToolResponse, upstream: &str, tool: &str) {
+    pub(crate) fn record(&self, answer: &CallToolResponse, upstream: &str, tool: &str) {
         if let CallToolResponse::Task(created) = answer {
             let owner = TaskOwner { upstream: upstream.to_owned(), tool: tool.to_owned() };
-            self.state().tasks.insert(created.task.task_id.clone(), owner);
+            self.server.state().tasks.insert(created.task.task_id.clone(), owner);
         }
     }
 
     /// The upstream of task `id`, when this session started it and may still see its tool.
-    fn task_owner(&self, id: &str, context: &RequestContext<RoleServer>) -> Result<TaskOwner, ErrorData> {
-        self.check_caller(context)?;
+    fn owner(&self, id: &str, context: &RequestContext<RoleServer>) -> Result<TaskOwner, ErrorData> {
+        self.server.record().check_caller(context)?;
         let unknown =
             || ErrorData::invalid_params(format!("no task `{id}` was started in this session"), None);
-        let owner = self.state().tasks.get(id).cloned().ok_or_else(unknown)?;
-        let view = self.view();
+        let owner = self.server.state().tasks.get(id).cloned().ok_or_else(unknown)?;
+        let view = self.server.view();
         if view.toolbox.visible().get(&owner.tool).is_none() {
             return Err(ErrorData::invalid_params(
                 format!("task `{id}` belongs to `{}`, which this session may not use any more", owner.tool),
@@ -43,15 +57,15 @@ impl GatewayServer {
 
     /// A `tasks/get`, `tasks/update` or `tasks/cancel` of task `id` of this session, asked of the
     /// upstream that made it; the request's own `_meta` is the client's and stays here.
-    pub(crate) async fn forward_task(
+    pub(crate) async fn forward(
         &self,
         id: &str,
         request: ClientRequest,
         context: &RequestContext<RoleServer>,
     ) -> Result<ServerResult, ErrorData> {
-        let owner = self.task_owner(id, context)?;
+        let owner = self.owner(id, context)?;
         let caps = context.client_capabilities().unwrap_or_default();
-        match self.gateway().upstreams().task_request(&owner.upstream, request, &caps).await? {
+        match self.server.gateway().upstreams().task_request(&owner.upstream, request, &caps).await? {
             ServerResult::CreateTaskResult(_)
             | ServerResult::CallToolResult(_)
             | ServerResult::InputRequiredResult(_) => Err(ErrorData::internal_error(

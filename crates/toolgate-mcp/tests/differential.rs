@@ -278,7 +278,7 @@ async fn run(case: Case) {
         let visible = model.visible();
         let names: Vec<String> = visible.tools().iter().map(|t| t.qualified_name().to_owned()).collect();
         // The gateway's view is the policy's.
-        let seen = gateway.visible_catalog(profile.as_deref()).unwrap();
+        let seen = gateway.report().visible_catalog(profile.as_deref()).unwrap();
         let seen: Vec<&str> = seen.tools().iter().map(|t| t.qualified_name()).collect();
         assert_eq!(seen, names, "{op:?}");
         match op {

@@ -195,7 +195,7 @@ async fn two_http_sessions_keep_their_own_active_sets() {
     // A session that ends leaves the status page.
     first.service.cancel().await.unwrap();
     let one_left = |s: &Value| s["sessions"].as_array().is_some_and(|a| a.len() == 1);
-    assert!(gateway.wait_until(WAIT, one_left).await, "{}", gateway.status());
+    assert!(gateway.report().wait_until(WAIT, one_left).await, "{}", gateway.status());
     second.service.cancel().await.unwrap();
     shutdown.cancel();
 }

@@ -127,7 +127,7 @@ async fn an_upstream_that_crashes_mid_call_is_marked_failed_and_the_rest_keeps_w
         text(&crashed)
     );
     assert!(
-        gateway.wait_until(WAIT, |s| server(s, "crashy")["state"] == "failed").await,
+        gateway.report().wait_until(WAIT, |s| server(s, "crashy")["state"] == "failed").await,
         "{}",
         gateway.status()
     );
@@ -157,8 +157,8 @@ async fn a_crashed_upstream_restarts_after_its_backoff() {
     let client = Client::duplex(&gateway).await;
     client.call("tool_search", json!({"query": "select:crashy__slow,crashy__echo"})).await;
     client.call("crashy__slow", json!({"ms": 1})).await;
-    assert!(gateway.wait_until(WAIT, |s| server(s, "crashy")["state"] == "failed").await);
-    assert!(gateway.wait_until(WAIT, |s| server(s, "crashy")["state"] == "ready").await);
+    assert!(gateway.report().wait_until(WAIT, |s| server(s, "crashy")["state"] == "failed").await);
+    assert!(gateway.report().wait_until(WAIT, |s| server(s, "crashy")["state"] == "ready").await);
     // The session's active set survived the restart.
     assert_eq!(text(&client.call("crashy__echo", json!({"text": "back"})).await), "back");
     gateway.shutdown().await;
@@ -174,7 +174,11 @@ async fn an_upstream_list_change_is_listed_again_and_searchable() {
 
     client.call("tool_search", json!({"query": "select:fix__grow"})).await;
     assert_eq!(text(&client.call("fix__grow", json!({})).await), "grown");
-    assert!(gateway.wait_until(WAIT, |s| server(s, "fix")["tools"] == 5).await, "{}", gateway.status());
+    assert!(
+        gateway.report().wait_until(WAIT, |s| server(s, "fix")["tools"] == 5).await,
+        "{}",
+        gateway.status()
+    );
     let found = client.call("tool_search", json!({"query": "select:fix__extra"})).await;
     assert_eq!(found.structured_content.unwrap()["matches"], json!(["fix__extra"]));
     gateway.shutdown().await;
@@ -455,7 +459,11 @@ async fn garbage_between_valid_messages_is_ignored_and_the_session_keeps_working
     }
     // A list change (a notification after garbage, then a listing answered after garbage) works too.
     assert_eq!(text(&client.call("noisy__grow", json!({})).await), "grown");
-    assert!(gateway.wait_until(WAIT, |s| server(s, "noisy")["tools"] == 5).await, "{}", gateway.status());
+    assert!(
+        gateway.report().wait_until(WAIT, |s| server(s, "noisy")["tools"] == 5).await,
+        "{}",
+        gateway.status()
+    );
     let status = gateway.status();
     assert_eq!(server(&status, "noisy")["state"], "ready", "{status}");
     assert_eq!(server(&status, "noisy")["error"], Value::Null, "{status}");
@@ -501,7 +509,11 @@ async fn a_burst_of_list_changed_notices_is_coalesced_into_a_few_listings() {
     prompt_echo(&client, "steady__echo").await;
     prompt_echo(&client, "noisy__echo").await;
     // The tool extra appears just before the last notice, so seeing it means the last one was heard.
-    assert!(gateway.wait_until(WAIT, |s| server(s, "noisy")["tools"] == 7).await, "{}", gateway.status());
+    assert!(
+        gateway.report().wait_until(WAIT, |s| server(s, "noisy")["tools"] == 7).await,
+        "{}",
+        gateway.status()
+    );
     let relisted = listings(&client, "noisy__list_count").await - before;
     assert!((1..=10).contains(&relisted), "1000 notices caused {relisted} listings");
     let found = client.call("tool_search", json!({"query": "select:noisy__extra"})).await;
