@@ -6,7 +6,7 @@
 //! Everything a session is shown and everything it may run is decided by its subject's
 //! toolbox, which the decider builds; the gateway only hands it each new snapshot. Sessions share
 //! nothing else: each downstream connection gets its own
-//! [`GatewayServer`](crate::GatewayServer) holding its own [`Conversation`].
+//! [`GatewayServer`](crate::GatewayServer) holding its own [`Conversation`](toolgate::Conversation).
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};

@@ -24,7 +24,7 @@ use crate::gateway::Gateway;
 /// The router: `/mcp`, `/` and `/status.json`. Cancelling `shutdown` ends every MCP session.
 ///
 /// A session ends after [`Settings::session_idle`](crate::Settings::session_idle) without
-/// activity ([`reap_idle`]): a request in flight is activity however long it runs; an open
+/// activity (`reap_idle`): a request in flight is activity however long it runs; an open
 /// stream alone is not, so an idle client does not keep a session forever. A request naming a
 /// session that ended gets 404 with a JSON-RPC error that says so. A new session past
 /// [`Settings::max_sessions`](crate::Settings::max_sessions) gets 503. `DELETE` of a session is

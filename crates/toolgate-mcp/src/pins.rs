@@ -3,7 +3,7 @@
 //! an SQLite file (`[gateway] pins`), so that an approval outlives the process.
 //!
 //! A tool is known by its server key and its own name; a definition by its
-//! [`toolgate::DefinitionHash`]. On a pinned server (`trust = "pin"`) a tool is served only
+//! [`DefinitionHash`](toolgate::catalog::DefinitionHash). On a pinned server (`trust = "pin"`) a tool is served only
 //! when its current hash is the approved one: a new tool, a changed definition and a renamed
 //! tool (a new name) wait in quarantine, recorded with their definition so that the operator
 //! can read what changed, until `toolgate approve` or the status page approves them. The first

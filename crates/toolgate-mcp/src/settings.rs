@@ -55,7 +55,7 @@ pub struct Settings {
     /// unless [`crate::store::open`] gave a shared one).
     pub sessions: std::sync::Arc<dyn crate::store::SessionStore>,
     /// Signs and checks the grants of callers the gateway keeps no session for (MCP 2026-07-28
-    /// over HTTP; [`toolgate::grant`]): from `[gateway] grant_key`, or made at random for this
+    /// over HTTP; [`toolgate::toolbox::GrantProblem`]): from `[gateway] grant_key`, or made at random for this
     /// process. Grants live as long as an idle session would ([`Settings::session_idle`]).
     pub grants: toolgate::GrantKey,
     /// The most one upstream's listing may hold (`[gateway] list_max_tools`, `list_max_pages`,
@@ -76,7 +76,7 @@ pub const BRIDGE_CLIENTS: &[&str] = &["codex"];
 
 impl Settings {
     /// The exposure for a session whose client introduced itself as `client` (its
-    /// `clientInfo.name`): the configured one, else bridge for a client of [`BRIDGE_CLIENTS`]
+    /// `clientInfo.name`): the configured one, else bridge for a client of `BRIDGE_CLIENTS`
     /// and native for every other.
     pub fn exposure_for(&self, client: &str) -> Exposure {
         if let Some(e) = self.exposure {

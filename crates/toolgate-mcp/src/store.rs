@@ -4,7 +4,7 @@
 //! One small trait, [`SessionStore`], keeps one text record per `Mcp-Session-Id` with an
 //! expiry: [`MemoryStore`] in this process (the default), [`RedisStore`] in a Redis server
 //! shared by every gateway that names it (`[gateway] sessions = "redis://…"`). The record
-//! ([`Saved`]) holds the client's `initialize`, the token and profile the session was opened
+//! (`Saved`) holds the client's `initialize`, the token and profile the session was opened
 //! under, and its [`Conversation`](toolgate::Conversation) in its saved form: names and hashes,
 //! never definitions. A gateway that meets a session it does not hold (after a restart, or as
 //! another replica) reads the record, replays the `initialize` through rmcp's restore, and

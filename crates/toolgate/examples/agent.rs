@@ -17,8 +17,8 @@
 
 use serde_json::{Value, json};
 use toolgate::defer::{DeferConfig, DeferMode};
-use toolgate::gate::Decision;
 use toolgate::render::{self, Api, Call, Models, Provider, Shape};
+use toolgate::toolbox::Decision;
 use toolgate::{Catalog, Policy, Toolbox};
 
 /// Turns before the loop gives up.

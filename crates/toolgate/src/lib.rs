@@ -7,7 +7,7 @@
 //!
 //! ```
 //! use serde_json::{Value, json};
-//! use toolgate::gate::Decision;
+//! use toolgate::toolbox::Decision;
 //! use toolgate::render::{self, Api, Call, Models};
 //! use toolgate::{Catalog, Policy, Toolbox};
 //!
@@ -55,8 +55,8 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The full [catalog](catalog) stays on the host. Each turn the model gets the core tools,
-//! the `tool_search` meta-tool and the tools it loaded ([session]); everything else is
+//! The full [catalog] stays on the host. Each turn the model gets the core tools,
+//! the `tool_search` meta-tool and the tools it loaded (its [`Conversation`]); everything else is
 //! [deferred](defer) and known by name only. Search runs over an [index](search) with the
 //! query language of Claude Code's ToolSearch and a field-weighted BM25 ranker; [render] speaks
 //! each provider's wire shapes.
@@ -66,7 +66,7 @@
 //!
 //! ```
 //! use serde_json::json;
-//! use toolgate::gate::{Decision, Denial};
+//! use toolgate::toolbox::{Decision, Denial};
 //! use toolgate::{Catalog, Policy, Toolbox};
 //!
 //! // The catalog: 527 real MCP tools compiled into the library (or Catalog::from_path), seen
@@ -104,18 +104,18 @@ pub mod config;
 pub mod defer;
 pub mod eval;
 pub mod files;
-pub mod gate;
-pub mod grant;
+mod gate;
+mod grant;
 pub mod naming;
 pub mod policy;
-pub mod preselect;
+mod preselect;
 pub mod render;
-pub mod request;
-pub mod schema;
+mod request;
+mod schema;
 pub mod search;
 pub mod secret;
 pub mod semantic;
-pub mod session;
+mod session;
 pub mod tokens;
 pub mod toolbox;
 

@@ -33,7 +33,7 @@
 //! use std::path::Path;
 //! use serde_json::json;
 //! use toolgate::config::Config;
-//! use toolgate::gate::{Decision, Denial};
+//! use toolgate::toolbox::{Decision, Denial};
 //! use toolgate::policy::{Action, Policy};
 //! use toolgate::{Catalog, Toolbox};
 //!

@@ -377,7 +377,8 @@ impl Context {
     }
 
     /// Whether the user's message is read-shaped (a read signal and no write signal).
-    pub fn read_intent(&self) -> bool {
+    #[cfg(test)]
+    pub(crate) fn read_intent(&self) -> bool {
         self.read_intent
     }
 

@@ -35,6 +35,7 @@ use crate::catalog::Tool;
 use crate::config::Exposure;
 use crate::toolbox::{BadSearch, Conversation, Toolbox};
 
+pub use crate::request::{Announcer, Delta};
 pub use chat::{Dialect, NameRule, Shape};
 pub use history::strip_for;
 pub use models::{Api, Models, UnknownMode};

@@ -8,7 +8,7 @@
 //!
 //! The model is data, not code: [`StaticModel::from_bytes`] reads the `TGSTATIC` format (see
 //! `models/minilm-static/README.md`), checking its SHA-256 trailer, and with the `semantic`
-//! feature [`StaticModel::embedded`] is the committed model compiled into the binary. Nothing
+//! feature `StaticModel::embedded` is the committed model compiled into the binary. Nothing
 //! is ever downloaded. MiniLM is English-only: Chinese text maps to single Han characters the
 //! model knows poorly, so [`DenseIndex::hybrid`] weighs the dense side by how much of the query
 //! the model covers ([`StaticModel::coverage`]).

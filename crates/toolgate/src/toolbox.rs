@@ -48,15 +48,20 @@ use crate::config::Exposure;
 use crate::defer::Deferral;
 use crate::policy::{Action, AuditEvent, Policy, Required, Verdict};
 use crate::request::{self, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
-use crate::schema::{Problem, Validators};
+use crate::schema::Problem;
 use crate::search::{Index, IndexBuilder, Request, Strategy};
 use crate::session::ActiveSet;
 
-// The types the facade's signatures use, so that a host names the facade only.
+// The types the facade's signatures use, so that a host names the facade only (their
+// modules are the crate's own).
 pub use crate::defer::{DeferConfig, DeferMode};
 pub use crate::gate::{Decision, Denial};
+pub use crate::grant::GrantProblem;
 pub use crate::policy::PolicyError;
+pub use crate::preselect::{Preselection, Score, Scored};
 pub use crate::request::TOOL_SEARCH;
+pub use crate::schema::Validators;
+pub use crate::session::SearchResult;
 pub use decider::{CatalogState, Decider, HostSettings, Toolboxes};
 pub use offers::ServerData;
 pub use outcome::SearchOutcome;
@@ -145,7 +150,7 @@ impl ToolboxBuilder {
     }
 
     /// Whether the toolbox serves callers the host keeps no conversation for (MCP 2026-07-28
-    /// over HTTP): what shows a tool hands out a [grant](crate::grant) with it, and the bridge's
+    /// over HTTP): what shows a tool hands out a grant ([`GrantKey`](crate::GrantKey)) with it, and the bridge's
     /// `call_tool` takes it back (`{name, arguments, grant}`). Default off.
     pub fn granted(mut self, granted: bool) -> ToolboxBuilder {
         self.granted = granted;

@@ -10,8 +10,8 @@ use proptest::prelude::*;
 use serde_json::json;
 use toolgate::config::{Config, ProfileConfig, ServerConfig, ServerMode, SideEffects, Transport, glob_match};
 use toolgate::defer::{DeferConfig, DeferMode};
-use toolgate::gate::{Decision, Denial};
 use toolgate::policy::{Policy, Verdict};
+use toolgate::toolbox::{Decision, Denial};
 use toolgate::{Catalog, Strategy as Ranker, Tool, ToolSpec, Toolbox};
 
 const SERVERS: [&str; 4] = ["github", "slack", "fs", "db"];

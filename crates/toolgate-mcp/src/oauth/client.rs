@@ -7,9 +7,9 @@
 //! - **Authorization code**: the tokens `toolgate login` got and sealed in the [`Vault`],
 //!   refreshed before they expire (the new ones sealed again).
 //! - **Token exchange** (RFC 8693): a call carries a token the authorization server exchanged
-//!   for the caller's own ([`OnBehalf`]), so the server sees who is calling; the gateway's own
+//!   for the caller's own (`OnBehalf`), so the server sees who is calling; the gateway's own
 //!   client-credentials token only lists. A caller without an OAuth identity is refused before
-//!   anything is sent ([`crate::pool`]).
+//!   anything is sent (the gateway's pool).
 //! - Every token request names the server as its `resource` (RFC 8707), so the token is good
 //!   for that server alone. Tokens are never logged.
 
@@ -266,7 +266,7 @@ impl Credentials {
         self.settings.grant
     }
 
-    /// An access token good for at least [`RENEW_BEFORE_SECS`] more (when the server said
+    /// An access token good for at least `RENEW_BEFORE_SECS` more (when the server said
     /// how long it lasts); `renew` asks for a new one whatever the current one says (after the
     /// server refused it).
     pub async fn token(&self, renew: bool) -> Result<String, String> {

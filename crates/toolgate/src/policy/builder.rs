@@ -53,7 +53,7 @@ impl PolicyBuilder {
         self
     }
 
-    /// The policy, for [`Subject::MAIN`].
+    /// The policy, for [`Subject::MAIN`](crate::policy::Subject::MAIN).
     pub fn build(self) -> Result<Policy, PolicyError> {
         let BudgetConfig { first_turn, dynamic, hard } = self.budget;
         if !self.budget.is_ordered() {

@@ -180,10 +180,9 @@ impl Policy {
 
     /// The first turn's working set (EthanKit's steps 2–3, docs/policy.md): the required tools, then the best
     /// ranked deferred tools of `auto` servers, so that each server has at most
-    /// [`FAIRNESS_CAP`] (or its stricter `max_active`), its required tools included, all within `[budget] first_turn` counting core
+    /// the fairness cap (12 per server) (or its stricter `max_active`), its required tools included, all within `[budget] first_turn` counting core
     /// tools and `meta` meta-tools. Deterministic for the same inputs.
     ///
-    /// [`FAIRNESS_CAP`]: crate::preselect::FAIRNESS_CAP
     pub fn first_turn(
         &self,
         visible: &Catalog,

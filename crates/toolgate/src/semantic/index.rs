@@ -260,7 +260,7 @@ impl DenseIndex {
     }
 
     /// Moves each cosine of `hits` (tools and their cosines to the whole of `query`) by
-    /// [`CLAUSE_WEIGHT`] towards the tool's best cosine to one clause of `query`, when that is
+    /// `CLAUSE_WEIGHT` towards the tool's best cosine to one clause of `query`, when that is
     /// higher, and sorts `hits` again. A pooled vector of a long task blurs its parts ("… the
     /// Fear & Greed Index and recent news …"); a tool that fits one part well should not lose to
     /// one that fits the blur. A request of one clause is left alone. Only the tools in `hits`

@@ -10,7 +10,7 @@ use crate::request;
 
 impl Toolbox {
     /// How the model learns the deferred names: one block, the names grouped by server,
-    /// bounded by [`ANNOUNCEMENT_BUDGET`](request::ANNOUNCEMENT_BUDGET) bytes whatever the
+    /// bounded by 12 KiB whatever the
     /// catalog (past it, servers with their tool counts). Fixed the first time it is asked for
     /// in a conversation, so it stays byte-identical. Empty when nothing is deferred.
     pub fn announcement(&self, conversation: &mut Conversation) -> Arc<str> {

@@ -45,7 +45,8 @@ pub struct CatalogState {
     pub failed: Vec<(String, String)>,
 }
 
-/// The host's one decider: see the [module](self).
+/// The host's one decider: fed each catalog snapshot ([`Decider::publish`]), it gives every
+/// subject's toolbox over it ([`Toolboxes`]), deciding deferral once for all of them.
 #[derive(Debug)]
 pub struct Decider {
     shared: Arc<Shared>,

@@ -25,12 +25,12 @@ impl Toolbox {
         Ok(outcome)
     }
 
-    /// Takes in a [grant](crate::grant) a caller with no conversation on the host presents with
+    /// Takes in a grant (a [`GrantKey`] signed it) a caller with no conversation on the host presents with
     /// a call of `name`: when it holds for this subject and the tool's current definition, the
     /// tool counts as shown in `conversation` (and, deferred, as loaded), so that
     /// [`Toolbox::check`] then decides the call as for any session. A grant for an earlier
-    /// definition leaves the tool shown in that earlier one ([`Denial::Changed`] at the check);
-    /// any other problem admits nothing ([`Denial::NotLoaded`]). Names no visible tool: `Ok`,
+    /// definition leaves the tool shown in that earlier one ([`Denial::Changed`](super::Denial::Changed) at the check);
+    /// any other problem admits nothing ([`Denial::NotLoaded`](super::Denial::NotLoaded)). Names no visible tool: `Ok`,
     /// and the check says why.
     pub fn admit(
         &self,
@@ -60,7 +60,7 @@ impl Toolbox {
         if current { Ok(()) } else { Err(GrantProblem::Changed) }
     }
 
-    /// A [grant](crate::grant) for every tool `conversation` may call now (shown in its current
+    /// A grant ([`GrantKey`]) for every tool `conversation` may call now (shown in its current
     /// definition and, deferred, loaded), by qualified name in activation order: what a caller
     /// with no conversation on the host presents with its calls.
     pub fn grants(
