@@ -82,7 +82,11 @@ fn the_status_page_and_metrics_show_a_session_and_approve_a_held_tool_in_chromiu
         tool("lamp", "Turn on the lamp"),
         tool("wipe", "Wipe the desk clean"),
     ]);
-    until(&addr, "desk__wipe held", |s| s["quarantined"].as_array().is_some_and(|q| q.len() == 1));
+    // Held in the store (the list) and in the snapshot served (the server's count, which the
+    // metrics read): the store is written before the snapshot is published.
+    until(&addr, "desk__wipe held", |s| {
+        s["quarantined"].as_array().is_some_and(|q| q.len() == 1) && s["servers"][0]["quarantined"] == 1
+    });
     let before = metrics(&addr);
     assert_eq!(sample(&before, "toolgate_quarantined_tools", json!({})), 1.0);
 

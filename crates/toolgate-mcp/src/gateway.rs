@@ -21,9 +21,9 @@ use toolgate::toolbox::{CatalogState, Decider, HostSettings, PolicyError, Toolbo
 use toolgate::{Catalog, Policy, Tool, Toolbox};
 
 use crate::pins::Pins;
-use crate::progress::Relay;
 use crate::settings::{GatewayError, Settings};
 use crate::snapshot::{Listing, Snapshot};
+use crate::upstream::progress::Relay;
 use crate::upstream::{self, Kind, State, Upstream};
 
 pub use toolgate::toolbox::{CALL_TOOL, call_tool_tool};
@@ -111,7 +111,7 @@ pub(crate) struct Inner {
     /// Routes of upstream progress notifications back to their clients.
     pub(crate) progress: Arc<Relay>,
     /// The calls in flight to each upstream, to route an upstream's questions to their client.
-    pub(crate) inflight: Arc<crate::elicit::InFlight>,
+    pub(crate) inflight: Arc<crate::upstream::elicit::InFlight>,
     /// Which upstream serves which resource, as last listed.
     pub(crate) resources: Mutex<ResourceRoutes>,
     /// When the gateway was made: requests wait for starting upstreams only until
@@ -121,10 +121,10 @@ pub(crate) struct Inner {
     pub(crate) pins: Option<Arc<Pins>>,
     /// What the operator sees counted (`/metrics`) and the recent refusals.
     pub(crate) metrics: crate::metrics::Metrics,
-    /// Signs the status page's tokens ([`crate::approval`]).
+    /// Signs the status page's tokens ([`crate::operator::approval`]).
     pub(crate) page_secret: [u8; 32],
     /// Every value of the configuration that must never be shown or logged, longest first:
-    /// every `${VAR}` value, every server's own secrets, the grant key ([`crate::redact`]).
+    /// every `${VAR}` value, every server's own secrets, the grant key ([`crate::upstream::redact`]).
     pub(crate) secrets: Arc<[String]>,
 }
 

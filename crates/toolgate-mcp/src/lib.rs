@@ -34,43 +34,32 @@
 #![deny(missing_docs)]
 
 pub mod access;
-mod approval;
-mod asking;
-pub mod convert;
-mod door;
-mod elicit;
+mod downstream;
 pub mod gateway;
-pub mod http;
-mod instructions;
-mod itself;
 pub mod limits;
 mod metrics;
 pub mod oauth;
-mod passthrough;
+mod operator;
 pub mod pins;
 pub(crate) mod pool;
-mod progress;
-pub mod redact;
-mod resume;
-pub mod server;
 mod session;
 mod settings;
 mod snapshot;
 mod start;
-mod status;
-mod status_page;
-mod stdio;
 pub mod store;
-mod tasks;
 mod upstream;
 
-pub use approval::Approvals;
+// The modules the folders hold that were public at the crate's root stay there.
+pub use downstream::{http, server};
+pub use upstream::{convert, redact};
+
+pub use downstream::server::{GatewayServer, serve_stdio};
 pub use gateway::Gateway;
-pub use server::{GatewayServer, serve_stdio};
+pub use operator::approval::Approvals;
+pub use operator::status::{Report, ReportedTool, UpstreamReport};
 pub use settings::GatewayError;
 pub use settings::Settings;
 pub use start::{GatewayBuilder, Loading};
-pub use status::{Report, ReportedTool, UpstreamReport};
 
 use serde_json::{Map, Value, json};
 use toolgate::Tool;

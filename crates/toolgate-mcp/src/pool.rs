@@ -17,10 +17,10 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 use toolgate::{Tool, ToolSpec};
 
-use crate::convert::complete;
-use crate::elicit::{Ask, Event, MAX_ROUNDS, Run};
 use crate::gateway::Gateway;
-use crate::progress::Relay;
+use crate::upstream::convert::complete;
+use crate::upstream::elicit::{Ask, Event, MAX_ROUNDS, Run};
+use crate::upstream::progress::Relay;
 use crate::upstream::{Host, State, error_result, transport_error};
 
 // Logging is deprecated in the newest protocol version but relayed for the older ones.
@@ -147,7 +147,7 @@ impl Upstreams<'_> {
 
     /// Starts forwarding an allowed call of `tool` (served by upstream `owner`) under the
     /// upstream's own tool name, in a task of its own: the returned [`Run`] yields the questions
-    /// the upstream asks on the way ([`crate::elicit`]) and then the answer, or a tool error
+    /// the upstream asks on the way ([`crate::upstream::elicit`]) and then the answer, or a tool error
     /// that says what went wrong. Dropping the run cancels the call upstream.
     pub(crate) fn start_call(
         &self,

@@ -129,7 +129,7 @@ pub(crate) struct SessionState {
     /// How this HTTP session is kept in the session store.
     pub(crate) stored: Stored,
     /// Calls waiting for this client's answer to an upstream's question (2026-07-28).
-    pub(crate) waiting: crate::elicit::Waiting,
+    pub(crate) waiting: crate::upstream::elicit::Waiting,
     /// The tasks upstreams made of this session's calls, by task id.
     pub(crate) tasks: std::collections::HashMap<String, TaskOwner>,
     /// The protocol revision the client speaks, once known.

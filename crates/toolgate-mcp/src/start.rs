@@ -87,7 +87,7 @@ impl GatewayBuilder {
     pub fn begin(self, config: &Config) -> Result<(Gateway, Loading), GatewayError> {
         // Before anything starts: a configuration that starts toolgate on itself would start
         // processes without end.
-        let serving = crate::itself::refuse(config)?;
+        let serving = crate::upstream::itself::refuse(config)?;
         let gateway = GatewayBuilder { policy: config.clone(), ..self }.build()?;
         let mut children = Vec::new();
         let mut catalogs = Vec::new();

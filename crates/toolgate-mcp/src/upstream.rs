@@ -17,6 +17,12 @@
 //!
 //! A static catalog upstream has no connection: its tools answer that they are not connected.
 
+pub mod convert;
+pub(crate) mod elicit;
+pub(crate) mod itself;
+pub(crate) mod progress;
+pub mod redact;
+
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::process::Stdio;
 use std::sync::Arc;
@@ -43,10 +49,10 @@ use tokio_util::sync::CancellationToken;
 use toolgate::ToolSpec;
 use toolgate::config::{Transport, UpstreamProtocol};
 
-use crate::convert::spec_from_mcp;
-use crate::progress::Relay;
-use crate::redact::redact;
 use crate::snapshot::{Listing, Standing};
+use crate::upstream::convert::spec_from_mcp;
+use crate::upstream::progress::Relay;
+use crate::upstream::redact::redact;
 
 /// The longest wait between two restarts.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
@@ -187,7 +193,7 @@ pub(crate) struct Spec {
     pub(crate) call_timeout: Option<Duration>,
     pub(crate) protocol: UpstreamProtocol,
     /// The configurations served above and by this gateway, for a child's environment
-    /// ([`crate::itself::SERVING`]).
+    /// ([`crate::upstream::itself::SERVING`]).
     pub(crate) serving: Arc<str>,
     /// The gateway's own secrets (every `${VAR}` value of the configuration among them), masked
     /// in what this server's failures and stderr show too.
@@ -278,7 +284,7 @@ struct UpstreamClient<H> {
 impl<H: Host> ClientHandler for UpstreamClient<H> {
     /// On 2025-11-25 a connection's capabilities are declared once for every session it
     /// serves: elicitation is declared, and a question is put only to a client that declared it
-    /// itself ([`crate::elicit`]). A 2026-07-28 upstream is told each calling client's own.
+    /// itself ([`crate::upstream::elicit`]). A 2026-07-28 upstream is told each calling client's own.
     fn get_info(&self) -> ClientConfig {
         let mut capabilities = ClientCapabilities::default();
         capabilities.elicitation = Some(
@@ -571,7 +577,7 @@ async fn open<H: Host>(
     match &spec.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
-            cmd.args(args).envs(env).env(crate::itself::SERVING, &*spec.serving).kill_on_drop(true);
+            cmd.args(args).envs(env).env(crate::upstream::itself::SERVING, &*spec.serving).kill_on_drop(true);
             if let Some(dir) = cwd {
                 cmd.current_dir(dir);
             }

@@ -19,7 +19,7 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:
 
 /// The page for `status`, with `found` (a [`Gateway::explain`](crate::Gateway::explain)
 /// result) when the search box was used; its approval forms carry `token`
-/// ([`crate::approval::page_token`]).
+/// ([`crate::operator::approval::page_token`]).
 pub(crate) fn render(status: &Value, found: Option<&Value>, token: &str) -> String {
     let mut out =
         String::from("<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>toolgate</title>\n");
@@ -102,8 +102,11 @@ fn quarantined(out: &mut String, status: &Value, token: &str) {
         out.push_str("<p id=\"quarantine\">No tool is waiting for approval.</p>\n");
         return;
     }
-    let page =
-        format!("<input type=\"hidden\" name=\"{}\" value=\"{}\">", crate::approval::PAGE_FIELD, esc(token));
+    let page = format!(
+        "<input type=\"hidden\" name=\"{}\" value=\"{}\">",
+        crate::operator::approval::PAGE_FIELD,
+        esc(token)
+    );
     let shown = |h: &Value| {
         format!(
             "<input type=\"hidden\" name=\"tool\" value=\"{}\"><input type=\"hidden\" name=\"hash\" value=\"{}\">",

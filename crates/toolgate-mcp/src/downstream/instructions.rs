@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use crate::server::GatewayServer;
+use crate::downstream::server::GatewayServer;
 
 impl GatewayServer {
     /// The server instructions, fixed when first asked for once the gateway is ready, so that

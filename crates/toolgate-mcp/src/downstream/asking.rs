@@ -10,8 +10,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
-use crate::elicit::{Event, MAX_ROUNDS, Parked, QUESTION, Run, refused};
-use crate::server::{GatewayServer, is_modern};
+use crate::downstream::server::{GatewayServer, is_modern};
+use crate::upstream::elicit::{Event, MAX_ROUNDS, Parked, QUESTION, Run, refused};
 use crate::upstream::error_result;
 
 /// The client's side of the questions: a session's forwarded call driven to its answer.

@@ -157,14 +157,19 @@ impl Report<'_> {
                     let mut shown = Held::to_json(h);
                     for line in shown["diff"].as_array_mut().into_iter().flatten() {
                         if let Some(text) = line.as_str() {
-                            *line = json!(crate::redact::mask_secrets(text, &self.gateway.inner.secrets));
+                            *line = json!(crate::upstream::redact::mask_secrets(
+                                text,
+                                &self.gateway.inner.secrets
+                            ));
                         }
                     }
                     shown
                 })
                 .collect(),
             Err(e) => {
-                vec![json!({"error": crate::redact::redact(&e.to_string(), &self.gateway.inner.secrets)})]
+                vec![
+                    json!({"error": crate::upstream::redact::redact(&e.to_string(), &self.gateway.inner.secrets)}),
+                ]
             }
         };
         json!({

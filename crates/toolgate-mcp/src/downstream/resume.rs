@@ -19,9 +19,9 @@ use rmcp::transport::streamable_http_server::session::SessionRestoreMarker;
 use rmcp::{ErrorData, RoleServer};
 use toolgate::Conversation;
 
-use crate::door::{PROFILE_HEADER, SESSION_HEADER};
+use crate::downstream::door::{PROFILE_HEADER, SESSION_HEADER};
+use crate::downstream::server::GatewayServer;
 use crate::gateway::Gateway;
-use crate::server::GatewayServer;
 use crate::store::{Saved, StoreError};
 
 /// The HTTP request behind a request context, if it came over HTTP.

@@ -14,7 +14,7 @@
 //!   replica serves it again, and no write brings its record back.
 //! - A session this process is about to restore counts against `max_sessions` like a new one.
 //! - A request with no session (2026-07-28) is its own subject: the server takes it from its
-//!   path, header and token ([`crate::server`]).
+//!   path, header and token ([`crate::downstream::server`]).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};

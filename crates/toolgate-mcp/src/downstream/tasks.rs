@@ -13,7 +13,7 @@ use rmcp::model::{CallToolResponse, ClientRequest, ServerResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
-use crate::server::GatewayServer;
+use crate::downstream::server::GatewayServer;
 use crate::session::TaskOwner;
 
 impl GatewayServer {

@@ -27,14 +27,14 @@ use serde_json::Value;
 use toolgate::config::Exposure;
 use toolgate::toolbox::{Decision, Denial, TOOL_SEARCH};
 
-use crate::convert::mcp_from_tool;
-pub use crate::stdio::{serve_stdio, serve_stdio_on};
+pub use crate::downstream::stdio::{serve_stdio, serve_stdio_on};
+use crate::upstream::convert::mcp_from_tool;
 
 use crate::gateway::{Busy, CALL_TOOL, Gateway, SessionSlot, SessionState, View, fingerprint};
 use crate::pool::Caller;
 use crate::upstream::error_result;
 
-pub use crate::door::PROFILE_HEADER;
+pub use crate::downstream::door::PROFILE_HEADER;
 
 /// How long a loading `tool_search` waits, once the client listed the tools again, so that the
 /// list's reply reaches the client before the search's.
@@ -171,10 +171,9 @@ impl GatewayServer {
         // rmcp serves a 2026-07-28 request on its own whatever `Mcp-Session-Id` it carries.
         self.http
             && (is_modern(context)
-                || context
-                    .extensions
-                    .get::<axum::http::request::Parts>()
-                    .is_some_and(|parts| !parts.headers.contains_key(crate::door::SESSION_HEADER)))
+                || context.extensions.get::<axum::http::request::Parts>().is_some_and(|parts| {
+                    !parts.headers.contains_key(crate::downstream::door::SESSION_HEADER)
+                }))
     }
 
     /// This session's exposure (chosen for its client at `initialize`; for a request with no
@@ -378,7 +377,7 @@ impl GatewayServer {
         let started = std::time::Instant::now();
         let answer = match request.request_state.as_deref() {
             // The client answers a question toolgate put to it while the upstream's call waits.
-            Some(state) if state.starts_with(crate::elicit::STATE_PREFIX) => {
+            Some(state) if state.starts_with(crate::upstream::elicit::STATE_PREFIX) => {
                 self.resume_call(tool.qualified_name(), state, &request, context).await
             }
             _ => {
@@ -403,7 +402,7 @@ impl GatewayServer {
     /// A list the subject's policy filtered, marked for a 2026-07-28 client's cache: private to
     /// the caller (another subject's list differs), and fresh for a while when it is the same
     /// for every request of the subject (no session), else not at all (a search changes it).
-    fn cacheable<L: crate::convert::Cacheable>(
+    fn cacheable<L: crate::upstream::convert::Cacheable>(
         &self,
         mut list: L,
         context: &RequestContext<RoleServer>,

@@ -18,7 +18,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
-use crate::door::{PROFILE_HEADER, SESSION_HEADER, jsonrpc_error};
+use crate::downstream::door::{PROFILE_HEADER, SESSION_HEADER, jsonrpc_error};
 use crate::gateway::Gateway;
 
 /// The router: `/mcp`, `/` and `/status.json`. Cancelling `shutdown` ends every MCP session.
@@ -34,7 +34,8 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
     let mut managers = Vec::new();
     let mut endpoint = |profile: Option<String>| {
         let gateway = gateway.clone();
-        let factory = move || Ok(crate::server::GatewayServer::for_http(gateway.clone(), profile.clone()));
+        let factory =
+            move || Ok(crate::downstream::server::GatewayServer::for_http(gateway.clone(), profile.clone()));
         // The access guard checks Host and Origin on every route first; rmcp's own Host check
         // is given the same list, so that neither refuses what the other allows.
         let hosts = ["localhost", "127.0.0.1", "::1"]
@@ -45,7 +46,7 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
             .with_cancellation_token(shutdown.clone())
             .with_allowed_hosts(hosts);
         // A session this process does not hold (it restarted, or another replica opened it)
-        // is restored from the store ([`crate::resume`]).
+        // is restored from the store ([`crate::downstream::resume`]).
         config.session_store = Some(Arc::new(crate::store::ForRmcp {
             store: settings.sessions.clone(),
             ttl: settings.session_idle,
@@ -67,7 +68,7 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
     for name in gateway.decider().profiles() {
         router = router.route_service(&format!("/mcp/{name}"), endpoint(Some(name.clone())));
     }
-    let door = crate::door::Door {
+    let door = crate::downstream::door::Door {
         gateway: gateway.clone(),
         held: Default::default(),
         managers: Arc::new(managers),
@@ -79,7 +80,7 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
     // then the session cap and rmcp.
     router
         .route_layer(guard)
-        .route_layer(axum::middleware::from_fn_with_state(door, crate::door::guard))
+        .route_layer(axum::middleware::from_fn_with_state(door, crate::downstream::door::guard))
         .route_layer(axum::middleware::from_fn_with_state(gateway.clone(), limits_guard))
         .route("/", get(status_page))
         .route("/status.json", get(status_json))
@@ -161,7 +162,7 @@ async fn access_guard(State(gateway): State<Gateway>, mut request: Request, next
     let access = &gateway.settings().access;
     let authorization = get("authorization");
     let cookie_token = (authorization.is_none() && !path.starts_with("/mcp"))
-        .then(|| crate::approval::logged_in(&gateway.inner.page_secret, get("cookie")))
+        .then(|| crate::operator::approval::logged_in(&gateway.inner.page_secret, get("cookie")))
         .flatten()
         .and_then(|name| access.tokens.iter().find(|t| t.name == name).cloned());
     // The protected-resource metadata is public (RFC 9728): a client reads it to learn where
@@ -358,7 +359,7 @@ async fn explain_revision(response: Response) -> Response {
 /// Ends every HTTP session idle for [`Settings::session_idle`](crate::Settings::session_idle):
 /// no request in flight, and none begun or ended for that long. A session no request has named
 /// to toolgate yet (it only initialized) is idle from when it was first seen here.
-async fn reap_idle(door: crate::door::Door, shutdown: CancellationToken) {
+async fn reap_idle(door: crate::downstream::door::Door, shutdown: CancellationToken) {
     use std::collections::HashMap;
     use std::time::Instant;
     let gateway = &door.gateway;
@@ -486,9 +487,9 @@ async fn status_page(
 ) -> impl IntoResponse {
     let query = params.get("q").map(|q| q.trim()).filter(|q| !q.is_empty());
     let found = query.map(|q| gateway.report().explain(q, 10));
-    let token = crate::approval::page_token(&gateway.inner.page_secret);
+    let token = crate::operator::approval::page_token(&gateway.inner.page_secret);
     let mut response =
-        Html(crate::status_page::render(&gateway.status(), found.as_ref(), &token)).into_response();
+        Html(crate::operator::status_page::render(&gateway.status(), found.as_ref(), &token)).into_response();
     for (name, value) in PAGE_HEADERS {
         response.headers_mut().insert(name, HeaderValue::from_static(value));
     }
@@ -508,7 +509,7 @@ async fn metrics(State(gateway): State<Gateway>) -> impl IntoResponse {
 /// in once with a token and gets a cookie.
 fn login_html(problem: Option<&str>) -> Response {
     let problem = problem
-        .map(|p| format!("<p class=\"failed\">{}</p>", crate::status_page::esc(p)))
+        .map(|p| format!("<p class=\"failed\">{}</p>", crate::operator::status_page::esc(p)))
         .unwrap_or_default();
     let body = format!(
         "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>toolgate: log in</title></head><body>\n\
@@ -537,7 +538,7 @@ async fn login(
     axum::Form(pairs): axum::Form<Vec<(String, String)>>,
 ) -> Response {
     let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
-    if let Err(why) = crate::approval::check_origin(get("origin"), get("host")) {
+    if let Err(why) = crate::operator::approval::check_origin(get("origin"), get("host")) {
         tracing::warn!(target: "toolgate::audit", "login refused: {why}");
         return (StatusCode::FORBIDDEN, why).into_response();
     }
@@ -556,9 +557,10 @@ async fn login(
             tracing::info!(target: "toolgate::audit", token = %token.name, "logged in to the status page");
             let mut response = StatusCode::SEE_OTHER.into_response();
             response.headers_mut().insert(header::LOCATION, HeaderValue::from_static("/"));
-            if let Ok(cookie) =
-                HeaderValue::from_str(&crate::approval::login_cookie(&gateway.inner.page_secret, &token.name))
-            {
+            if let Ok(cookie) = HeaderValue::from_str(&crate::operator::approval::login_cookie(
+                &gateway.inner.page_secret,
+                &token.name,
+            )) {
                 response.headers_mut().insert(header::SET_COOKIE, cookie);
             }
             response
@@ -587,12 +589,13 @@ async fn approve(
         tracing::warn!(target: "toolgate::audit", action = "approval refused", "{why}");
         (status, why).into_response()
     };
-    if let Err(why) = crate::approval::check_origin(get("origin"), get("host")) {
+    if let Err(why) = crate::operator::approval::check_origin(get("origin"), get("host")) {
         return refused(StatusCode::FORBIDDEN, why);
     }
     let field = |key: &'static str| pairs.iter().filter(move |(k, _)| k == key).map(|(_, v)| v.clone());
-    let page = field(crate::approval::PAGE_FIELD).next();
-    if let Err(why) = crate::approval::check_page_token(&gateway.inner.page_secret, page.as_deref()) {
+    let page = field(crate::operator::approval::PAGE_FIELD).next();
+    if let Err(why) = crate::operator::approval::check_page_token(&gateway.inner.page_secret, page.as_deref())
+    {
         return refused(StatusCode::FORBIDDEN, why);
     }
     let tools: Vec<String> = field("tool").collect();

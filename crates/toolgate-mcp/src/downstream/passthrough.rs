@@ -35,9 +35,9 @@ use rmcp::{ErrorData, Peer, RoleClient, ServiceError};
 use toolgate::config::Exposure;
 use toolgate::toolbox::ServerData;
 
-use crate::convert::complete;
 use crate::gateway::{Gateway, ResourceRoutes, View};
 use crate::upstream::State;
+use crate::upstream::convert::complete;
 
 /// How long listing or reading from one upstream may take before it is left out.
 const LIST_TIMEOUT: Duration = Duration::from_secs(10);

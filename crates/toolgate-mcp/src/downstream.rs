@@ -1,0 +1,14 @@
+//! downstream: the gateway's side of its clients: the MCP server each session gets
+//! (`server`, with what it adds in `asking`, `instructions`, `tasks` and `resume`), the
+//! passthrough of prompts, resources and logs, and the transports (`stdio`, `http` with its
+//! session `door`).
+
+pub(crate) mod asking;
+pub(crate) mod door;
+pub mod http;
+pub(crate) mod instructions;
+pub(crate) mod passthrough;
+pub(crate) mod resume;
+pub mod server;
+pub(crate) mod stdio;
+pub(crate) mod tasks;
