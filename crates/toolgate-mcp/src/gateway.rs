@@ -305,6 +305,7 @@ impl Gateway {
                 held: snapshot.quarantined.clone(),
                 starting: snapshot.pending.clone(),
                 failed: snapshot.failed.clone(),
+                served_by: snapshot.served_by.clone(),
             };
             match self.inner.decider.publish(state) {
                 Ok(toolboxes) => break (snapshot, toolboxes),

@@ -47,6 +47,8 @@ pub(crate) struct Snapshot {
     pub(crate) catalog: Catalog,
     /// The upstream that serves each tool, by qualified name.
     owner: HashMap<String, Arc<str>>,
+    /// The upstream of each tool it serves for another server, by qualified name.
+    pub(crate) served_by: Arc<HashMap<String, String>>,
     /// Upstreams still starting, sorted.
     pub(crate) pending: Vec<String>,
     /// Upstreams that failed, with their reasons, sorted by name.
@@ -116,12 +118,22 @@ impl Snapshot {
         let owner: HashMap<String, Arc<str>> =
             catalog.tools().iter().zip(owners).map(|(t, o)| (t.qualified_name().to_owned(), o)).collect();
         // An upstream that serves tools of other servers (a static catalog file) applies its
-        // own `[servers.NAME]` rules to them too.
-        let catalog = catalog.filter(|t| {
-            let upstream = &*owner[t.qualified_name()];
-            upstream == t.server() || policy.decide_under(upstream, t).is_allow()
-        });
-        Snapshot { catalog, owner, pending, failed, quarantined: Catalog::default() }
+        // own `[servers.NAME]` rules to them too: the policy's rule, so that a call of one it
+        // hides is refused with that rule.
+        let served_by = catalog
+            .tools()
+            .iter()
+            .filter(|t| *owner[t.qualified_name()] != *t.server())
+            .map(|t| (t.qualified_name().to_owned(), owner[t.qualified_name()].to_string()))
+            .collect();
+        Snapshot {
+            catalog,
+            owner,
+            served_by: Arc::new(served_by),
+            pending,
+            failed,
+            quarantined: Catalog::default(),
+        }
     }
 
     /// Holds back the tools of pinned upstreams whose definitions are not approved (see

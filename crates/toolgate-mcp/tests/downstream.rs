@@ -460,3 +460,19 @@ async fn delete_ends_a_session_with_204() {
     assert!(gone.starts_with("HTTP/1.1 404"), "{gone}");
     shutdown.cancel();
 }
+
+#[tokio::test]
+async fn a_catalog_upstreams_own_rules_hide_the_tools_it_serves_for_other_servers_and_name_the_rule() {
+    // The embedded catalog holds the tools of many servers; its upstream's rules apply to them
+    // all, as the policy's rule: a call is refused as not available, not as an unknown name.
+    let rules = "[servers.embedded]\ncatalog = \"x\"\ndenied = [\"playwright_delete\"]\n";
+    let config = Config::from_toml("toolgate.toml", rules, std::path::Path::new(".")).unwrap();
+    let gateway = embedded_with(Settings::default(), config);
+    let client = Client::duplex(&gateway).await;
+    let found = client.call("tool_search", json!({"query": "select:playwright__playwright_delete"})).await;
+    assert!(found.structured_content.unwrap()["loaded"].as_array().unwrap().is_empty());
+    let refused = client.call("playwright__playwright_delete", json!({"url": "x"})).await;
+    assert!(text(&refused).contains("is not available to you"), "{}", text(&refused));
+    let shot = client.call("tool_search", json!({"query": format!("select:{PLAYWRIGHT_SHOT}")})).await;
+    assert_eq!(shot.structured_content.unwrap()["loaded"], json!([PLAYWRIGHT_SHOT]), "the rest is served");
+}

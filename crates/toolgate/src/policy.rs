@@ -76,8 +76,9 @@ mod scope;
 #[cfg(test)]
 mod tests;
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::sync::Arc;
 
 use crate::catalog::{Catalog, Origin, Tool};
 use crate::config::{
@@ -174,6 +175,9 @@ pub struct Policy {
     /// Every configured profile, for sub-agents.
     profiles: BTreeMap<String, ProfileConfig>,
     budget: BudgetConfig,
+    /// The upstream serving each tool of another server (a host's catalog file that holds
+    /// several servers' tools), by qualified name: its `[servers.NAME]` rules apply too.
+    served_by: Arc<HashMap<String, String>>,
 }
 
 /// The surface a subject may see: the visible catalog and one audit event per hidden tool.
@@ -235,7 +239,16 @@ impl Policy {
             layers: Vec::new(),
             profiles,
             budget,
+            served_by: Arc::default(),
         }
+    }
+
+    /// This policy where a host's upstream serves tools of other servers: `served_by` names
+    /// that upstream for each such tool (by qualified name), and its `[servers.NAME]` rules
+    /// apply to the tool besides those of the tool's own server.
+    pub(crate) fn served_by(mut self, served_by: Arc<HashMap<String, String>>) -> Policy {
+        self.served_by = served_by;
+        self
     }
 
     /// A policy written in code rather than read from a configuration: the budgets, what
@@ -342,6 +355,11 @@ impl Policy {
             }
         }
         if let Verdict::Deny(rule) = self.decide_under(tool.server(), tool) {
+            return Verdict::Deny(rule);
+        }
+        if let Some(upstream) = self.served_by.get(tool.qualified_name())
+            && let Verdict::Deny(rule) = self.decide_under(upstream, tool)
+        {
             return Verdict::Deny(rule);
         }
         for (profile, config) in &self.layers {

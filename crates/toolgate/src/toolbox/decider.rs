@@ -43,6 +43,10 @@ pub struct CatalogState {
     pub starting: Vec<String>,
     /// Servers that failed, each with its reason.
     pub failed: Vec<(String, String)>,
+    /// The server serving each tool of another server (a catalog file that holds several
+    /// servers' tools), by qualified name: that server's `[servers.NAME]` rules apply to the
+    /// tool too, for every subject.
+    pub served_by: Arc<HashMap<String, String>>,
 }
 
 /// The host's one decider: fed each catalog snapshot ([`Decider::publish`]), it gives every
@@ -71,6 +75,8 @@ type Key = (Option<String>, Exposure, bool);
 #[derive(Debug)]
 pub struct Toolboxes {
     shared: Arc<Shared>,
+    /// The served subject's policy over this snapshot.
+    root: Policy,
     state: CatalogState,
     defers: bool,
     built: Mutex<HashMap<Key, Arc<Toolbox>>>,
@@ -110,9 +116,11 @@ impl Decider {
         let settings = &self.shared.settings;
         let bridge = settings.exposure == Some(Exposure::Bridge);
         let defers = self.latch.decide(&state.catalog, &settings.defer, bridge);
-        let toolboxes = Toolboxes { shared: self.shared.clone(), state, defers, built: Mutex::default() };
+        let root = self.shared.root.clone().served_by(state.served_by.clone());
+        let toolboxes =
+            Toolboxes { shared: self.shared.clone(), root, state, defers, built: Mutex::default() };
         let tightest = Exposure::tightest(settings.exposure);
-        let root = toolboxes.build(self.shared.root.clone(), tightest, false, None)?;
+        let root = toolboxes.build(toolboxes.root.clone(), tightest, false, None)?;
         toolboxes
             .built
             .lock()
@@ -126,6 +134,7 @@ impl Decider {
     pub fn empty(&self) -> Toolboxes {
         Toolboxes {
             shared: self.shared.clone(),
+            root: self.shared.root.clone(),
             state: CatalogState::default(),
             defers: false,
             built: Mutex::default(),
@@ -167,7 +176,7 @@ impl Toolboxes {
         // The same subject in another exposure sees the same tools: its index is reused.
         let sibling =
             built.iter().find(|((p, _, _), _)| p.as_deref() == profile).map(|(_, t)| t.shared_index());
-        let root = &self.shared.root;
+        let root = &self.root;
         let policy = match profile {
             None => Ok(root.clone()),
             Some(name) => root.child(name),
@@ -298,5 +307,25 @@ mod tests {
         let off = self::decider("", DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() }, None);
         let toolboxes = off.publish(state(&[("fs", "read")])).unwrap();
         assert_eq!(toolboxes.granted(None).exposure(), Exposure::Native, "nothing deferred: native");
+    }
+    #[test]
+    fn a_server_serving_another_servers_tools_applies_its_rules_as_the_policys() {
+        let text = "[servers.demo]\ncatalog = \"x\"\ndenied = [\"write\"]\n";
+        let decider = decider(text, DeferConfig { mode: DeferMode::On, ..DeferConfig::default() }, None);
+        let mut state = state(&[("fs", "read"), ("fs", "write"), ("git", "write")]);
+        let served = [("fs__read", "demo"), ("fs__write", "demo")];
+        state.served_by = Arc::new(served.iter().map(|(t, s)| (t.to_string(), s.to_string())).collect());
+        let toolboxes = decider.publish(state).unwrap();
+        let toolbox = toolboxes.get(None, Exposure::Native);
+        assert_eq!(names(&toolbox), ["fs__read", "git__write"], "git serves its own write");
+        let mut chat = toolbox.conversation();
+        match toolbox.check(&mut chat, "fs__write", &serde_json::json!({})) {
+            crate::gate::Decision::Deny(crate::gate::Denial::Forbidden { rule, .. }) => {
+                assert_eq!(rule.key(), "servers.demo.denied")
+            }
+            other => panic!("refused by the serving server's rule, not as unknown: {other:?}"),
+        }
+        let reader = toolboxes.get(Some("nobody"), Exposure::Native);
+        assert!(reader.visible().is_empty(), "an unknown profile still sees nothing");
     }
 }
