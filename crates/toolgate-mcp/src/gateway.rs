@@ -354,7 +354,7 @@ impl Gateway {
             let changed = view.toolbox.resume(&mut state.conversation);
             self.inner.metrics.unloaded(changed.len());
             for tool in &changed {
-                tracing::info!(target: "toolgate::audit", subject = %view.toolbox.policy().subject(), tool,
+                tracing::info!(target: "toolgate::audit", subject = %view.toolbox.subject(), tool,
                     action = "unloaded", rule = "definition changed", "unloaded");
             }
             // A bridge session's list never changes; the list of requests with no session does

@@ -47,7 +47,7 @@
 //! let policy = Policy::new(&config, Some("researcher"))?;
 //!
 //! // 1. The policy first: everything below only ever sees the visible catalog.
-//! let toolbox = Toolbox::builder(&catalog, policy).build()?;
+//! let toolbox = Toolbox::builder(&catalog, policy.clone()).build()?;
 //! assert!(toolbox.hidden().iter().all(|e| e.action == Action::Hidden));
 //! assert!(toolbox.visible().get("filesystem__write_file").is_none(), "hidden: not even searchable");
 //!
@@ -60,7 +60,7 @@
 //! // 3. Search runs over the visible surface only; the budget unloads what no longer fits.
 //! let found = toolbox.tool_search(&mut chat, &json!({"query": "read a file", "limit": 3}))?;
 //! assert!(found.unloaded.is_empty());
-//! assert!(found.matches().all(|t| toolbox.policy().decide(t).is_allow()));
+//! assert!(found.matches().all(|t| policy.decide(t).is_allow()));
 //!
 //! // 4. The gate asks the policy again, whatever the conversation says.
 //! let d = toolbox.check(&mut chat, "filesystem__write_file", &json!({}));

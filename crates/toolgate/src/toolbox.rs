@@ -46,7 +46,7 @@ use crate::budget::{ActiveBudget, OverHardLimit, Recency};
 use crate::catalog::{Catalog, DefinitionHash, Tool, ToolId};
 use crate::config::Exposure;
 use crate::defer::Deferral;
-use crate::policy::{Action, AuditEvent, Policy, Required, Verdict};
+use crate::policy::{Action, AuditEvent, Policy, Required, Subject, Verdict};
 use crate::request::{self, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 use crate::schema::Problem;
 use crate::search::{Index, IndexBuilder, Request, Strategy};
@@ -63,6 +63,7 @@ pub use crate::request::TOOL_SEARCH;
 pub use crate::schema::Validators;
 pub use crate::session::SearchResult;
 pub use decider::{CatalogState, Decider, HostSettings, Toolboxes};
+pub use explained::{Explained, ExplainedHit};
 pub use offers::ServerData;
 pub use outcome::SearchOutcome;
 pub use saved::BadSavedConversation;
@@ -144,7 +145,7 @@ impl ToolboxBuilder {
     /// Only the strategy is checked: share only between toolboxes given the same
     /// [`ToolboxBuilder::index`] (the gateway's bridge and native toolboxes of one subject
     /// share one index this way).
-    pub fn shared_index(mut self, index: Arc<Index>) -> ToolboxBuilder {
+    pub(crate) fn shared_index(mut self, index: Arc<Index>) -> ToolboxBuilder {
         self.shared = Some(index);
         self
     }
@@ -352,19 +353,15 @@ impl Toolbox {
 
     /// The index over the visible tools (read-only searches and `--explain`, as the status
     /// page's search box runs them; a model's search goes through [`Toolbox::tool_search`]).
-    pub fn index(&self) -> &Index {
+    #[cfg(test)]
+    pub(crate) fn index(&self) -> &Index {
         &self.index
     }
 
     /// This toolbox's index, for another toolbox of the same subject and snapshot
     /// ([`ToolboxBuilder::shared_index`]).
-    pub fn shared_index(&self) -> Arc<Index> {
+    pub(crate) fn shared_index(&self) -> Arc<Index> {
         self.index.clone()
-    }
-
-    /// The whole catalog snapshot this toolbox was built over, before the policy.
-    pub fn catalog(&self) -> &Catalog {
-        &self.catalog
     }
 
     /// The tools this subject may see (the policy's visible catalog).
@@ -373,8 +370,14 @@ impl Toolbox {
     }
 
     /// The subject's policy.
-    pub fn policy(&self) -> &Policy {
+    #[cfg(test)]
+    pub(crate) fn policy(&self) -> &Policy {
         &self.policy
+    }
+
+    /// Who this toolbox decides for.
+    pub fn subject(&self) -> &Subject {
+        self.policy.subject()
     }
 
     /// One audit event per tool the policy hides from this subject.
@@ -410,11 +413,6 @@ impl Toolbox {
     /// The meta-tools: `tool_search` (when deferring), and `call_tool` in bridge exposure.
     pub fn meta_tools(&self) -> &[Tool] {
         &self.meta
-    }
-
-    /// Servers still connecting.
-    pub fn pending(&self) -> &[String] {
-        &self.pending
     }
 
     /// A new conversation, with the required tools (pins, `mode = "all"`) active.
@@ -772,6 +770,7 @@ pub fn call_tool_tool() -> Tool {
 
 mod announce;
 mod decider;
+mod explained;
 mod granted;
 mod instructions;
 mod offers;

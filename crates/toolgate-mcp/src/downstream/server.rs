@@ -334,7 +334,7 @@ impl GatewayServer {
         let tool = match decision {
             Decision::Allow(tool) => tool,
             Decision::Deny(denial) => {
-                let subject = view.toolbox.policy().subject();
+                let subject = view.toolbox.subject();
                 match view.toolbox.refusal(&denial) {
                     Some(event) => tracing::info!(target: "toolgate::audit", "{event}"),
                     None => {

@@ -7,7 +7,6 @@ use serde_json::{Value, json};
 use std::time::Duration;
 
 use toolgate::config::Exposure;
-use toolgate::search::Request;
 use toolgate::tokens::TokenCounter;
 use toolgate::{Catalog, Conversation};
 
@@ -262,22 +261,20 @@ impl Report<'_> {
     /// score and `--explain`'s reasons.
     pub fn explain(&self, query: &str, limit: usize) -> Value {
         let view = self.gateway.view(None, Exposure::Native);
-        let index = view.toolbox.index();
-        let found = index.search(Request::new(query, limit));
+        let found = view.toolbox.explained_search(query, limit);
         let matches: Vec<Value> = found
             .hits
             .iter()
             .map(|h| {
-                let tool = index.catalog().tool(h.tool);
                 json!({
-                    "name": tool.qualified_name(),
+                    "name": h.tool.qualified_name(),
                     "score": toolgate::search::score_json(h.score),
-                    "description": tool.short_description(160),
-                    "explain": index.explain(query, h.tool).to_json(),
+                    "description": h.tool.short_description(160),
+                    "explain": h.explanation.to_json(),
                 })
             })
             .collect();
-        json!({"query": query, "strategy": index.strategy().as_str(), "matches": matches,
+        json!({"query": query, "strategy": found.strategy.as_str(), "matches": matches,
             "unmatched_terms": found.unmatched_terms})
     }
 }

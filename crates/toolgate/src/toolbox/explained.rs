@@ -1,0 +1,46 @@
+//! explained: a read-only search of the visible tools that loads nothing, each hit with its
+//! score and the reasons of `--explain`: what an operator's search box shows.
+
+use super::Toolbox;
+use crate::catalog::Tool;
+use crate::search::{Explanation, Request, Strategy};
+
+/// What [`Toolbox::explained_search`] found.
+#[derive(Debug)]
+pub struct Explained<'a> {
+    /// The ranker that ranked the hits.
+    pub strategy: Strategy,
+    /// The hits, best first.
+    pub hits: Vec<ExplainedHit<'a>>,
+    /// Query terms (or `select:` names) that matched no tool at all.
+    pub unmatched_terms: Vec<String>,
+}
+
+/// One hit of an [`Explained`] search.
+#[derive(Debug)]
+pub struct ExplainedHit<'a> {
+    /// The tool.
+    pub tool: &'a Tool,
+    /// Its score (exact-name and `select:` hits score `f32::INFINITY`).
+    pub score: f32,
+    /// Why it scored so.
+    pub explanation: Explanation,
+}
+
+impl Toolbox {
+    /// Searches this subject's visible tools for `query` (at most `limit` hits) without
+    /// touching any conversation, and explains each hit.
+    pub fn explained_search(&self, query: &str, limit: usize) -> Explained<'_> {
+        let found = self.index.search(Request::new(query, limit));
+        let hits = found
+            .hits
+            .iter()
+            .map(|h| ExplainedHit {
+                tool: self.index.catalog().tool(h.tool),
+                score: h.score,
+                explanation: self.index.explain(query, h.tool),
+            })
+            .collect();
+        Explained { strategy: self.index.strategy(), hits, unmatched_terms: found.unmatched_terms }
+    }
+}
