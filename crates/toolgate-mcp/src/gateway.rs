@@ -238,7 +238,7 @@ impl Gateway {
     /// Whether requests stop waiting for starting upstreams: none is starting, or
     /// [`Settings::ready_wait`] has passed since the gateway started.
     pub(crate) fn is_ready(&self) -> bool {
-        self.inner.started.elapsed() >= self.inner.settings.ready_wait || self.snapshot().pending.is_empty()
+        self.inner.started.elapsed() >= self.inner.settings.ready_wait || self.snapshot().starting.is_empty()
     }
 
     /// Waits for upstreams still starting, until [`Settings::ready_wait`] after the gateway
@@ -256,7 +256,7 @@ impl Gateway {
         let mut changes = self.inner.changes.subscribe();
         let wait = async {
             loop {
-                if self.snapshot().pending.is_empty() {
+                if self.snapshot().starting.is_empty() {
                     return;
                 }
                 if changes.changed().await.is_err() {
@@ -303,7 +303,7 @@ impl Gateway {
             let state = CatalogState {
                 catalog: snapshot.catalog.clone(),
                 held: snapshot.quarantined.clone(),
-                starting: snapshot.pending.clone(),
+                starting: snapshot.starting.clone(),
                 failed: snapshot.failed.clone(),
                 served_by: snapshot.served_by.clone(),
             };

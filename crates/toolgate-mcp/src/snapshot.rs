@@ -50,7 +50,7 @@ pub(crate) struct Snapshot {
     /// The upstream of each tool it serves for another server, by qualified name.
     pub(crate) served_by: Arc<HashMap<String, String>>,
     /// Upstreams still starting, sorted.
-    pub(crate) pending: Vec<String>,
+    pub(crate) starting: Vec<String>,
     /// Upstreams that failed, with their reasons, sorted by name.
     pub(crate) failed: Vec<(String, String)>,
     /// Tools of pinned servers held back until approved: in no subject's catalog.
@@ -63,13 +63,13 @@ impl Snapshot {
     pub(crate) fn build(listings: &[Listing<'_>], policy: &Policy) -> Snapshot {
         let mut specs: Vec<Arc<ToolSpec>> = Vec::new();
         let mut owners: Vec<Arc<str>> = Vec::new();
-        let mut pending = Vec::new();
+        let mut starting = Vec::new();
         let mut failed = Vec::new();
         let mut seen: HashSet<(String, String)> = HashSet::new();
         for listing in listings {
             match listing.standing {
                 Standing::Starting => {
-                    pending.push(listing.upstream.to_owned());
+                    starting.push(listing.upstream.to_owned());
                     continue;
                 }
                 Standing::Failed(reason) => {
@@ -112,7 +112,7 @@ impl Snapshot {
                 // Names are non-empty and pairs unique by now, so this cannot happen; serve
                 // nothing rather than something unchecked.
                 tracing::error!("the merged catalog is invalid ({e}); serving no tools");
-                return Snapshot { pending, failed, ..Snapshot::default() };
+                return Snapshot { starting, failed, ..Snapshot::default() };
             }
         };
         let owner: HashMap<String, Arc<str>> =
@@ -130,7 +130,7 @@ impl Snapshot {
             catalog,
             owner,
             served_by: Arc::new(served_by),
-            pending,
+            starting,
             failed,
             quarantined: Catalog::default(),
         }
@@ -192,6 +192,6 @@ mod tests {
         assert!(!snapshot.catalog.tools()[1].always_load(), "fk is not trusted");
         assert!(snapshot.catalog.tools()[2].always_load(), "other is");
         assert_eq!(snapshot.owner(names[1]), Some("fk"));
-        assert_eq!(snapshot.pending, ["late"]);
+        assert_eq!(snapshot.starting, ["late"]);
     }
 }

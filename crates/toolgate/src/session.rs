@@ -40,7 +40,7 @@ pub struct SearchResult {
     /// Query terms that matched no tool.
     pub unmatched_terms: Vec<String>,
     /// Servers still connecting, whose tools could not be searched yet.
-    pub pending_servers: Vec<String>,
+    pub starting_servers: Vec<String>,
 }
 
 impl SearchResult {
@@ -57,11 +57,11 @@ impl SearchResult {
         let mut out = String::new();
         // First, so that a search that found nothing is never read as "no such tool" while
         // the server that has it is still starting.
-        if !self.pending_servers.is_empty() {
+        if !self.starting_servers.is_empty() {
             out.push_str(&format!(
                 "Servers still starting, so their tools are not searchable yet: {}. Search again in a \
                  few seconds before concluding that a tool does not exist.\n",
-                self.pending_servers.join(", ")
+                self.starting_servers.join(", ")
             ));
         }
         let loaded: Vec<ToolId> = self.loaded().collect();
@@ -144,13 +144,13 @@ impl ActiveSet {
 
     /// Runs one `tool_search` call: searches `index`, activates the deferred hits that clear
     /// the request's relevance cut ([`crate::search::Found::loads`]), and reports hits that were
-    /// active or core already and those below the cut. `pending_servers` are named in the result.
+    /// active or core already and those below the cut. The servers still starting are named in the result.
     pub(crate) fn tool_search(
         &mut self,
         index: &Index,
         deferral: &Deferral,
         req: Request<'_>,
-        pending_servers: &[String],
+        starting_servers: &[String],
     ) -> SearchResult {
         let Found { hits, unmatched_terms, loads: relevant, .. } = index.search(req);
         let catalog = index.catalog();
@@ -172,7 +172,7 @@ impl ActiveSet {
             already_loaded,
             also_found,
             unmatched_terms,
-            pending_servers: pending_servers.to_vec(),
+            starting_servers: starting_servers.to_vec(),
         }
     }
 

@@ -82,7 +82,7 @@ pub struct ToolboxBuilder {
     defer: DeferConfig,
     exposure: Exposure,
     index: IndexBuilder,
-    pending: Vec<String>,
+    starting: Vec<String>,
     failed: Vec<(String, String)>,
     validators: Arc<Validators>,
     quarantined: Catalog,
@@ -119,9 +119,9 @@ impl ToolboxBuilder {
         self
     }
 
-    /// Servers still connecting, named in search results.
-    pub fn pending(mut self, servers: Vec<String>) -> ToolboxBuilder {
-        self.pending = servers;
+    /// Servers still starting (not listed yet), named in search results.
+    pub fn starting(mut self, servers: Vec<String>) -> ToolboxBuilder {
+        self.starting = servers;
         self
     }
 
@@ -209,7 +209,7 @@ impl ToolboxBuilder {
             budget,
             meta,
             exposure: self.exposure,
-            pending: self.pending,
+            starting: self.starting,
             failed: self.failed,
             validators: self.validators,
             quarantined: self.quarantined,
@@ -242,7 +242,7 @@ pub struct Toolbox {
     budget: ActiveBudget,
     meta: Vec<Tool>,
     exposure: Exposure,
-    pending: Vec<String>,
+    starting: Vec<String>,
     failed: Vec<(String, String)>,
     validators: Arc<Validators>,
     /// Tools withheld until approved, for the refusal's reason.
@@ -342,7 +342,7 @@ impl Toolbox {
             defer: DeferConfig::default(),
             exposure: Exposure::Native,
             index: Index::builder(),
-            pending: Vec::new(),
+            starting: Vec::new(),
             failed: Vec::new(),
             validators: Arc::default(),
             quarantined: Catalog::default(),
@@ -587,7 +587,8 @@ impl Toolbox {
             .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
         let (screened, hidden) = self.screen(query);
         let request = Request { servers: servers.as_deref(), ..Request::new(&screened, limit) };
-        let mut result = conversation.active.tool_search(&self.index, &self.deferral, request, &self.pending);
+        let mut result =
+            conversation.active.tool_search(&self.index, &self.deferral, request, &self.starting);
         result.query = query.to_owned();
         result.unmatched_terms.extend(hidden);
         for hit in &result.matches {

@@ -178,7 +178,7 @@ impl Report<'_> {
             "tools": toolbox.visible().len(),
             "deferred": deferred,
             "deferral": toolbox.defers(),
-            "pending_servers": view.snapshot.pending,
+            "pending_servers": view.snapshot.starting,
             "validators": self.gateway.inner.decider.validators(),
             "servers": servers,
             "sessions": sessions,

@@ -203,7 +203,7 @@ impl Toolboxes {
         let builder = self
             .builder(&self.state.catalog, policy, exposure, granted)
             .quarantined(self.state.held.clone())
-            .pending(self.state.starting.clone())
+            .starting(self.state.starting.clone())
             .failed(self.state.failed.clone());
         match sibling {
             Some(index) => builder.shared_index(index),

@@ -46,10 +46,10 @@ impl Toolbox {
         if self.exposure == Exposure::Bridge {
             out.push_str(&format!(" Run a loaded tool with {CALL_TOOL} {{\"name\", \"arguments\"}}."));
         }
-        if !self.pending.is_empty() {
+        if !self.starting.is_empty() {
             out.push_str(&format!(
                 " Still connecting (search again later for their tools): {}.",
-                self.pending.join(", ")
+                self.starting.join(", ")
             ));
         }
         if !announcement.is_empty() {

@@ -13,7 +13,7 @@ use crate::session::SearchResult;
 #[derive(Debug)]
 pub struct SearchOutcome<'a> {
     pub(super) toolbox: &'a Toolbox,
-    /// The search result: matches, what was already loaded, unmatched terms, pending servers.
+    /// The search result: matches, what was already loaded, unmatched terms, servers still starting.
     pub result: SearchResult,
     /// Tools unloaded to stay within the budgets, least recently used first.
     pub unloaded: Vec<Unload>,
@@ -114,7 +114,7 @@ impl<'a> SearchOutcome<'a> {
             "already_loaded": names(&mut self.result.already_loaded.iter().map(|&id| catalog.tool(id))),
             "also_found": names(&mut self.result.also_found.iter().map(|&id| catalog.tool(id))),
             "unmatched_terms": self.result.unmatched_terms,
-            "pending_servers": self.result.pending_servers,
+            "pending_servers": self.result.starting_servers,
             "unloaded": self.unloaded.iter().map(|e| e.tool.as_str()).collect::<Vec<_>>(),
             "changed": self.changed,
             "failed_servers": failed,

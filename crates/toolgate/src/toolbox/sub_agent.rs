@@ -20,7 +20,7 @@ impl Toolbox {
             })
             .exposure(self.exposure)
             .index(self.index_builder.clone())
-            .pending(self.pending.clone())
+            .starting(self.starting.clone())
             .failed(self.failed.clone())
             .validators(self.validators.clone())
             .granted(self.granted)
