@@ -115,7 +115,7 @@ pub(crate) struct Inner {
     /// Which upstream serves which resource, as last listed.
     pub(crate) resources: Mutex<ResourceRoutes>,
     /// When the gateway was made: requests wait for starting upstreams only until
-    /// [`Settings::ready_wait`] after it.
+    /// [`Settings::ready_timeout`] after it.
     pub(crate) started: std::time::Instant,
     /// The approved definitions, when a server is pinned.
     pub(crate) pins: Option<Arc<Pins>>,
@@ -236,15 +236,16 @@ impl Gateway {
     }
 
     /// Whether requests stop waiting for starting upstreams: none is starting, or
-    /// [`Settings::ready_wait`] has passed since the gateway started.
+    /// [`Settings::ready_timeout`] has passed since the gateway started.
     pub(crate) fn is_ready(&self) -> bool {
-        self.inner.started.elapsed() >= self.inner.settings.ready_wait || self.snapshot().starting.is_empty()
+        self.inner.started.elapsed() >= self.inner.settings.ready_timeout
+            || self.snapshot().starting.is_empty()
     }
 
-    /// Waits for upstreams still starting, until [`Settings::ready_wait`] after the gateway
+    /// Waits for upstreams still starting, until [`Settings::ready_timeout`] after the gateway
     /// started (a server that hangs at start delays the first requests, never every request).
     pub(crate) async fn ready(&self) {
-        let left = self.inner.settings.ready_wait.saturating_sub(self.inner.started.elapsed());
+        let left = self.inner.settings.ready_timeout.saturating_sub(self.inner.started.elapsed());
         if !left.is_zero() {
             self.settled(left).await;
         }

@@ -8,7 +8,10 @@ use toolgate::config::{Config, Exposure, GatewayConfig, SearchConfig, ServerMode
 use toolgate::search::{IndexBuilder, ModelError};
 use toolgate::toolbox::{DeferConfig, PolicyError};
 
-/// How the gateway behaves, from `[gateway]` of the configuration and the command line.
+/// How the gateway behaves, from `[gateway]` of the configuration and the command line. A
+/// value the configuration file holds keeps its `GatewayConfig` name here (`call_timeout`,
+/// `ready_timeout`, `session_idle` …); the rest are what the gateway makes of the file at run
+/// time (`access`, `sessions`, `grants`, `index`) or sets only from the command line.
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// `native` (active tools in `tools/list`) or `bridge` (`tool_search` and `call_tool`
@@ -26,7 +29,7 @@ pub struct Settings {
     /// How long after the gateway starts `initialize`, `tools/list`, `tool_search` and calls
     /// wait for upstreams still starting before they answer with what is ready (default 5 s):
     /// real clients ask at once.
-    pub ready_wait: Duration,
+    pub ready_timeout: Duration,
     /// In native exposure, how long a `tool_search` that changed the tool list waits for the
     /// client to list the tools again before it answers (default 1 s), so that the client's
     /// next model request already carries the loaded tools. A client that let one wait run out
@@ -104,7 +107,7 @@ impl Settings {
             call_timeout: config.call_timeout,
             startup_timeout: config.startup_timeout,
             restart_backoff: Some(Duration::from_secs(1)),
-            ready_wait: config.ready_timeout,
+            ready_timeout: config.ready_timeout,
             relist_wait: Duration::from_secs(1),
             session_idle: config.session_idle,
             max_sessions: config.max_sessions,

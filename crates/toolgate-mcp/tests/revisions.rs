@@ -20,12 +20,12 @@ const FIXTURE: &str = env!("CARGO_BIN_EXE_toolgate-fixture-server");
 
 /// A gateway in front of the fixture server on 2025-11-25 (with its prompts, resources and
 /// completions), which waits `start_ms` before it reads its first message.
-fn gateway(start_ms: u64, ready_wait: Duration) -> Gateway {
-    gateway_on("2025-11-25", start_ms, ready_wait)
+fn gateway(start_ms: u64, ready_timeout: Duration) -> Gateway {
+    gateway_on("2025-11-25", start_ms, ready_timeout)
 }
 
 /// [`gateway`] with the fixture on `protocol` (`all` for every revision rmcp knows).
-fn gateway_on(protocol: &str, start_ms: u64, ready_wait: Duration) -> Gateway {
+fn gateway_on(protocol: &str, start_ms: u64, ready_timeout: Duration) -> Gateway {
     let fixture = ServerConfig::new(Transport::Stdio {
         command: FIXTURE.to_owned(),
         args: Vec::new(),
@@ -42,7 +42,7 @@ fn gateway_on(protocol: &str, start_ms: u64, ready_wait: Duration) -> Gateway {
     let settings = Settings {
         defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
         restart_backoff: None,
-        ready_wait,
+        ready_timeout,
         ..Settings::default()
     };
     let config = Config { servers: BTreeMap::from([("fix".to_owned(), fixture)]), ..Config::default() };

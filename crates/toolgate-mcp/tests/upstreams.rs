@@ -188,7 +188,7 @@ async fn an_upstream_list_change_is_listed_again_and_searchable() {
 async fn servers_that_are_starting_are_reported_pending_and_bad_commands_fail_clearly() {
     // No waiting for starting servers, so that the first search sees one still starting.
     let settings =
-        Settings { startup_timeout: Duration::from_millis(500), ready_wait: Duration::ZERO, ..settings() };
+        Settings { startup_timeout: Duration::from_millis(500), ready_timeout: Duration::ZERO, ..settings() };
     let gateway = start(
         settings,
         vec![

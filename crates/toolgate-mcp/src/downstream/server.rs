@@ -149,7 +149,7 @@ impl GatewayServer {
         self.state().profile.clone()
     }
 
-    /// Waits (until [`Settings::ready_wait`](crate::Settings::ready_wait) after the gateway
+    /// Waits (until [`Settings::ready_timeout`](crate::Settings::ready_timeout) after the gateway
     /// started) for upstreams still starting, so that a client asking at once gets their tools.
     async fn ready(&self) {
         self.gateway.ready().await;
