@@ -125,6 +125,20 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 }
 
 /// The catalog named by `--catalog`, or the embedded default.
+/// The served subject's toolbox of `policy` over `catalog` alone in `exposure`, from the decider
+/// a gateway uses, with every MCP tool deferred as the gateway defers them.
+fn deferring_toolbox(
+    catalog: &Catalog,
+    policy: toolgate::Policy,
+    exposure: toolgate::config::Exposure,
+) -> anyhow::Result<std::sync::Arc<toolgate::Toolbox>> {
+    use toolgate::toolbox::{CatalogState, Decider, DeferConfig, DeferMode, HostSettings};
+    let defer = DeferConfig { mode: DeferMode::On, ..DeferConfig::default() };
+    let settings = HostSettings { defer, exposure: Some(exposure), index: toolgate::Index::builder() };
+    let state = CatalogState { catalog: catalog.clone(), ..CatalogState::default() };
+    Ok(Decider::new(policy, settings).publish(state)?.get(None, exposure))
+}
+
 fn load_catalog(path: Option<&PathBuf>) -> anyhow::Result<Catalog> {
     match path {
         Some(p) => Ok(Catalog::from_path(p)?),

@@ -10,8 +10,7 @@ use anyhow::{Context, bail};
 use serde_json::{Value, json};
 use toolgate::config::Config;
 use toolgate::render::{self, Api, Models, Provider, Shape, Turn, stability};
-use toolgate::toolbox::{CatalogState, Decider, DeferConfig, DeferMode, HostSettings};
-use toolgate::{Catalog, Index, Policy, Toolbox};
+use toolgate::{Catalog, Policy, Toolbox};
 
 use crate::Outcome;
 
@@ -125,15 +124,9 @@ fn subject(args: &Args) -> anyhow::Result<(Catalog, Policy)> {
     Ok((catalog, policy))
 }
 
-/// The toolbox of `provider`'s exposure over `catalog` and `policy`, from the decider a
-/// gateway uses.
+/// The toolbox of `provider`'s exposure over `catalog` and `policy`.
 fn toolbox(catalog: &Catalog, policy: &Policy, provider: Provider) -> anyhow::Result<Arc<Toolbox>> {
-    // As the gateway: every MCP tool deferred.
-    let defer = DeferConfig { mode: DeferMode::On, ..DeferConfig::default() };
-    let exposure = provider.exposure();
-    let settings = HostSettings { defer, exposure: Some(exposure), index: Index::builder() };
-    let state = CatalogState { catalog: catalog.clone(), ..CatalogState::default() };
-    Ok(Decider::new(policy.clone(), settings).publish(state)?.get(None, exposure))
+    crate::deferring_toolbox(catalog, policy.clone(), provider.exposure())
 }
 
 /// The messages of a transcript file: a JSON array, or one JSON value per line.

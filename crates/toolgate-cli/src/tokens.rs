@@ -9,11 +9,10 @@ use std::collections::BTreeMap;
 use std::io::Write;
 
 use serde_json::{Map, Value, json};
+use toolgate::Policy;
 use toolgate::config::Exposure;
 use toolgate::config::{BudgetConfig, Config};
 use toolgate::tokens::TokenCounter;
-use toolgate::toolbox::{CatalogState, Decider, DeferConfig, DeferMode, HostSettings};
-use toolgate::{Index, Policy};
 
 use crate::Outcome;
 
@@ -72,10 +71,7 @@ fn count(catalog: &toolgate::Catalog) -> anyhow::Result<Figures> {
     // A measurement, not a gateway: no budget limits what is counted.
     let unbounded = BudgetConfig { first_turn: usize::MAX, dynamic: usize::MAX, hard: usize::MAX };
     let policy = Policy::new(&Config { budget: unbounded, ..Config::default() }, None)?;
-    let defer = DeferConfig { mode: DeferMode::On, ..DeferConfig::default() };
-    let settings = HostSettings { defer, exposure: Some(Exposure::Native), index: Index::builder() };
-    let state = CatalogState { catalog: catalog.clone(), ..CatalogState::default() };
-    let toolbox = Decider::new(policy, settings).publish(state)?.get(None, Exposure::Native);
+    let toolbox = crate::deferring_toolbox(catalog, policy, Exposure::Native)?;
     let mut chat = toolbox.conversation();
     let first = toolbox.tools(&mut chat)?;
     let meta = toolbox.meta_tools();

@@ -17,7 +17,7 @@ use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
 use toolgate::config::{Config, Exposure, Transport};
-use toolgate::toolbox::{CatalogState, Decider, HostSettings, PolicyError, Toolboxes};
+use toolgate::toolbox::{Decider, HostSettings, PolicyError, Toolboxes};
 use toolgate::{Catalog, Policy, Tool, Toolbox};
 
 use crate::pins::Pins;
@@ -223,23 +223,30 @@ impl Gateway {
     /// its toolbox, built once per snapshot and subject by the decider. A profile that is not
     /// configured, or whose policy cannot be applied, sees nothing (fail-closed).
     pub(crate) fn view(&self, profile: Option<&str>, exposure: Exposure) -> View {
-        let published = self.inner.published.read().unwrap_or_else(|e| e.into_inner());
-        View { snapshot: published.snapshot.clone(), toolbox: published.toolboxes.get(profile, exposure) }
+        let (snapshot, toolboxes) = self.published();
+        View { snapshot, toolbox: toolboxes.get(profile, exposure) }
     }
 
     /// The view of `profile`'s subject for requests with no session (2026-07-28 over HTTP):
     /// bridge exposure whose `call_tool` takes the grant `tool_search` gives (native, listing
     /// every tool, when nothing is deferred).
     pub(crate) fn granted_view(&self, profile: Option<&str>) -> View {
+        let (snapshot, toolboxes) = self.published();
+        View { snapshot, toolbox: toolboxes.granted(profile) }
+    }
+
+    /// The current snapshot and the decider's toolboxes over it, taken together; the lock is
+    /// not held while a toolbox is built from them.
+    fn published(&self) -> (Arc<Snapshot>, Arc<Toolboxes>) {
         let published = self.inner.published.read().unwrap_or_else(|e| e.into_inner());
-        View { snapshot: published.snapshot.clone(), toolbox: published.toolboxes.granted(profile) }
+        (published.snapshot.clone(), published.toolboxes.clone())
     }
 
     /// Whether requests stop waiting for starting upstreams: none is starting, or
     /// [`Settings::ready_timeout`] has passed since the gateway started.
     pub(crate) fn is_ready(&self) -> bool {
         self.inner.started.elapsed() >= self.inner.settings.ready_timeout
-            || self.snapshot().starting.is_empty()
+            || self.snapshot().state.starting.is_empty()
     }
 
     /// Waits for upstreams still starting, until [`Settings::ready_timeout`] after the gateway
@@ -257,7 +264,7 @@ impl Gateway {
         let mut changes = self.inner.changes.subscribe();
         let wait = async {
             loop {
-                if self.snapshot().starting.is_empty() {
+                if self.snapshot().state.starting.is_empty() {
                     return;
                 }
                 if changes.changed().await.is_err() {
@@ -301,19 +308,12 @@ impl Gateway {
             if let Some(pins) = &self.inner.pins {
                 snapshot.sift(pins);
             }
-            let state = CatalogState {
-                catalog: snapshot.catalog.clone(),
-                held: snapshot.quarantined.clone(),
-                starting: snapshot.starting.clone(),
-                failed: snapshot.failed.clone(),
-                served_by: snapshot.served_by.clone(),
-            };
-            match self.inner.decider.publish(state) {
+            match self.inner.decider.publish(snapshot.state.clone()) {
                 Ok(toolboxes) => break (snapshot, toolboxes),
                 Err(e) => {
                     let culprit = match &e {
                         PolicyError::RequiredOverBudget { server, .. } => {
-                            let owner = snapshot.catalog.tools().iter().find(|t| t.server() == server);
+                            let owner = snapshot.state.catalog.tools().iter().find(|t| t.server() == server);
                             owner.and_then(|t| snapshot.owner(t.qualified_name())).map(str::to_owned)
                         }
                         _ => None,

@@ -12,6 +12,7 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use toolgate::toolbox::CatalogState;
 use toolgate::{Catalog, Policy, ToolSpec};
 
 use crate::pins::Pins;
@@ -43,18 +44,13 @@ pub(crate) struct Listing<'a> {
 /// The merged view of every usable upstream at one moment. Immutable; replaced as a whole.
 #[derive(Debug, Default)]
 pub(crate) struct Snapshot {
-    /// Every tool of every ready or static upstream, named once.
-    pub(crate) catalog: Catalog,
+    /// What the decider is given: every tool of every ready or static upstream, named once;
+    /// the tools of pinned servers held back until approved (in no subject's catalog); the
+    /// upstreams still starting (sorted) and failed (with their reasons, sorted by name); and
+    /// the upstream of each tool it serves for another server.
+    pub(crate) state: CatalogState,
     /// The upstream that serves each tool, by qualified name.
     owner: HashMap<String, Arc<str>>,
-    /// The upstream of each tool it serves for another server, by qualified name.
-    pub(crate) served_by: Arc<HashMap<String, String>>,
-    /// Upstreams still starting, sorted.
-    pub(crate) starting: Vec<String>,
-    /// Upstreams that failed, with their reasons, sorted by name.
-    pub(crate) failed: Vec<(String, String)>,
-    /// Tools of pinned servers held back until approved: in no subject's catalog.
-    pub(crate) quarantined: Catalog,
 }
 
 impl Snapshot {
@@ -112,7 +108,8 @@ impl Snapshot {
                 // Names are non-empty and pairs unique by now, so this cannot happen; serve
                 // nothing rather than something unchecked.
                 tracing::error!("the merged catalog is invalid ({e}); serving no tools");
-                return Snapshot { starting, failed, ..Snapshot::default() };
+                let state = CatalogState { starting, failed, ..CatalogState::default() };
+                return Snapshot { state, ..Snapshot::default() };
             }
         };
         let owner: HashMap<String, Arc<str>> =
@@ -126,14 +123,14 @@ impl Snapshot {
             .filter(|t| *owner[t.qualified_name()] != *t.server())
             .map(|t| (t.qualified_name().to_owned(), owner[t.qualified_name()].to_string()))
             .collect();
-        Snapshot {
+        let state = CatalogState {
             catalog,
-            owner,
             served_by: Arc::new(served_by),
             starting,
             failed,
-            quarantined: Catalog::default(),
-        }
+            ..CatalogState::default()
+        };
+        Snapshot { state, owner }
     }
 
     /// Holds back the tools of pinned upstreams whose definitions are not approved (see
@@ -141,15 +138,16 @@ impl Snapshot {
     /// held: pinning fails closed.
     pub(crate) fn sift(&mut self, pins: &Pins) {
         let pinned = |t: &toolgate::Tool| self.owner(t.qualified_name()).and_then(|o| pins.pinned(o));
-        let (served, held) = match pins.store.sift(&self.catalog, pinned) {
+        let catalog = &self.state.catalog;
+        let (served, held) = match pins.store.sift(catalog, pinned) {
             Ok(split) => split,
             Err(e) => {
                 tracing::error!("{e}; the tools of pinned servers are held until it can be read");
-                (self.catalog.filter(|t| pinned(t).is_none()), self.catalog.filter(|t| pinned(t).is_some()))
+                (catalog.filter(|t| pinned(t).is_none()), catalog.filter(|t| pinned(t).is_some()))
             }
         };
-        self.catalog = served;
-        self.quarantined = held;
+        self.state.catalog = served;
+        self.state.held = held;
     }
 
     /// The upstream serving the tool named `qualified`.
@@ -186,12 +184,12 @@ mod tests {
             Listing { upstream: "other", standing: Standing::Serving, tools: &other },
         ];
         let snapshot = Snapshot::build(&listings, &policy);
-        let names: Vec<&str> = snapshot.catalog.tools().iter().map(|t| t.qualified_name()).collect();
+        let names: Vec<&str> = snapshot.state.catalog.tools().iter().map(|t| t.qualified_name()).collect();
         assert_eq!(names[0], "fk__delete_repo");
         assert!(names[1].starts_with("fk__delete_repo-"), "{names:?}");
-        assert!(!snapshot.catalog.tools()[1].always_load(), "fk is not trusted");
-        assert!(snapshot.catalog.tools()[2].always_load(), "other is");
+        assert!(!snapshot.state.catalog.tools()[1].always_load(), "fk is not trusted");
+        assert!(snapshot.state.catalog.tools()[2].always_load(), "other is");
         assert_eq!(snapshot.owner(names[1]), Some("fk"));
-        assert_eq!(snapshot.starting, ["late"]);
+        assert_eq!(snapshot.state.starting, ["late"]);
     }
 }

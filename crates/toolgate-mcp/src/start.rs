@@ -152,7 +152,7 @@ impl Loading {
             return Ok(());
         }
         gateway.rebuild(None).map_err(|e| GatewayError::policy(&e, &config))?;
-        let tools = gateway.snapshot().catalog.len();
+        let tools = gateway.snapshot().state.catalog.len();
         tracing::info!(tools, ms = started.elapsed().as_millis() as u64, "static catalogs read and indexed");
         Ok(())
     }

@@ -110,7 +110,7 @@ impl Report<'_> {
                     let mut v = u.status();
                     let visible = toolbox.visible().tools().iter().filter(|t| view.owner(t) == Some(&u.name));
                     v["visible"] = json!(visible.count());
-                    let held = view.snapshot.quarantined.tools().iter();
+                    let held = view.snapshot.state.held.tools().iter();
                     v["quarantined"] = json!(
                         held.filter(|t| view.snapshot.owner(t.qualified_name()) == Some(&u.name)).count()
                     );
@@ -178,7 +178,7 @@ impl Report<'_> {
             "tools": toolbox.visible().len(),
             "deferred": deferred,
             "deferral": toolbox.defers(),
-            "pending_servers": view.snapshot.starting,
+            "pending_servers": view.snapshot.state.starting,
             "validators": self.gateway.inner.decider.validators(),
             "servers": servers,
             "sessions": sessions,
@@ -215,7 +215,7 @@ impl Report<'_> {
                 let list_changed = u.peer.as_ref().and_then(|p| p.peer_info()).map(|info| {
                     info.capabilities.tools.as_ref().and_then(|t| t.list_changed).unwrap_or(false)
                 });
-                let served = snapshot.catalog.tools().iter().chain(snapshot.quarantined.tools());
+                let served = snapshot.state.catalog.tools().iter().chain(snapshot.state.held.tools());
                 let tools = served
                     .filter(|t| snapshot.owner(t.qualified_name()) == Some(u.name.as_str()))
                     .map(|t| ReportedTool {
@@ -253,7 +253,7 @@ impl Report<'_> {
         self.gateway.inner.metrics.encode(
             self.gateway.sessions().count(),
             view.toolbox.visible().len(),
-            view.snapshot.quarantined.len(),
+            view.snapshot.state.held.len(),
         )
     }
 

@@ -148,11 +148,6 @@ impl Toolboxes {
         self.defers
     }
 
-    /// The catalog state these toolboxes are built over.
-    pub fn state(&self) -> &CatalogState {
-        &self.state
-    }
-
     /// The toolbox of `profile`'s subject (`None`: the served subject) in `exposure`.
     pub fn get(&self, profile: Option<&str>, exposure: Exposure) -> Arc<Toolbox> {
         self.get_keyed(profile, exposure, false)
