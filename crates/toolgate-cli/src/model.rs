@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::Context;
-use toolgate::eval::{Query, Ranker, Report, evaluate_ranker};
-use toolgate::search::{Found, Hit, LoadCut, Request, rank_scored};
-use toolgate::semantic::bert::{BertIndex, BertModel, reciprocal_rank_fusion};
 use toolgate::{Catalog, Index, Strategy};
+use toolgate_search::eval::{Query, Ranker, Report, evaluate_ranker};
+use toolgate_search::semantic::bert::{BertIndex, BertModel, reciprocal_rank_fusion};
+use toolgate_search::{Found, Hit, LoadCut, Request, rank_scored};
 
 /// How many of each side's best are fused.
 const DEPTH: usize = 100;

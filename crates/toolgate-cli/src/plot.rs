@@ -4,7 +4,7 @@ use std::path::Path;
 
 use anyhow::Context;
 use plotters::prelude::*;
-use toolgate::eval::Report;
+use toolgate_search::eval::Report;
 
 /// The K of the curves.
 pub(crate) const KS: std::ops::RangeInclusive<usize> = 1..=10;

@@ -45,7 +45,9 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let catalog = args.source.catalog()?;
     let query = args.query.join(" ");
     let builder = match (&args.model, args.strategy, &args.source.config) {
-        (Some(dir), _, _) => Index::builder().model(crate::model::open(dir, toolgate::semantic::bert::MIX)?),
+        (Some(dir), _, _) => {
+            Index::builder().model(crate::model::open(dir, toolgate_search::semantic::bert::MIX)?)
+        }
         (None, Some(Strategy::Bert), _) => {
             anyhow::bail!("--strategy bert needs a model: give --model DIR in its place")
         }

@@ -99,22 +99,20 @@
 #![deny(missing_docs)]
 
 pub mod budget;
-pub mod catalog;
+pub use toolgate_catalog as catalog;
 pub mod config;
 pub mod defer;
-pub mod eval;
-pub mod files;
+pub use toolgate_catalog::files;
 mod gate;
 mod grant;
-pub mod naming;
+pub use toolgate_catalog::naming;
 pub mod policy;
 mod preselect;
 pub mod render;
 mod request;
 mod schema;
 pub mod search;
-pub mod secret;
-pub mod semantic;
+pub use toolgate_catalog::secret;
 mod session;
 pub mod tokens;
 pub mod toolbox;

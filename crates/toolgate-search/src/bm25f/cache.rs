@@ -1,0 +1,387 @@
+//! A built index saved to a file, and read back instead of analysing the catalog again.
+//!
+//! The file is named by a key: the SHA-256 of the index's parameters, toolgate's version and
+//! this format's, and every tool in catalog order (qualified name, server, definition hash,
+//! search hint): whatever the postings are made from. A catalog that changed in any of these
+//! has another key, so a file is never read for a catalog it was not built from. Every file
+//! ends with an HMAC-SHA-256 of the rest under a key kept outside the cache directory (the
+//! data directory's `index-cache.key`, readable by its owner only): a file that is short,
+//! inconsistent, edited or written by anyone without the key is not read; the index is built
+//! and the file written again. Writing is best effort (a read-only directory just means no
+//! cache), to a new temporary file of a name nobody can guess, created without following a
+//! link (a link planted there makes the write fail, never overwrites its target), then renamed
+//! into place, so a reader never sees half a file.
+
+use std::path::{Path, PathBuf};
+
+use rustc_hash::FxHashMap;
+use sha2::{Digest, Sha256};
+
+use super::{Bm25Index, Bm25Params};
+use toolgate_catalog::Catalog;
+
+/// Bumped whenever the layout below, or the way text becomes terms, changes.
+const FORMAT: u32 = 2;
+/// The bytes of the MAC that ends every file.
+const MAC_BYTES: usize = 32;
+const MAGIC: &[u8; 4] = b"TGIX";
+/// Cache files kept in a directory (the newest), for several profiles' catalogs.
+const KEPT: usize = 8;
+
+/// The key of `catalog` indexed with `params`.
+pub(crate) fn key(catalog: &Catalog, params: &Bm25Params) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(MAGIC);
+    h.update(FORMAT.to_le_bytes());
+    h.update(env!("CARGO_PKG_VERSION").as_bytes());
+    h.update(format!("\0{params:?}\0").as_bytes());
+    h.update((catalog.len() as u64).to_le_bytes());
+    for tool in catalog.tools() {
+        for part in [tool.qualified_name(), tool.server()] {
+            h.update((part.len() as u64).to_le_bytes());
+            h.update(part.as_bytes());
+        }
+        h.update(tool.hash().as_bytes());
+        match tool.search_hint() {
+            Some(hint) => {
+                h.update([1]);
+                h.update((hint.len() as u64).to_le_bytes());
+                h.update(hint.as_bytes());
+            }
+            None => h.update([0]),
+        }
+    }
+    h.finalize().into()
+}
+
+/// The cache file of `key` in `dir`.
+pub(crate) fn path(dir: &Path, key: &[u8; 32]) -> PathBuf {
+    let hex: String = key[..16].iter().map(|b| format!("{b:02x}")).collect();
+    dir.join(format!("index-{hex}.tgix"))
+}
+
+/// Where the key that authenticates cache files is kept by default: `index-cache.key` in
+/// toolgate's data directory ([`toolgate_catalog::files::data_dir`]).
+pub(crate) fn default_key_file() -> Option<PathBuf> {
+    Some(toolgate_catalog::files::data_dir()?.join("index-cache.key"))
+}
+
+/// The key in `file`, made (32 random bytes, readable by its owner only) when there is none.
+/// `None` when it cannot be read or made, or is not a key: then nothing is cached.
+pub(crate) fn mac_key(file: &Path) -> Option<[u8; 32]> {
+    toolgate_catalog::files::key_file(file)
+}
+
+impl Bm25Index {
+    /// The index of a catalog of `n_docs` tools saved at `path` for `key`, if the file is
+    /// there, whole, consistent and authenticated by `mac`.
+    pub(crate) fn read_cache(
+        path: &Path,
+        key: &[u8; 32],
+        mac: &[u8; 32],
+        n_docs: usize,
+        params: Bm25Params,
+    ) -> Option<Bm25Index> {
+        let bytes = std::fs::read(path).ok()?;
+        decode(&bytes, key, mac, n_docs, params)
+    }
+
+    /// Saves the index at `path` for `key`, authenticated by `mac`, and removes the oldest
+    /// cache files of its directory past the newest [`KEPT`]. Failures are ignored: the cache
+    /// is an optimisation.
+    pub(crate) fn write_cache(&self, path: &Path, key: &[u8; 32], mac: &[u8; 32]) {
+        let Some(dir) = path.parent() else { return };
+        if std::fs::create_dir_all(dir).is_err() {
+            return;
+        }
+        if toolgate_catalog::files::replace(path, &self.encode(key, mac), 0o644).is_err() {
+            return;
+        }
+        prune(dir);
+    }
+
+    fn encode(&self, key: &[u8; 32], mac: &[u8; 32]) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + self.docs.len() * 8 + self.terms.len() * 16);
+        out.extend_from_slice(MAGIC);
+        out.extend_from_slice(&FORMAT.to_le_bytes());
+        out.extend_from_slice(key);
+        out.extend_from_slice(&(self.n_docs as u64).to_le_bytes());
+        for a in self.avg_len {
+            out.extend_from_slice(&a.to_le_bytes());
+        }
+        out.extend_from_slice(&(self.terms.len() as u64).to_le_bytes());
+        out.extend_from_slice(&(self.docs.len() as u64).to_le_bytes());
+        let mut by_id: Vec<&str> = vec![""; self.terms.len()];
+        for (term, &id) in &self.terms {
+            by_id[id as usize] = term;
+        }
+        for term in by_id {
+            out.extend_from_slice(&(term.len() as u32).to_le_bytes());
+            out.extend_from_slice(term.as_bytes());
+        }
+        for &o in &self.offsets {
+            out.extend_from_slice(&o.to_le_bytes());
+        }
+        for &d in &self.docs {
+            out.extend_from_slice(&d.to_le_bytes());
+        }
+        for floats in [&self.scores, &self.idf] {
+            for &f in floats {
+                out.extend_from_slice(&f.to_le_bytes());
+            }
+        }
+        let sum = toolgate_catalog::secret::hmac_sha256(mac, &out);
+        out.extend_from_slice(&sum);
+        out
+    }
+}
+
+/// The index in `bytes`, if they are a whole file of this format for `key` and a catalog of
+/// `tools` tools (every posting then names one of them).
+fn decode(
+    bytes: &[u8],
+    key: &[u8; 32],
+    mac: &[u8; 32],
+    tools: usize,
+    params: Bm25Params,
+) -> Option<Bm25Index> {
+    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(MAC_BYTES)?)?;
+    let expected = toolgate_catalog::secret::hmac_sha256(mac, body);
+    if !toolgate_catalog::secret::constant_time_eq(&expected, sum) {
+        return None;
+    }
+    let mut r = Reader(body);
+    if r.take(4)? != MAGIC || r.u32()? != FORMAT || r.take(32)? != key {
+        return None;
+    }
+    let n_docs = usize::try_from(r.u64()?).ok()?;
+    if n_docs != tools {
+        return None;
+    }
+    let avg_len: [f32; 5] = std::array::from_fn(|_| r.f32().unwrap_or(f32::NAN));
+    let n_terms = usize::try_from(r.u64()?).ok()?;
+    let n_postings = usize::try_from(r.u64()?).ok()?;
+    // Every count is bounded by the bytes that would hold it, before anything is allocated.
+    if avg_len.iter().any(|a| !a.is_finite()) || n_terms > body.len() / 8 || n_postings > body.len() / 8 {
+        return None;
+    }
+    let mut terms: FxHashMap<Box<str>, u32> = FxHashMap::default();
+    terms.reserve(n_terms);
+    for id in 0..n_terms {
+        let len = r.u32()? as usize;
+        let term = std::str::from_utf8(r.take(len)?).ok()?;
+        if terms.insert(term.into(), id as u32).is_some() {
+            return None;
+        }
+    }
+    let offsets: Vec<u32> = (0..=n_terms).map(|_| r.u32()).collect::<Option<_>>()?;
+    let docs: Vec<u32> = (0..n_postings).map(|_| r.u32()).collect::<Option<_>>()?;
+    let scores: Vec<f32> = (0..n_postings).map(|_| r.f32()).collect::<Option<_>>()?;
+    let idf: Vec<f32> = (0..n_terms).map(|_| r.f32()).collect::<Option<_>>()?;
+    if !r.0.is_empty()
+        || offsets.first() != Some(&0)
+        || offsets.last().map(|&o| o as usize) != Some(n_postings)
+    {
+        return None;
+    }
+    for w in offsets.windows(2) {
+        let list = docs.get(w[0] as usize..w[1] as usize)?;
+        if list.windows(2).any(|p| p[0] >= p[1]) || list.last().is_some_and(|&d| d as usize >= n_docs) {
+            return None;
+        }
+    }
+    let vocab = super::super::vocab::vocabulary().clone();
+    Some(Bm25Index { params, terms, offsets, docs, scores, idf, avg_len, n_docs, vocab })
+}
+
+/// Little-endian values off the front of a byte slice.
+struct Reader<'a>(&'a [u8]);
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+    fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    fn f32(&mut self) -> Option<f32> {
+        Some(f32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+}
+
+/// Removes the oldest cache files of `dir` past the newest [`KEPT`].
+fn prune(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "tgix"))
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .collect();
+    files.sort_by_key(|f| std::cmp::Reverse(f.0));
+    for (_, old) in files.into_iter().skip(KEPT) {
+        let _ = std::fs::remove_file(old);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{Index, Request};
+    use toolgate_catalog::ToolSpec;
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("toolgate-cache-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let _ = std::fs::remove_file(dir.with_extension("key"));
+        dir
+    }
+
+    /// A builder caching in `dir`, with its key file beside it (outside it).
+    fn cached(dir: &Path) -> crate::IndexBuilder {
+        Index::builder().cache_dir(dir).cache_key_file(dir.with_extension("key"))
+    }
+
+    fn answers(index: &Index) -> Vec<(String, u32)> {
+        let queries = include_str!("../../../../bench/livemcpbench/queries.jsonl");
+        let mut out = Vec::new();
+        for line in queries.lines().filter(|l| !l.trim().is_empty()) {
+            let v: serde_json::Value = serde_json::from_str(line).unwrap();
+            for hit in index.search(Request::new(v["query"].as_str().unwrap(), 10)).hits {
+                out.push((index.catalog().tool(hit.tool).qualified_name().to_owned(), hit.score.to_bits()));
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn an_index_read_back_answers_as_the_one_built_and_a_changed_catalog_is_built_again() {
+        let dir = scratch("read-back");
+        let catalog = Catalog::embedded();
+        let built = cached(&dir).build(&catalog);
+        assert!(!built.from_cache());
+        let read = cached(&dir).build(&catalog);
+        assert!(read.from_cache());
+        assert_eq!(answers(&read), answers(&built));
+        assert_eq!(answers(&read), answers(&Index::builder().build(&catalog)));
+
+        // One description changed: another key, so a build.
+        let mut specs: Vec<ToolSpec> = catalog.tools().iter().map(|t| t.spec().as_ref().clone()).collect();
+        specs[3].description.push_str(" Also reads calendars.");
+        let changed = specs.into_iter().fold(Catalog::builder(), |b, s| b.tool(s)).build().unwrap();
+        assert!(!cached(&dir).build(&changed).from_cache());
+        assert!(cached(&dir).build(&changed).from_cache());
+        // The first catalog's file is still there.
+        assert!(cached(&dir).build(&catalog).from_cache());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_damaged_or_foreign_file_is_never_read() {
+        let dir = scratch("damaged");
+        let catalog = Catalog::embedded();
+        let params = Bm25Params::lexical();
+        let key = key(&catalog, &params);
+        let file = path(&dir, &key);
+        cached(&dir).build(&catalog);
+        let mac = mac_key(&dir.with_extension("key")).unwrap();
+        let good = std::fs::read(&file).unwrap();
+        assert!(decode(&good, &key, &mac, catalog.len(), params.clone()).is_some());
+        let mut other = key;
+        other[0] ^= 1;
+        assert!(
+            decode(&good, &other, &mac, catalog.len(), params.clone()).is_none(),
+            "another catalog's key"
+        );
+        assert!(
+            decode(&good, &key, &mac, catalog.len() + 1, params.clone()).is_none(),
+            "another catalog's size"
+        );
+        for at in [0, 5, 40, good.len() / 2, good.len() - 33, good.len() - 1] {
+            let mut bad = good.clone();
+            bad[at] ^= 0x40;
+            assert!(decode(&bad, &key, &mac, catalog.len(), params.clone()).is_none(), "byte {at} flipped");
+        }
+        for len in [0, 7, 32, 60, good.len() / 3, good.len() - 1] {
+            assert!(
+                decode(&good[..len], &key, &mac, catalog.len(), params.clone()).is_none(),
+                "cut to {len} bytes"
+            );
+        }
+        // A damaged file on disk: built again, and written whole again.
+        std::fs::write(&file, &good[..good.len() / 2]).unwrap();
+        assert!(!cached(&dir).build(&catalog).from_cache());
+        assert_eq!(std::fs::read(&file).unwrap(), good);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_unwritable_directory_only_means_no_cache() {
+        let dir = scratch("unwritable");
+        std::fs::write(&dir, "a file where the directory would be").unwrap();
+        let catalog = Catalog::embedded();
+        let index = cached(&dir.join("sub")).build(&catalog);
+        assert!(!index.from_cache());
+        assert!(!index.search(Request::new("weather forecast", 5)).hits.is_empty());
+        std::fs::remove_file(&dir).unwrap();
+    }
+
+    #[test]
+    fn an_edited_file_or_one_written_with_another_key_is_never_read() {
+        let dir = scratch("forged");
+        let catalog = Catalog::embedded();
+        let params = Bm25Params::lexical();
+        let key = key(&catalog, &params);
+        cached(&dir).build(&catalog);
+        let mac = mac_key(&dir.with_extension("key")).unwrap();
+        let good = std::fs::read(path(&dir, &key)).unwrap();
+        // Postings edited, and the file sealed again the only way someone without the key can.
+        let mut body = good[..good.len() - MAC_BYTES].to_vec();
+        let at = body.len() / 2;
+        body[at] ^= 1;
+        let other = [9u8; 32];
+        let mut forged = body.clone();
+        forged.extend_from_slice(&toolgate_catalog::secret::hmac_sha256(&other, &body));
+        assert!(decode(&forged, &key, &mac, catalog.len(), params.clone()).is_none());
+        std::fs::write(path(&dir, &key), &forged).unwrap();
+        assert!(!cached(&dir).build(&catalog).from_cache(), "the forged file was read");
+        // The key file is the owner's alone.
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(dir.with_extension("key")).unwrap().permissions().mode();
+            assert_eq!(mode & 0o077, 0, "the key file is readable by others: {mode:o}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_planted_link_is_never_followed() {
+        let dir = scratch("links");
+        std::fs::create_dir_all(&dir).unwrap();
+        let victim = dir.with_extension("victim");
+        std::fs::write(&victim, "the operator's file").unwrap();
+        // At a temporary name: the write fails, the link's target is untouched.
+        let planted = dir.join("planted.tmp");
+        std::os::unix::fs::symlink(&victim, &planted).unwrap();
+        assert!(toolgate_catalog::files::create_new(&planted, b"index bytes", 0o644).is_err());
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the operator's file");
+        // At the cache file's own name: the link itself is replaced, never its target.
+        let catalog = Catalog::embedded();
+        let file = path(&dir, &key(&catalog, &Bm25Params::lexical()));
+        std::os::unix::fs::symlink(&victim, &file).unwrap();
+        cached(&dir).build(&catalog);
+        assert_eq!(std::fs::read_to_string(&victim).unwrap(), "the operator's file");
+        assert!(!std::fs::symlink_metadata(&file).unwrap().file_type().is_symlink());
+        assert!(cached(&dir).build(&catalog).from_cache());
+        std::fs::remove_dir_all(&dir).unwrap();
+        std::fs::remove_file(&victim).unwrap();
+        let _ = std::fs::remove_file(dir.with_extension("key"));
+    }
+}

@@ -1,0 +1,683 @@
+//! The dense index (one int8 vector per tool, a flat cosine scan) and its fusion with a
+//! lexical ranking.
+//!
+//! A tool's vector is the weighted sum of its fields' embeddings, each L2-normalised first so
+//! that a long description does not drown a short name: the name split into words, the server,
+//! the description and the schema's property names. Token weights are the model's (SIF, from
+//! vocabulary rank), times an IDF over the catalog when [`DenseConfig::catalog_idf`] is set, so
+//! that words every tool shares (`get`, `the`, `data`) say little; then the catalog's mean tool
+//! vector is subtracted from tool and query vectors ([`DenseConfig::center`]). Vectors are
+//! stored as int8 with a scale per tool: 10,000 tools of 256 dimensions are 2.5 MB, scanned in
+//! well under the 200 µs a query may take.
+
+use rustc_hash::FxHashMap;
+use serde_json::Value;
+
+use super::kernel::{Kernel, dot};
+use super::{StaticModel, normalize};
+use toolgate_catalog::{Catalog, Tool, ToolId};
+
+/// How tools are embedded.
+#[derive(Debug, Clone, PartialEq)]
+pub struct DenseConfig {
+    /// Weight of the tool name's embedding (split on `_ - .` and camelCase).
+    pub name_weight: f32,
+    /// Weight of the server id's embedding.
+    pub server_weight: f32,
+    /// Weight of the description's embedding.
+    pub description_weight: f32,
+    /// Weight of the embedding of the input schema's property names.
+    pub schema_weight: f32,
+    /// Multiply token weights by `ln(1 + N / (1 + df))` over the catalog's tools.
+    pub catalog_idf: bool,
+    /// Use the model's own token weights (SIF from vocabulary rank); when false, every known
+    /// token weighs 1 (before the catalog IDF).
+    pub model_weights: bool,
+    /// Keep only the first `dims` dimensions (the model's are PCA components, most variance
+    /// first): fewer dimensions scan faster. `None` or more than the model has keeps them all.
+    pub dims: Option<usize>,
+    /// Subtract the catalog's mean tool vector from tool and query vectors (the direction every
+    /// tool shares says nothing about which tool; SIF's common-component removal). Only for
+    /// catalogs of at least [`CENTER_MIN_TOOLS`] tools, whose mean means something.
+    pub center: bool,
+}
+
+impl Default for DenseConfig {
+    fn default() -> DenseConfig {
+        DenseConfig {
+            name_weight: 1.0,
+            server_weight: 0.3,
+            description_weight: 1.0,
+            schema_weight: 0.3,
+            catalog_idf: true,
+            model_weights: true,
+            dims: None,
+            center: true,
+        }
+    }
+}
+
+/// One vector per tool of a catalog, for cosine search. Immutable, `Send + Sync`.
+#[derive(Debug, Clone)]
+pub struct DenseIndex {
+    model: StaticModel,
+    /// Dimensions kept.
+    dim: usize,
+    /// Per token id: the weight of the token in a pooled embedding.
+    token_weights: Vec<f32>,
+    /// `len × dim` quantised tool vectors, row-major.
+    rows: Vec<i8>,
+    /// Per tool: the factor that turns a row's int8 dot product back into a cosine.
+    scales: Vec<f32>,
+    /// The first [`COARSE_DIMS`] dimensions of every row again, contiguous and in the layout
+    /// `kernel`'s first pass reads, for the first pass over a large catalog; empty for a catalog
+    /// of at most [`EXACT_MAX_TOOLS`] tools.
+    coarse: Vec<i8>,
+    /// The build of the scan loops this CPU runs (chosen when the index is built).
+    kernel: Kernel,
+    /// The catalog's mean tool vector, subtracted from every vector when centring.
+    mean: Vec<f32>,
+}
+
+impl DenseIndex {
+    /// Embeds every tool of `catalog` with the default [`DenseConfig`].
+    pub fn build(catalog: &Catalog, model: &StaticModel) -> DenseIndex {
+        DenseIndex::build_with(catalog, model, &DenseConfig::default())
+    }
+
+    /// Embeds every tool of `catalog` as `config` says.
+    pub fn build_with(catalog: &Catalog, model: &StaticModel, config: &DenseConfig) -> DenseIndex {
+        // Each field of each tool is tokenized once, for the IDF and for the embedding.
+        let fields: Vec<[Vec<u32>; 4]> =
+            catalog.tools().iter().map(|t| fields_of(t).map(|text| model.tokenize(&text))).collect();
+        let mut token_weights: Vec<f32> = (0..model.vocab_len() as u32)
+            .map(|t| match (config.model_weights, model.weight(t)) {
+                (false, w) if w > 0.0 => 1.0,
+                (_, w) => w,
+            })
+            .collect();
+        if config.catalog_idf {
+            let mut df = vec![0u32; model.vocab_len()];
+            let mut seen: Vec<u32> = Vec::new();
+            for f in &fields {
+                seen.clear();
+                for ids in f {
+                    seen.extend(ids);
+                }
+                seen.sort_unstable();
+                seen.dedup();
+                for &t in &seen {
+                    df[t as usize] += 1;
+                }
+            }
+            let n = catalog.len() as f32;
+            for (w, &d) in token_weights.iter_mut().zip(&df) {
+                *w *= (1.0 + n / (1.0 + d as f32)).ln();
+            }
+        }
+        let dim = config.dims.map_or(model.dim(), |d| d.clamp(1, model.dim()));
+        let mut index = DenseIndex {
+            model: model.clone(),
+            dim,
+            token_weights,
+            rows: Vec::new(),
+            scales: Vec::new(),
+            coarse: Vec::new(),
+            kernel: Kernel::detect(),
+            mean: Vec::new(),
+        };
+        let field_weights =
+            [config.name_weight, config.server_weight, config.description_weight, config.schema_weight];
+        index.rows.reserve(catalog.len() * dim);
+        let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(fields.len());
+        for f in &fields {
+            let mut v = vec![0.0f32; dim];
+            for (ids, &w) in f.iter().zip(&field_weights) {
+                if w > 0.0 {
+                    let e = index.embed_tokens(ids);
+                    v.iter_mut().zip(&e).for_each(|(a, b)| *a += w * b);
+                }
+            }
+            normalize(&mut v);
+            vectors.push(v);
+        }
+        if config.center && vectors.len() >= CENTER_MIN_TOOLS {
+            let mut mean = vec![0.0f32; dim];
+            for v in &vectors {
+                mean.iter_mut().zip(v).for_each(|(m, x)| *m += x / vectors.len() as f32);
+            }
+            for v in &mut vectors {
+                v.iter_mut().zip(&mean).for_each(|(x, m)| *x -= m);
+                normalize(v);
+            }
+            index.mean = mean;
+        }
+        for v in &vectors {
+            let scale = quantize(v, &mut index.rows);
+            index.scales.push(scale);
+        }
+        if catalog.len() > EXACT_MAX_TOOLS && dim > COARSE_DIMS {
+            let firsts: Vec<i8> =
+                index.rows.chunks_exact(dim).flat_map(|r| &r[..COARSE_DIMS]).copied().collect();
+            index.kernel.lay_out(&firsts, COARSE_DIMS, &mut index.coarse);
+        }
+        index
+    }
+
+    /// The model the index embeds with.
+    pub fn model(&self) -> &StaticModel {
+        &self.model
+    }
+
+    /// The number of tools.
+    pub fn len(&self) -> usize {
+        self.scales.len()
+    }
+
+    /// True when the catalog had no tools.
+    pub fn is_empty(&self) -> bool {
+        self.scales.is_empty()
+    }
+
+    /// `text` embedded with this index's token weights and dimensions, L2-normalised (zeros if
+    /// nothing known).
+    pub fn embed(&self, text: &str) -> Vec<f32> {
+        self.embed_tokens(&self.model.tokenize(text))
+    }
+
+    /// The vector a query is compared with: embedded, centred like the tools; `None` when the
+    /// model knows no word of it.
+    fn query_vector(&self, query: &str) -> Option<Vec<f32>> {
+        let mut q = self.embed(query);
+        if q.iter().all(|&x| x == 0.0) {
+            return None;
+        }
+        if !self.mean.is_empty() {
+            q.iter_mut().zip(&self.mean).for_each(|(x, m)| *x -= m);
+            normalize(&mut q);
+        }
+        Some(q)
+    }
+
+    fn embed_tokens(&self, tokens: &[u32]) -> Vec<f32> {
+        let mut acc = vec![0.0; self.model.dim()];
+        for &t in tokens {
+            let w = self.token_weights[t as usize];
+            if w > 0.0 {
+                self.model.add_token(t, w, &mut acc);
+            }
+        }
+        acc.truncate(self.dim);
+        normalize(&mut acc);
+        acc
+    }
+
+    /// The `k` tools most similar to `query` by cosine, best first (ties by catalog order);
+    /// empty when the model knows no word of the query.
+    ///
+    /// Up to [`EXACT_MAX_TOOLS`] tools every vector is compared in full. Beyond, a first pass
+    /// compares only the first [`COARSE_DIMS`] dimensions (the strongest PCA components, a
+    /// quarter of the memory, stored contiguously) and keeps the best `max(4k, 400)`, which
+    /// are then compared in full: that keeps a 10,000-tool query inside its latency budget.
+    pub fn search(&self, query: &str, k: usize) -> Vec<(ToolId, f32)> {
+        let Some(q) = self.query_vector(query) else { return Vec::new() };
+        if k == 0 {
+            return Vec::new();
+        }
+        let mut qi = Vec::with_capacity(q.len());
+        let q_scale = quantize(&q, &mut qi);
+        let kernel = self.kernel;
+        let mut dots = Vec::with_capacity(self.len());
+        let ids: Vec<u32> = if self.coarse.is_empty() {
+            kernel.dots_all(&self.rows, &qi, &mut dots);
+            (0..self.len() as u32).collect()
+        } else {
+            kernel.first_pass(&self.coarse, &qi[..COARSE_DIMS], &mut dots);
+            dots.truncate(self.len());
+            let keep = (COARSE_KEEP_PER_HIT * k).max(COARSE_KEEP_MIN);
+            let mut ids = best_ids(&dots, &self.scales, keep);
+            ids.sort_unstable();
+            dots.clear();
+            kernel.dots_some(&self.rows, &qi, &ids, &mut dots);
+            ids
+        };
+        let mut scored: Vec<(ToolId, f32)> = ids
+            .iter()
+            .zip(&dots)
+            .map(|(&i, &d)| (ToolId(i), d as f32 * self.scales[i as usize] * q_scale))
+            .collect();
+        top(&mut scored, k);
+        scored
+    }
+
+    /// [`search`](DenseIndex::search) for a whole request: the cosines lifted by its clauses
+    /// ([`lift_by_clauses`](DenseIndex::lift_by_clauses)), as [`hybrid`](DenseIndex::hybrid)
+    /// fuses them.
+    pub fn search_request(&self, query: &str, k: usize) -> Vec<(ToolId, f32)> {
+        let mut hits = self.search(query, k);
+        self.lift_by_clauses(query, &mut hits);
+        hits
+    }
+
+    /// Moves each cosine of `hits` (tools and their cosines to the whole of `query`) by
+    /// `CLAUSE_WEIGHT` towards the tool's best cosine to one clause of `query`, when that is
+    /// higher, and sorts `hits` again. A pooled vector of a long task blurs its parts ("… the
+    /// Fear & Greed Index and recent news …"); a tool that fits one part well should not lose to
+    /// one that fits the blur. A request of one clause is left alone. Only the tools in `hits`
+    /// are compared, so this costs a few hundred dot products a clause.
+    pub fn lift_by_clauses(&self, query: &str, hits: &mut Vec<(ToolId, f32)>) {
+        if hits.is_empty() || clauses(query).nth(1).is_none() {
+            return;
+        }
+        let ids: Vec<u32> = hits.iter().map(|h| h.0.index() as u32).collect();
+        let mut best = vec![f32::NEG_INFINITY; hits.len()];
+        let (mut qi, mut dots) = (Vec::new(), Vec::new());
+        for clause in clauses(query) {
+            let Some(q) = self.query_vector(clause) else { continue };
+            qi.clear();
+            dots.clear();
+            let q_scale = quantize(&q, &mut qi);
+            self.kernel.dots_some(&self.rows, &qi, &ids, &mut dots);
+            for ((b, &i), &d) in best.iter_mut().zip(&ids).zip(&dots) {
+                *b = b.max(d as f32 * self.scales[i as usize] * q_scale);
+            }
+        }
+        for (h, b) in hits.iter_mut().zip(best) {
+            h.1 += CLAUSE_WEIGHT * (b - h.1).max(0.0);
+        }
+        let k = hits.len();
+        top(hits, k);
+    }
+
+    /// The cosine between `query` and tool `tool` (0 when the model knows no word of the
+    /// query), for `--explain`.
+    pub fn similarity(&self, query: &str, tool: ToolId) -> f32 {
+        let Some(q) = self.query_vector(query) else { return 0.0 };
+        let mut qi = Vec::with_capacity(q.len());
+        let q_scale = quantize(&q, &mut qi);
+        let i = tool.index();
+        dot(&self.rows[i * self.dim..(i + 1) * self.dim], &qi) as f32 * self.scales[i] * q_scale
+    }
+
+    /// Fuses `lexical` (a lexical ranker's hits, best first, with scores) with this index's
+    /// `depth` best tools for `query`, the dense side weighted by the model's
+    /// [coverage](StaticModel::coverage) of the query: a query the model cannot read (Chinese)
+    /// keeps its lexical ranking.
+    pub fn hybrid(
+        &self,
+        query: &str,
+        lexical: &[(ToolId, f32)],
+        fusion: Fusion,
+        depth: usize,
+    ) -> Vec<ToolId> {
+        let coverage = self.model.coverage(query);
+        let fusion = fusion.scaled(coverage);
+        if fusion.dense_weight() <= 0.0 {
+            return lexical.iter().map(|h| h.0).collect();
+        }
+        fuse(lexical, &self.search_request(query, depth), fusion)
+    }
+}
+
+/// How far a tool's cosine to a whole request moves towards its best cosine to one clause
+/// ([`DenseIndex::lift_by_clauses`]). On the development sets 0.3 to 0.7 rank alike.
+pub const CLAUSE_WEIGHT: f32 = 0.5;
+
+/// The clauses of a request: its pieces between `.`, `?`, `!`, `;`, `,` and line ends (and the
+/// full-width forms), those of two words or more.
+fn clauses(query: &str) -> impl Iterator<Item = &str> {
+    query
+        .split(['.', '?', '!', ';', ',', '\n', '。', '？', '！', '；', '，'])
+        .map(str::trim)
+        .filter(|c| c.split_whitespace().nth(1).is_some())
+}
+
+/// Catalogs up to this many tools are searched by comparing every vector in full.
+pub const EXACT_MAX_TOOLS: usize = 4096;
+
+/// The fewest tools whose mean vector [`DenseConfig::center`] subtracts.
+pub const CENTER_MIN_TOOLS: usize = 32;
+
+/// Dimensions compared in the first pass over a larger catalog.
+pub const COARSE_DIMS: usize = 64;
+
+/// The first pass keeps this many candidates per tool asked for...
+const COARSE_KEEP_PER_HIT: usize = 4;
+/// ...and at least this many.
+const COARSE_KEEP_MIN: usize = 400;
+
+/// Keeps the best `k` of `scored` (cosine descending, then catalog order), sorted.
+fn top(scored: &mut Vec<(ToolId, f32)>, k: usize) {
+    let cmp = |a: &(ToolId, f32), b: &(ToolId, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if k < scored.len() {
+        scored.select_nth_unstable_by(k - 1, cmp);
+        scored.truncate(k);
+    }
+    scored.sort_unstable_by(cmp);
+}
+
+/// The ids of the `keep` rows whose dot product times scale is highest (ties to the lower id),
+/// in no particular order; all of them if there are no more than `keep`.
+fn best_ids(dots: &[i32], scales: &[f32], keep: usize) -> Vec<u32> {
+    // One u64 per row that orders like (score, reverse id), so that the selection compares
+    // integers instead of calling a comparator.
+    let mut keys: Vec<u64> = dots
+        .iter()
+        .zip(scales)
+        .enumerate()
+        .map(|(i, (&d, &s))| u64::from(ordered(d as f32 * s)) << 32 | u64::from(!(i as u32)))
+        .collect();
+    if keep < keys.len() {
+        let cut = keys.len() - keep;
+        keys.select_nth_unstable(cut);
+        keys.drain(..cut);
+    }
+    keys.into_iter().map(|key| !(key as u32)).collect()
+}
+
+/// The bits of `x` as an integer that sorts like `x` under `total_cmp`.
+fn ordered(x: f32) -> u32 {
+    let b = x.to_bits();
+    if b >> 31 == 1 { !b } else { b | 1 << 31 }
+}
+
+/// How a lexical and a dense ranking are merged ([`Fusion::DEFAULT`] unless measured otherwise).
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[non_exhaustive]
+pub enum Fusion {
+    /// Reciprocal-rank fusion: `1 / (k + rank_lexical) + dense_weight / (k + rank_dense)`
+    /// (ranks from 1; a list a tool is missing from adds nothing).
+    Rrf {
+        /// The rank offset, 60 in the original paper.
+        k: f32,
+        /// The dense list's weight; the lexical list's is 1.
+        dense_weight: f32,
+    },
+    /// A mix of scores: `lexical / max lexical + dense_weight · (cos − min) / (max − min)`
+    /// over the tools each list returned.
+    Mix {
+        /// The dense side's weight; the lexical side's is 1.
+        dense_weight: f32,
+    },
+}
+
+impl Fusion {
+    /// The fusion chosen on the development sets (`examples/semantic.rs --sweep`): a score mix
+    /// with dense weight 0.3, in a flat optimum (0.2 to 0.5 score alike); every reciprocal-rank
+    /// fusion tried did worse, because the static model alone is much weaker than `bm25f` and
+    /// rank fusion lets its errors in at full strength.
+    pub const DEFAULT: Fusion = Fusion::Mix { dense_weight: 0.3 };
+
+    /// The dense side's weight.
+    pub fn dense_weight(self) -> f32 {
+        match self {
+            Fusion::Rrf { dense_weight, .. } | Fusion::Mix { dense_weight } => dense_weight,
+        }
+    }
+
+    /// The same fusion with the dense weight multiplied by `factor`.
+    pub fn scaled(self, factor: f32) -> Fusion {
+        match self {
+            Fusion::Rrf { k, dense_weight } => Fusion::Rrf { k, dense_weight: dense_weight * factor },
+            Fusion::Mix { dense_weight } => Fusion::Mix { dense_weight: dense_weight * factor },
+        }
+    }
+}
+
+/// Merges a lexical ranking (with scores, best first) and a dense one (cosines, best first)
+/// into one list of tools, best first. Lexical hits with an infinite score (exact names,
+/// `select:`) stay first in their order, so the exact-name guarantee survives fusion; ties go
+/// to the better lexical rank, then the better dense rank.
+pub fn fuse(lexical: &[(ToolId, f32)], dense: &[(ToolId, f32)], fusion: Fusion) -> Vec<ToolId> {
+    let sure: Vec<ToolId> = lexical.iter().filter(|h| h.1 == f32::INFINITY).map(|h| h.0).collect();
+    let lex_max = lexical.iter().map(|h| h.1).filter(|s| s.is_finite()).fold(0.0f32, f32::max);
+    let (d_min, d_max) =
+        dense.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), h| (lo.min(h.1), hi.max(h.1)));
+    // (tool, score, lexical rank, dense rank); ranks are usize::MAX when absent.
+    let mut merged: Vec<(ToolId, f32, usize, usize)> = Vec::with_capacity(lexical.len() + dense.len());
+    for (r, &(id, s)) in lexical.iter().filter(|h| h.1.is_finite()).enumerate() {
+        let part = match fusion {
+            Fusion::Rrf { k, .. } => 1.0 / (k + r as f32 + 1.0),
+            Fusion::Mix { .. } => {
+                if lex_max > 0.0 {
+                    s / lex_max
+                } else {
+                    0.0
+                }
+            }
+        };
+        merged.push((id, part, r, usize::MAX));
+    }
+    let at: FxHashMap<ToolId, usize> = merged.iter().enumerate().map(|(i, m)| (m.0, i)).collect();
+    for (r, &(id, s)) in dense.iter().enumerate() {
+        if sure.contains(&id) {
+            continue;
+        }
+        let part = match fusion {
+            Fusion::Rrf { k, dense_weight } => dense_weight / (k + r as f32 + 1.0),
+            Fusion::Mix { dense_weight } => {
+                let span = d_max - d_min;
+                dense_weight * if span > 0.0 { (s - d_min) / span } else { 1.0 }
+            }
+        };
+        match at.get(&id) {
+            Some(&i) => {
+                merged[i].1 += part;
+                merged[i].3 = r;
+            }
+            None => merged.push((id, part, usize::MAX, r)),
+        }
+    }
+    merged.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
+    sure.into_iter().chain(merged.into_iter().map(|m| m.0)).collect()
+}
+
+/// The texts of a tool's fields: name words, server words, description, property names.
+fn fields_of(tool: &Tool) -> [String; 4] {
+    let mut props = String::new();
+    property_names(&tool.schema().value_once(), &mut props, 0);
+    [split_identifier(tool.name()), split_identifier(tool.server()), tool.description().to_owned(), props]
+}
+
+/// Appends the property names of a JSON schema, nested ones too, split into words.
+fn property_names(schema: &Value, out: &mut String, depth: usize) {
+    if depth > 8 {
+        return;
+    }
+    if let Some(Value::Object(props)) = schema.get("properties") {
+        for (name, sub) in props {
+            out.push_str(&split_identifier(name));
+            out.push_str(". ");
+            property_names(sub, out, depth + 1);
+        }
+    }
+    if let Some(items) = schema.get("items") {
+        property_names(items, out, depth + 1);
+    }
+}
+
+/// `getWeatherForecast`, `get_weather-forecast` → `get Weather Forecast`, `get weather forecast`
+/// (acronyms kept whole, `/` a separator too).
+pub(crate) fn split_identifier(s: &str) -> String {
+    toolgate_catalog::naming::split_words(s, &['_', '-', '.', '/'], false)
+}
+
+/// Appends `v` quantised to int8 (symmetric, by its largest magnitude) to `out` and returns the
+/// scale that turns the int8 values back into `v`.
+fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
+    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    out.extend(v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+    scale
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::semantic::tests::toy;
+    use toolgate_catalog::ToolSpec;
+
+    fn catalog() -> Catalog {
+        Catalog::builder()
+            .tool(ToolSpec::mcp("weather", "get_forecast", "The weather forecast"))
+            .tool(ToolSpec::mcp("git", "git_log", "Show the commit history"))
+            .tool(ToolSpec::mcp("fs", "read_file", "Read a file"))
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn a_query_of_similar_meaning_ranks_the_obvious_tool_first() {
+        let cat = catalog();
+        let index = DenseIndex::build(&cat, &toy());
+        // No query word appears in the forecast tool's text: only the vectors relate them.
+        let hits = index.search("rain tomorrow", 3);
+        assert_eq!(cat.tool(hits[0].0).name(), "get_forecast");
+        assert!(hits[0].1 > hits[1].1 && hits[1].1 >= hits[2].1, "{hits:?}");
+        assert!(hits[0].1 <= 1.0 + 1e-2);
+        assert_eq!(cat.tool(index.search("commits", 1)[0].0).name(), "git_log");
+        assert!(index.search("天气 zzz", 3).is_empty());
+    }
+
+    #[test]
+    fn a_tool_that_fits_one_clause_well_moves_halfway_to_that_fit() {
+        let cat = catalog();
+        let index = DenseIndex::build(&cat, &toy());
+        let query = "rain tomorrow, then the git commit log and history of the read file";
+        let whole = index.search(query, 3);
+        let mut lifted = whole.clone();
+        index.lift_by_clauses(query, &mut lifted);
+        let clause_best = |id: ToolId| {
+            ["rain tomorrow", "then the git commit log and history of the read file"]
+                .iter()
+                .flat_map(|c| index.search(c, 3))
+                .filter(|h| h.0 == id)
+                .map(|h| h.1)
+                .fold(f32::NEG_INFINITY, f32::max)
+        };
+        for (id, before) in &whole {
+            let after = lifted.iter().find(|h| h.0 == *id).unwrap().1;
+            let want = before + CLAUSE_WEIGHT * (clause_best(*id) - before).max(0.0);
+            assert!((after - want).abs() < 1e-4, "{}: {after} against {want}", cat.tool(*id).name());
+        }
+        // The forecast fits the first clause far better than the blur of the whole.
+        let forecast =
+            |hits: &[(ToolId, f32)]| hits.iter().find(|h| cat.tool(h.0).name() == "get_forecast").unwrap().1;
+        assert!(forecast(&lifted) > forecast(&whole) + 0.1, "{whole:?} {lifted:?}");
+        assert!(lifted.windows(2).all(|w| w[0].1 >= w[1].1), "{lifted:?}");
+        // One clause (a second piece of one word does not count): nothing moves.
+        let mut one = index.search("rain tomorrow, please", 3);
+        let before = one.clone();
+        index.lift_by_clauses("rain tomorrow, please", &mut one);
+        assert_eq!(one, before);
+    }
+
+    #[test]
+    fn the_int8_scan_agrees_with_float_cosines() {
+        let cat = catalog();
+        let index = DenseIndex::build(&cat, &toy());
+        let q = index.embed("file history");
+        for (id, cos) in index.search("file history", 3) {
+            let i = id.index();
+            let row: Vec<f32> =
+                index.rows[i * 3..i * 3 + 3].iter().map(|&x| f32::from(x) * index.scales[i]).collect();
+            let exact: f32 = row.iter().zip(&q).map(|(a, b)| a * b).sum();
+            assert!((exact - cos).abs() < 0.02, "{exact} vs {cos}");
+        }
+        assert_eq!(dot(&[1; 35], &[-2; 35]), -70);
+    }
+
+    #[test]
+    fn the_first_pass_keeps_the_best_rows_ties_to_the_lower_id() {
+        let xs = [-3.5f32, -0.0, 0.0, 1e-30, 2.0, f32::MIN, f32::MAX, -1e-30];
+        for a in xs {
+            for b in xs {
+                assert_eq!(ordered(a).cmp(&ordered(b)), a.total_cmp(&b), "{a} {b}");
+            }
+        }
+        let dots = [5, -7, 5, 9, 0, 5];
+        let scales = [1.0, 1.0, 1.0, 0.5, 1.0, 1.0];
+        for (keep, want) in [(2, &[0, 2][..]), (4, &[0, 2, 3, 5])] {
+            let mut best = best_ids(&dots, &scales, keep);
+            best.sort_unstable();
+            assert_eq!(best, want, "keep {keep}");
+        }
+        assert_eq!(best_ids(&dots, &scales, 10).len(), 6);
+    }
+
+    #[test]
+    fn the_two_pass_scan_of_a_large_catalog_finds_what_the_full_scan_finds() {
+        // A 96-dimension model of 200 words with pseudo-random vectors, 5,000 tools of 3 words.
+        let mut x: u64 = 7;
+        let mut next = move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as i64
+        };
+        let words: Vec<String> = (0..200).map(|i| format!("w{i}")).collect();
+        let mut tokens = vec!["[UNK]"];
+        tokens.extend(words.iter().map(String::as_str));
+        let vectors: Vec<Vec<i8>> =
+            (0..tokens.len()).map(|_| (0..96).map(|_| (next() % 255 - 127) as i8).collect()).collect();
+        let model =
+            StaticModel::from_bytes("random", &crate::semantic::tests::model_bytes(&tokens, &vectors))
+                .unwrap();
+        let mut builder = Catalog::builder();
+        for i in 0..5000 {
+            let text: Vec<&str> = (0..3).map(|_| words[next() as usize % 200].as_str()).collect();
+            builder = builder.tool(ToolSpec::mcp("s", &format!("t{i}"), &text.join(" ")));
+        }
+        let cat = builder.build().unwrap();
+        assert!(cat.len() > EXACT_MAX_TOOLS);
+        let index = DenseIndex::build(&cat, &model);
+        assert!(!index.mean.is_empty() && !index.coarse.is_empty());
+        let mut agree = 0;
+        for q in ["w1 w2", "w17", "w50 w51 w52", "w199 w3"] {
+            let fast: Vec<ToolId> = index.search(q, 10).iter().map(|h| h.0).collect();
+            let mut exact: Vec<(ToolId, f32)> = Vec::new();
+            let e = index.query_vector(q).unwrap();
+            let (mut qi, dim) = (Vec::new(), index.dim);
+            let s = quantize(&e, &mut qi);
+            for i in 0..cat.len() {
+                exact.push((
+                    ToolId(i as u32),
+                    dot(&index.rows[i * dim..(i + 1) * dim], &qi) as f32 * index.scales[i] * s,
+                ));
+            }
+            top(&mut exact, 10);
+            assert_eq!(fast[0], exact[0].0, "{q}");
+            agree += fast.iter().filter(|id| exact.iter().any(|h| h.0 == **id)).count();
+        }
+        assert!(agree >= 38, "{agree} of 40");
+    }
+
+    #[test]
+    fn fusion_keeps_exact_names_first_and_rewards_agreement() {
+        let (a, b, c, d) = (ToolId(0), ToolId(1), ToolId(2), ToolId(3));
+        let lexical = [(d, f32::INFINITY), (a, 9.0), (b, 5.0)];
+        let dense = [(c, 0.9), (b, 0.8), (d, 0.7)];
+        let rrf = fuse(&lexical, &dense, Fusion::Rrf { k: 60.0, dense_weight: 1.0 });
+        // b is in both lists and overtakes a; d stays first and is not repeated.
+        assert_eq!(rrf, vec![d, b, a, c]);
+        let mix = fuse(&lexical, &dense, Fusion::Mix { dense_weight: 0.5 });
+        // a: 1.0; b: 5/9 + 0.5·0.5 ≈ 0.81; c: 0.5.
+        assert_eq!(mix, vec![d, a, b, c]);
+        assert_eq!(fuse(&lexical, &[], Fusion::Mix { dense_weight: 1.0 }), vec![d, a, b]);
+    }
+
+    #[test]
+    fn a_query_the_model_cannot_read_keeps_the_lexical_ranking() {
+        let cat = catalog();
+        let index = DenseIndex::build(&cat, &toy());
+        let lexical = [(ToolId(2), 3.0)];
+        let fusion = Fusion::Rrf { k: 60.0, dense_weight: 2.0 };
+        assert_eq!(index.hybrid("读取 文件", &lexical, fusion, 10), vec![ToolId(2)]);
+        assert_eq!(index.hybrid("commit history", &lexical, fusion, 1), vec![ToolId(1), ToolId(2)]);
+    }
+
+    #[test]
+    fn identifiers_split_into_words() {
+        assert_eq!(split_identifier("getWeatherForecast"), "get Weather Forecast");
+        assert_eq!(split_identifier("git_log-v2.x"), "git log v2 x");
+        assert_eq!(split_identifier("PDF"), "PDF");
+    }
+}

@@ -1,0 +1,242 @@
+//! The default ranking reads what a request asks for, not how it is laid out. Every request of
+//! every development set (`bench/`) is changed in ways that leave what it asks for as it was
+//! (`tests/data/perturbations.json`: a closing paragraph of thanks or generic instructions, a
+//! greeting, a deadline, a time frame, an answer format, a signature, quotes, bullets, lines
+//! joined or split, capitals), and:
+//!
+//! - the default strategy's nDCG@10 on each set and part under each change stays within 0.02 of
+//!   its figure on the requests as written;
+//! - a change that adds words never brings into the top 5 a tool the request as written does
+//!   not match at all: a tool found by an incidental word alone does not displace the subject.
+//! - under every change, as on the requests as written, the default stays at or above plain
+//!   `bm25f` on each set and part.
+//!
+//! Not every change meets that yet. The data file's `open` lists, for each change that adds
+//! words, the set parts it still moves by more than 0.02 and the figure measured there, and
+//! `incidental_open` how many (request, tool) pairs a change still lets in; those may not get
+//! worse (0.005 of nDCG@10 is noise), and everything not listed must meet the bar. A change
+//! of layout alone (quotes, bullets, lines joined or split, capitals) has no entry: a rule
+//! keyed on lines or paragraphs fails here at once (the latest-paragraph rule moved
+//! acebench-en's `tune` part by 0.024 when its lines were joined).
+//!
+//! The table of figures is printed (`cargo test -p toolgate-search --test metamorphic -- --nocapture`).
+
+#![allow(clippy::print_stdout)]
+
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+use toolgate_catalog::{Catalog, ToolId};
+use toolgate_search::Request;
+use toolgate_search::eval::{Part, Query, Ranker, evaluate_ranker, load_queries};
+use toolgate_search::{Index, Strategy};
+
+const SETS: [&str; 5] = ["acebench-en", "acebench-zh", "livemcp-zh", "livemcpbench", "metatool"];
+
+/// The most nDCG@10 a change may move a set's part.
+const TOLERANCE: f64 = 0.02;
+
+fn bench() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench")
+}
+
+/// One change of the data file.
+struct Perturbation {
+    name: String,
+    form: String,
+    en: String,
+    zh: String,
+}
+
+fn data() -> Value {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/perturbations.json");
+    serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap()
+}
+
+fn perturbations() -> Vec<Perturbation> {
+    let doc = data();
+    let text = |p: &Value, k: &str| p[k].as_str().unwrap_or_default().to_owned();
+    doc["perturbations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| Perturbation {
+            name: text(p, "name"),
+            form: text(p, "form"),
+            en: text(p, "en"),
+            zh: text(p, "zh"),
+        })
+        .collect()
+}
+
+/// The sentences of `text`, their closing punctuation kept.
+fn sentences(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut current = String::new();
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\n' {
+            out.push(std::mem::take(&mut current));
+            continue;
+        }
+        current.push(c);
+        let ends = matches!(c, '。' | '？' | '！')
+            || (matches!(c, '.' | '?' | '!') && chars.peek().is_none_or(|n| n.is_whitespace()));
+        if ends {
+            out.push(std::mem::take(&mut current));
+        }
+    }
+    out.push(current);
+    out.into_iter().map(|s| s.trim().to_owned()).filter(|s| !s.is_empty()).collect()
+}
+
+/// `query` changed by `p` (its words in the query's language).
+fn perturb(p: &Perturbation, query: &str, lang: &str) -> String {
+    let zh = lang != "en";
+    let words = if zh { &p.zh } else { &p.en };
+    match p.form.as_str() {
+        "paragraph_after" => format!("{query}\n\n{words}"),
+        "paragraph_before" => format!("{words}\n\n{query}"),
+        "sentence_after" if zh => format!("{query}{words}"),
+        "sentence_after" => format!("{query} {words}"),
+        "quoted" if zh => format!("“{query}”"),
+        "quoted" => format!("\"{query}\""),
+        "bullets" => sentences(query).iter().map(|s| format!("- {s}")).collect::<Vec<_>>().join("\n"),
+        "lines_joined" => query.lines().map(str::trim).collect::<Vec<_>>().join(" "),
+        "sentence_per_line" => sentences(query).join("\n"),
+        "upper_case" => query.to_uppercase(),
+        other => panic!("perturbation `{}` has an unknown form `{other}`", p.name),
+    }
+}
+
+/// Whether the form adds words to the request.
+fn adds_words(p: &Perturbation) -> bool {
+    matches!(p.form.as_str(), "paragraph_after" | "paragraph_before" | "sentence_after")
+}
+
+fn ndcg(index: &Index, catalog: &Catalog, queries: &[Query]) -> f64 {
+    let mut rank = |q: &str| index.search(Request::new(q, usize::MAX));
+    let mut time = |_: &str| {};
+    let ranker = Ranker {
+        label: "default",
+        strategy: Strategy::DEFAULT,
+        build_ms: 0.0,
+        rank: &mut rank,
+        time: &mut time,
+    };
+    evaluate_ranker(catalog, queries, &[5], ranker, &mut || {}).all.ndcg10
+}
+
+/// What `open` of the data file records for change `name` on `set`: the figures of its tune
+/// and check parts under the change.
+fn recorded(doc: &Value, name: &str, set: &str) -> Option<[f64; 2]> {
+    let pair = doc["open"][name][set].as_array()?;
+    Some([pair[0].as_f64()?, pair[1].as_f64()?])
+}
+
+#[test]
+fn the_ranking_does_not_move_with_the_layout_of_a_request() {
+    let doc = data();
+    let perturbations = perturbations();
+    assert!(perturbations.len() >= 10, "the data file holds the changes");
+    let mut moved = Vec::new();
+    let mut behind = Vec::new();
+    let mut incidental = Vec::new();
+    println!("nDCG@10 of the default strategy, tune / check, as written and under each change:");
+    for set in SETS {
+        let catalog = Catalog::from_path(&bench().join(set).join("catalog.jsonl")).unwrap();
+        let path = bench().join(set).join("queries.jsonl");
+        let queries = load_queries(set, &std::fs::read_to_string(&path).unwrap(), &catalog).unwrap();
+        let index = Index::builder().strategy(Strategy::DEFAULT).build(&catalog);
+        // The peer the default must stay ahead of, under every change as on the requests as
+        // written: the same BM25F without the reading of the request.
+        let plain = Index::builder().strategy(Strategy::Bm25f).build(&catalog);
+        let (tune, check): (Vec<Query>, Vec<Query>) =
+            queries.iter().cloned().partition(|q| Part::of(&q.id) == Part::Tune);
+        let base = [ndcg(&index, &catalog, &tune), ndcg(&index, &catalog, &check)];
+        println!("{set:<13} {:>22} {:.3} / {:.3}", "as written", base[0], base[1]);
+        for p in &perturbations {
+            let changed = |part: &[Query]| -> Vec<Query> {
+                part.iter().map(|q| Query { query: perturb(p, &q.query, &q.lang), ..q.clone() }).collect()
+            };
+            let (tune, check) = (changed(&tune), changed(&check));
+            let figures = [ndcg(&index, &catalog, &tune), ndcg(&index, &catalog, &check)];
+            let peer = [ndcg(&plain, &catalog, &tune), ndcg(&plain, &catalog, &check)];
+            for ((part, f), p_) in ["tune", "check"].iter().zip(&figures).zip(&peer) {
+                if f < p_ {
+                    behind.push(format!("{set} {part} under `{}`: {f:.3}, bm25f {p_:.3}", p.name));
+                }
+            }
+            let mark =
+                if figures.iter().zip(&base).any(|(f, b)| (f - b).abs() > TOLERANCE) { "  <-" } else { "" };
+            println!(
+                "{set:<13} {:>22} {:.3} / {:.3}{mark}  (bm25f {:.3} / {:.3})",
+                p.name, figures[0], figures[1], peer[0], peer[1]
+            );
+            let open = recorded(&doc, &p.name, set);
+            for (i, (part, (f, b))) in ["tune", "check"].iter().zip(figures.iter().zip(&base)).enumerate() {
+                match open {
+                    // A known gap may not widen.
+                    Some(was) if *f < was[i] - 0.005 => {
+                        moved.push(format!(
+                            "{set} {part} under `{}`: {f:.3}, below the {:.3} recorded",
+                            p.name, was[i]
+                        ));
+                    }
+                    Some(_) => {}
+                    None if (f - b).abs() > TOLERANCE => {
+                        moved.push(format!("{set} {part} under `{}`: {b:.3} -> {f:.3}", p.name));
+                    }
+                    None => {}
+                }
+            }
+            if !adds_words(p) {
+                assert!(open.is_none(), "`{}` changes layout only; it has no known gap", p.name);
+                continue;
+            }
+            for q in &queries {
+                let matched: Vec<ToolId> =
+                    index.search(Request::new(&q.query, usize::MAX)).hits.iter().map(|h| h.tool).collect();
+                let changed = perturb(p, &q.query, &q.lang);
+                for hit in index.search(Request::new(&changed, 5)).hits {
+                    if !matched.contains(&hit.tool) {
+                        let name = catalog.tool(hit.tool).qualified_name().to_owned();
+                        incidental.push(format!("{set} {} under `{}`: {name}", q.id, p.name));
+                    }
+                }
+            }
+        }
+    }
+    assert!(moved.is_empty(), "the ranking moved by more than {TOLERANCE}:\n{}", moved.join("\n"));
+    assert!(behind.is_empty(), "the default fell behind plain bm25f:\n{}", behind.join("\n"));
+    println!("(request, tool) pairs let into a top 5 by the added words alone:");
+    let mut over = Vec::new();
+    for p in perturbations.iter().filter(|p| adds_words(p)) {
+        let tag = format!(" under `{}`: ", p.name);
+        let found: Vec<&String> = incidental.iter().filter(|i| i.contains(&tag)).collect();
+        let allowed = doc["incidental_open"][&p.name].as_u64().unwrap_or(0) as usize;
+        println!("  {:<22} {} (recorded {allowed})", p.name, found.len());
+        if found.len() > allowed {
+            over.push(format!("`{}`: {} (recorded {allowed}), e.g. {}", p.name, found.len(), found[0]));
+        }
+    }
+    assert!(
+        over.is_empty(),
+        "tools found only by the added words entered a top 5 more often:\n{}",
+        over.join("\n")
+    );
+}
+
+#[test]
+fn the_changes_keep_every_word_of_the_request() {
+    let p = perturbations();
+    let request = "Find my notes. Then email them to Bob?\nThanks";
+    for change in &p {
+        let changed = perturb(change, request, "en");
+        for word in ["Find", "notes", "email", "Bob", "Thanks"] {
+            assert!(changed.to_lowercase().contains(&word.to_lowercase()), "{}: {changed}", change.name);
+        }
+    }
+    assert_eq!(sentences(request), ["Find my notes.", "Then email them to Bob?", "Thanks"]);
+    assert_eq!(sentences("请帮我查天气。然后发邮件"), ["请帮我查天气。", "然后发邮件"]);
+}
