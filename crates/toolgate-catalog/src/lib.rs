@@ -38,14 +38,58 @@ pub enum Origin {
     Builtin,
 }
 
-/// Index of a tool inside one [`Catalog`]; only meaningful for that catalog.
+/// A tool's position inside one [`Catalog`], marked with that catalog's [`Brand`].
+///
+/// An id is meaningful only for the catalog it came from: [`Catalog::tool`] refuses (panics on)
+/// an id of a catalog that lists other tools, instead of handing back whichever tool sits at
+/// that position. Two catalogs that list the same qualified names in the same order share a
+/// brand, so an id means the same tool in both (a snapshot rebuilt unchanged, a clone).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct ToolId(pub u32);
+pub struct ToolId {
+    pos: u32,
+    brand: Brand,
+}
 
 impl ToolId {
     /// The position of the tool in its catalog.
     pub fn index(self) -> usize {
-        self.0 as usize
+        self.pos as usize
+    }
+
+    /// The position as the `u32` a ranker's arrays are indexed by.
+    pub fn pos(self) -> u32 {
+        self.pos
+    }
+
+    /// The brand of the catalog the id belongs to.
+    pub fn brand(self) -> Brand {
+        self.brand
+    }
+}
+
+/// What ties a [`ToolId`] to its catalog: a fingerprint of the catalog's qualified names in
+/// order (FNV-1a, 32 bits). A ranker built over a catalog keeps its brand and makes the ids of
+/// its hits with [`Brand::id`], so that they are checked wherever they are read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct Brand(u32);
+
+impl Brand {
+    /// The id of the tool at `pos` of a catalog with this brand. The position is checked when
+    /// the id is read ([`Catalog::tool`]).
+    pub fn id(self, pos: u32) -> ToolId {
+        ToolId { pos, brand: self }
+    }
+
+    /// The brand of a catalog listing `names` in this order.
+    fn of<'a>(names: impl Iterator<Item = &'a str>) -> Brand {
+        let mut h: u32 = 0x811c_9dc5;
+        for name in names {
+            for &b in name.as_bytes().iter().chain(&[0xff]) {
+                h ^= u32::from(b);
+                h = h.wrapping_mul(0x0100_0193);
+            }
+        }
+        Brand(h)
     }
 }
 
@@ -258,6 +302,7 @@ impl Tool {
 pub struct Catalog {
     tools: Arc<[Tool]>,
     by_name: Arc<HashMap<String, ToolId>>,
+    brand: Brand,
 }
 
 impl Catalog {
@@ -306,14 +351,36 @@ impl Catalog {
     /// The tool with this id.
     ///
     /// # Panics
-    /// When the id comes from another catalog and is out of range.
+    /// When the id comes from a catalog that lists other tools (another [`Brand`]), or is out
+    /// of range: reading it here would name whichever tool sits at its position.
     pub fn tool(&self, id: ToolId) -> &Tool {
+        assert!(
+            id.brand == self.brand,
+            "a tool id of another catalog (position {}) was read in a catalog of {} tools",
+            id.pos,
+            self.tools.len()
+        );
         &self.tools[id.index()]
+    }
+
+    /// The id of the tool at `pos`.
+    ///
+    /// # Panics
+    /// When `pos` is out of range.
+    pub fn id(&self, pos: usize) -> ToolId {
+        assert!(pos < self.tools.len(), "position {pos} in a catalog of {} tools", self.tools.len());
+        self.brand.id(pos as u32)
+    }
+
+    /// What ties this catalog's ids to it.
+    pub fn brand(&self) -> Brand {
+        self.brand
     }
 
     /// Ids of all tools in catalog order.
     pub fn ids(&self) -> impl Iterator<Item = ToolId> + '_ {
-        (0..self.tools.len() as u32).map(ToolId)
+        let brand = self.brand;
+        (0..self.tools.len() as u32).map(move |pos| brand.id(pos))
     }
 
     /// Looks a tool up by its qualified name (exactly).
@@ -356,9 +423,10 @@ impl Catalog {
     }
 
     fn index_tools(tools: Vec<Tool>) -> Catalog {
+        let brand = Brand::of(tools.iter().map(|t| t.qualified.as_str()));
         let by_name =
-            tools.iter().enumerate().map(|(i, t)| (t.qualified.clone(), ToolId(i as u32))).collect();
-        Catalog { tools: tools.into(), by_name: Arc::new(by_name) }
+            tools.iter().enumerate().map(|(i, t)| (t.qualified.clone(), brand.id(i as u32))).collect();
+        Catalog { tools: tools.into(), by_name: Arc::new(by_name), brand }
     }
 }
 
@@ -561,10 +629,49 @@ mod tests {
     #[test]
     fn resolve_accepts_mcp_prefix_and_case() {
         let cat = Catalog::builder().tool(ToolSpec::mcp("git", "git_log", "")).build().unwrap();
-        assert_eq!(cat.resolve("git__git_log"), Some(ToolId(0)));
-        assert_eq!(cat.resolve("mcp__git__git_log"), Some(ToolId(0)));
-        assert_eq!(cat.resolve("GIT__Git_Log"), Some(ToolId(0)));
+        assert_eq!(cat.resolve("git__git_log"), Some(cat.id(0)));
+        assert_eq!(cat.resolve("mcp__git__git_log"), Some(cat.id(0)));
+        assert_eq!(cat.resolve("GIT__Git_Log"), Some(cat.id(0)));
         assert_eq!(cat.resolve("git__git"), None);
+    }
+
+    fn three() -> Catalog {
+        Catalog::builder()
+            .tool(ToolSpec::mcp("git", "git_log", "History"))
+            .tool(ToolSpec::mcp("git", "git_push", "Push"))
+            .tool(ToolSpec::mcp("fs", "delete_file", "Delete"))
+            .build()
+            .unwrap()
+    }
+
+    #[test]
+    fn an_id_is_read_only_in_a_catalog_of_the_same_tools() {
+        let whole = three();
+        let visible = whole.filter(|t| t.server() == "git");
+        // The filtered catalog lists other tools: its ids are not the whole catalog's.
+        assert_ne!(visible.brand(), whole.brand());
+        assert_ne!(visible.get("git__git_log"), whole.get("git__git_log"));
+        // The same names in the same order (rebuilt, cloned, filtered keeping all) share a brand.
+        assert_eq!(three().brand(), whole.brand());
+        assert_eq!(whole.filter(|_| true).get("fs__delete_file"), whole.get("fs__delete_file"));
+        // An order of its own is another catalog.
+        let reversed = Catalog::builder()
+            .tool(ToolSpec::mcp("git", "git_push", "Push"))
+            .tool(ToolSpec::mcp("git", "git_log", "History"))
+            .build()
+            .unwrap();
+        assert_ne!(reversed.brand(), visible.brand());
+    }
+
+    #[test]
+    #[should_panic(expected = "a tool id of another catalog")]
+    fn a_catalog_refuses_the_id_of_another() {
+        let whole = three();
+        let visible = whole.filter(|t| t.server() == "git");
+        // Position 2 of the whole catalog is fs__delete_file; the visible one has no such id.
+        let delete = whole.get("fs__delete_file").unwrap();
+        let _ = visible.filter(|_| true).tool(whole.id(1));
+        let _ = visible.tool(delete);
     }
 
     #[test]

@@ -22,7 +22,7 @@ use rustc_hash::FxHashMap;
 use super::Hit;
 use super::text::Analyzer;
 use super::vocab::{Vocabulary, vocabulary};
-use toolgate_catalog::{Catalog, Tool, ToolId};
+use toolgate_catalog::{Brand, Catalog, Tool};
 
 /// The fields of a tool that BM25F scores separately.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -488,6 +488,7 @@ impl Bm25Index {
     pub(crate) fn score_groups(
         &self,
         groups: &[Vec<Alternative>],
+        brand: Brand,
         keep: impl Fn(u32) -> bool,
         hits: &mut Vec<Hit>,
     ) {
@@ -536,7 +537,7 @@ impl Bm25Index {
             for &d in touched.as_slice() {
                 let s = std::mem::take(&mut acc[d as usize]);
                 if s > 0.0 && keep(d) {
-                    hits.push(Hit { tool: ToolId(d), score: s });
+                    hits.push(Hit { tool: brand.id(d), score: s });
                 }
             }
         })
@@ -596,7 +597,7 @@ fn lengths(fields: &[Vec<String>; 5]) -> [u32; 5] {
 pub(crate) fn brute_force(
     catalog: &Catalog,
     params: &Bm25Params,
-    tool: ToolId,
+    tool: toolgate_catalog::ToolId,
     query_terms: &[String],
 ) -> f32 {
     let all: Vec<[Vec<String>; 5]> =
@@ -678,7 +679,7 @@ mod tests {
         let (docs, scores) = index.postings(term);
         assert_eq!(docs.len(), 2);
         for (&d, &s) in docs.iter().zip(scores) {
-            let want = brute_force(&catalog, &params, ToolId(d), &["zebra".to_owned()]);
+            let want = brute_force(&catalog, &params, catalog.id(d as usize), &["zebra".to_owned()]);
             assert!((s - want).abs() < 1e-5, "{s} vs {want}");
         }
     }

@@ -331,7 +331,10 @@ impl IndexBuilder {
         }
         let mut order: Vec<u32> = (0..catalog.len() as u32).collect();
         order.sort_by(|&a, &b| {
-            catalog.tool(ToolId(a)).qualified_name().cmp(catalog.tool(ToolId(b)).qualified_name())
+            catalog
+                .tool(catalog.id(a as usize))
+                .qualified_name()
+                .cmp(catalog.tool(catalog.id(b as usize)).qualified_name())
         });
         let mut name_rank = vec![0; catalog.len()];
         for (rank, &i) in order.iter().enumerate() {
@@ -341,7 +344,7 @@ impl IndexBuilder {
         names.reserve(catalog.len() * 2);
         let mut qualified: Vec<(String, ToolId)> = Vec::with_capacity(catalog.len());
         for &i in &order {
-            let id = ToolId(i);
+            let id = catalog.id(i as usize);
             let t = catalog.tool(id);
             qualified.push((t.qualified_name().to_ascii_lowercase(), id));
             let bare = t.name().to_lowercase();
@@ -528,7 +531,10 @@ impl Index {
             Engine::Codex(c) => {
                 // The crate has no required terms: its query is the words, `+` dropped.
                 let hits = c.search(&words.join(" "), limit.saturating_add(named.len()));
-                let hits = hits.into_iter().map(|(d, score)| Hit { tool: ToolId(d), score }).collect();
+                let hits = hits
+                    .into_iter()
+                    .map(|(d, score)| Hit { tool: self.catalog.brand().id(d), score })
+                    .collect();
                 (hits, Vec::new())
             }
             #[cfg(feature = "semantic")]
@@ -614,7 +620,7 @@ impl Index {
                 }
                 first
             });
-            let doc = hits[i].tool.0;
+            let doc = hits[i].tool.pos();
             terms.iter().enumerate().filter(|&(_, &t)| b.contains(t, doc)).fold(0, |m, (i, _)| m | 1 << i)
         };
         relevant(hits, floor, cut, &mut matched)
@@ -637,7 +643,7 @@ impl Index {
             }
             let s = k.score(doc, &terms);
             if s > 0 {
-                hits.push(Hit { tool: ToolId(doc as u32), score: s as f32 });
+                hits.push(Hit { tool: self.catalog.brand().id(doc as u32), score: s as f32 });
             }
         }
         let unmatched = terms.iter().zip(&matched).filter(|(_, m)| !**m).map(|(t, _)| t.clone()).collect();
@@ -660,7 +666,12 @@ impl Index {
     fn rank_expanded(&self, b: &Bm25Index, expanded: &Expanded, required: &[&str]) -> Vec<Hit> {
         let Some(required_ids) = required_terms(b, required) else { return Vec::new() };
         let mut hits = Vec::new();
-        b.score_groups(&expanded.groups, |doc| has_required(b, &required_ids, doc), &mut hits);
+        b.score_groups(
+            &expanded.groups,
+            self.catalog.brand(),
+            |doc| has_required(b, &required_ids, doc),
+            &mut hits,
+        );
         hits
     }
 
@@ -690,7 +701,7 @@ impl Index {
         // Plain BM25 is one group of one alternative: every term added straight in.
         let group = [vec![Alternative { terms: ids, weight: 1.0 }]];
         let mut hits = Vec::new();
-        b.score_groups(&group, |doc| has_required(b, &required_ids, doc), &mut hits);
+        b.score_groups(&group, self.catalog.brand(), |doc| has_required(b, &required_ids, doc), &mut hits);
         (hits, unmatched)
     }
 }

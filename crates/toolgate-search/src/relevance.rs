@@ -87,7 +87,11 @@ mod tests {
     use super::*;
 
     fn hits(scores: &[f32]) -> Vec<Hit> {
-        scores.iter().enumerate().map(|(i, &score)| Hit { tool: ToolId(i as u32), score }).collect()
+        scores
+            .iter()
+            .enumerate()
+            .map(|(i, &score)| Hit { tool: toolgate_catalog::Brand::default().id(i as u32), score })
+            .collect()
     }
 
     #[test]

@@ -452,7 +452,7 @@ proptest! {
         let k = keyword::KeywordIndex::build(&catalog);
         let terms: Vec<String> = query.split_whitespace().map(str::to_owned).collect();
         let mut want: Vec<(u32, &str)> = (0..catalog.len())
-            .map(|d| (k.score(d, &terms), catalog.tool(ToolId(d as u32)).qualified_name()))
+            .map(|d| (k.score(d, &terms), catalog.tool(catalog.id(d)).qualified_name()))
             .filter(|(s, _)| *s > 0)
             .collect();
         want.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(b.1)));

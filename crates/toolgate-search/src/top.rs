@@ -53,7 +53,7 @@ mod tests {
     use proptest::prelude::{ProptestConfig, prop_assert_eq, proptest};
 
     use super::*;
-    use toolgate_catalog::{Catalog, ToolId};
+    use toolgate_catalog::Catalog;
 
     proptest! {
         #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
@@ -71,7 +71,7 @@ mod tests {
                 .enumerate()
                 // More hits than tools: a tool comes back with another score (or the same
                 // one, an identical hit), so both ways of choosing are exercised.
-                .map(|(i, &s)| Hit { tool: ToolId((i % 527) as u32), score: f32::from(s) / 2.0 })
+                .map(|(i, &s)| Hit { tool: index.catalog().id(i % 527), score: f32::from(s) / 2.0 })
                 .collect();
             let rank = |h: &Hit| index.name_rank[h.tool.index()];
             let mut sorted = hits.clone();

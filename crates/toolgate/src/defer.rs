@@ -10,7 +10,7 @@ use std::fmt;
 use std::str::FromStr;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use crate::catalog::{Catalog, Origin, TOOL_SEARCH, Tool, ToolId};
+use crate::catalog::{Brand, Catalog, Origin, TOOL_SEARCH, Tool, ToolId};
 use crate::tokens::TokenCounter;
 
 /// Whether deferral is used.
@@ -85,6 +85,8 @@ pub struct Deferral {
     deferred: Vec<bool>,
     deferred_tokens: Option<usize>,
     threshold_tokens: usize,
+    /// The catalog decided for: an id of another is refused.
+    brand: Brand,
 }
 
 impl Deferral {
@@ -105,7 +107,7 @@ impl Deferral {
                 (tokens >= threshold_tokens, Some(tokens))
             }
         };
-        Deferral { enabled, deferred, deferred_tokens, threshold_tokens }
+        Deferral { enabled, deferred, deferred_tokens, threshold_tokens, brand: catalog.brand() }
     }
 
     /// Whether tool search is used at all.
@@ -114,7 +116,11 @@ impl Deferral {
     }
 
     /// Whether `id` is deferred (false for every tool when deferral is off).
+    ///
+    /// # Panics
+    /// When `id` is of a catalog other than the one decided for.
     pub fn is_deferred(&self, id: ToolId) -> bool {
+        assert!(id.brand() == self.brand, "a tool id of another catalog was asked about its deferral");
         self.enabled && self.deferred[id.index()]
     }
 
@@ -185,7 +191,7 @@ mod tests {
         let roomy = DeferConfig { context_window: tokens * 20, ..DeferConfig::default() };
         assert!(!Deferral::decide(&cat, &roomy).enabled());
         let off = Deferral::decide(&cat, &DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() });
-        assert!(!off.is_deferred(ToolId(0)));
+        assert!(!off.is_deferred(cat.id(0)));
     }
 
     #[test]

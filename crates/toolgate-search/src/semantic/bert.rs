@@ -22,7 +22,7 @@ use candle_transformers::models::bert::{BertModel as Transformer, Config};
 
 use super::wordpiece::WordPiece;
 use super::{ModelError, ModelErrorKind};
-use toolgate_catalog::{Catalog, DefinitionHash, Tool, ToolId};
+use toolgate_catalog::{Brand, Catalog, DefinitionHash, Tool, ToolId};
 
 /// Most tokens of one text, `[CLS]` and `[SEP]` included (all-MiniLM-L6-v2 was trained on 256).
 const MAX_TOKENS: usize = 256;
@@ -265,7 +265,7 @@ impl BertModel {
         if let (Some(path), false) = (&self.cache, missing.is_empty()) {
             known.write_error = write_cache(path, &known.vectors).err().map(|e| e.to_string());
         }
-        Ok(BertIndex { dim, vectors })
+        Ok(BertIndex { dim, vectors, brand: catalog.brand() })
     }
 }
 
@@ -278,6 +278,8 @@ pub struct BertIndex {
     dim: usize,
     /// `n × dim` unit vectors, in catalog order.
     vectors: Vec<f32>,
+    /// The brand of that catalog, for the ids of the hits.
+    brand: Brand,
 }
 
 impl BertIndex {
@@ -307,7 +309,7 @@ impl BertIndex {
         self.vectors
             .chunks_exact(self.dim)
             .enumerate()
-            .map(|(i, v)| (ToolId(i as u32), dot(v, query)))
+            .map(|(i, v)| (self.brand.id(i as u32), dot(v, query)))
             .collect()
     }
 }
@@ -429,7 +431,7 @@ mod tests {
     fn the_top_k_is_the_head_of_the_whole_ranking() {
         let dim = 4;
         let vectors: Vec<f32> = (0..50 * dim).map(|i| ((i * 7919) % 101) as f32 / 101.0).collect();
-        let index = BertIndex { dim, vectors };
+        let index = BertIndex { dim, vectors, brand: Brand::default() };
         let query = [0.5, -0.5, 0.5, 0.5];
         let all = index.rank(&query);
         for k in [0, 1, 7, 50, 80] {

@@ -15,7 +15,7 @@ use serde_json::Value;
 
 use super::kernel::{Kernel, dot};
 use super::{StaticModel, normalize};
-use toolgate_catalog::{Catalog, Tool, ToolId};
+use toolgate_catalog::{Brand, Catalog, Tool, ToolId};
 
 /// How tools are embedded.
 #[derive(Debug, Clone, PartialEq)]
@@ -77,6 +77,8 @@ pub struct DenseIndex {
     kernel: Kernel,
     /// The catalog's mean tool vector, subtracted from every vector when centring.
     mean: Vec<f32>,
+    /// The brand of the catalog the rows are of, for the ids of the hits.
+    brand: Brand,
 }
 
 impl DenseIndex {
@@ -125,6 +127,7 @@ impl DenseIndex {
             coarse: Vec::new(),
             kernel: Kernel::detect(),
             mean: Vec::new(),
+            brand: catalog.brand(),
         };
         let field_weights =
             [config.name_weight, config.server_weight, config.description_weight, config.schema_weight];
@@ -244,7 +247,7 @@ impl DenseIndex {
         let mut scored: Vec<(ToolId, f32)> = ids
             .iter()
             .zip(&dots)
-            .map(|(&i, &d)| (ToolId(i), d as f32 * self.scales[i as usize] * q_scale))
+            .map(|(&i, &d)| (self.brand.id(i), d as f32 * self.scales[i as usize] * q_scale))
             .collect();
         top(&mut scored, k);
         scored
@@ -639,7 +642,7 @@ mod tests {
             let s = quantize(&e, &mut qi);
             for i in 0..cat.len() {
                 exact.push((
-                    ToolId(i as u32),
+                    cat.id(i),
                     dot(&index.rows[i * dim..(i + 1) * dim], &qi) as f32 * index.scales[i] * s,
                 ));
             }
@@ -652,7 +655,8 @@ mod tests {
 
     #[test]
     fn fusion_keeps_exact_names_first_and_rewards_agreement() {
-        let (a, b, c, d) = (ToolId(0), ToolId(1), ToolId(2), ToolId(3));
+        let id = |pos| toolgate_catalog::Brand::default().id(pos);
+        let (a, b, c, d) = (id(0), id(1), id(2), id(3));
         let lexical = [(d, f32::INFINITY), (a, 9.0), (b, 5.0)];
         let dense = [(c, 0.9), (b, 0.8), (d, 0.7)];
         let rrf = fuse(&lexical, &dense, Fusion::Rrf { k: 60.0, dense_weight: 1.0 });
@@ -668,10 +672,10 @@ mod tests {
     fn a_query_the_model_cannot_read_keeps_the_lexical_ranking() {
         let cat = catalog();
         let index = DenseIndex::build(&cat, &toy());
-        let lexical = [(ToolId(2), 3.0)];
+        let lexical = [(cat.id(2), 3.0)];
         let fusion = Fusion::Rrf { k: 60.0, dense_weight: 2.0 };
-        assert_eq!(index.hybrid("读取 文件", &lexical, fusion, 10), vec![ToolId(2)]);
-        assert_eq!(index.hybrid("commit history", &lexical, fusion, 1), vec![ToolId(1), ToolId(2)]);
+        assert_eq!(index.hybrid("读取 文件", &lexical, fusion, 10), vec![cat.id(2)]);
+        assert_eq!(index.hybrid("commit history", &lexical, fusion, 1), vec![cat.id(1), cat.id(2)]);
     }
 
     #[test]
