@@ -56,11 +56,6 @@ impl ToolId {
         self.pos as usize
     }
 
-    /// The position as the `u32` a ranker's arrays are indexed by.
-    pub fn pos(self) -> u32 {
-        self.pos
-    }
-
     /// The brand of the catalog the id belongs to.
     pub fn brand(self) -> Brand {
         self.brand

@@ -329,13 +329,9 @@ impl IndexBuilder {
                 _ => {}
             }
         }
+        let tools = catalog.tools();
         let mut order: Vec<u32> = (0..catalog.len() as u32).collect();
-        order.sort_by(|&a, &b| {
-            catalog
-                .tool(catalog.id(a as usize))
-                .qualified_name()
-                .cmp(catalog.tool(catalog.id(b as usize)).qualified_name())
-        });
+        order.sort_by(|&a, &b| tools[a as usize].qualified_name().cmp(tools[b as usize].qualified_name()));
         let mut name_rank = vec![0; catalog.len()];
         for (rank, &i) in order.iter().enumerate() {
             name_rank[i as usize] = rank as u32;
@@ -345,7 +341,7 @@ impl IndexBuilder {
         let mut qualified: Vec<(String, ToolId)> = Vec::with_capacity(catalog.len());
         for &i in &order {
             let id = catalog.id(i as usize);
-            let t = catalog.tool(id);
+            let t = &tools[i as usize];
             qualified.push((t.qualified_name().to_ascii_lowercase(), id));
             let bare = t.name().to_lowercase();
             let normalized = naming::normalize_tool(t.name());
@@ -620,7 +616,7 @@ impl Index {
                 }
                 first
             });
-            let doc = hits[i].tool.pos();
+            let doc = hits[i].tool.index() as u32;
             terms.iter().enumerate().filter(|&(_, &t)| b.contains(t, doc)).fold(0, |m, (i, _)| m | 1 << i)
         };
         relevant(hits, floor, cut, &mut matched)

@@ -8,10 +8,12 @@
 //! reads and the error when it cannot, [`ModelError`]), and shows why a tool ranked where it did
 //! ([`Explanation`], [`score_json`]). A [`Request`] is one query with its limit and turns.
 
-#[cfg(test)]
-pub(crate) use toolgate_search::LoadCut;
 pub use toolgate_search::{
     Explanation, Index, IndexBuilder, ModelError, Request, SearchConfig, Strategy, UnknownStrategy,
     score_json,
 };
 pub(crate) use toolgate_search::{Found, Hit, select_list};
+
+// The relevance cut, for the toolbox's tests only.
+#[cfg(test)]
+pub(crate) use toolgate_search::LoadCut;

@@ -323,13 +323,9 @@ fn each_crate_depends_only_on_the_layers_below_it() {
 fn files_naming(dir: &str, crate_path: &str) -> Vec<String> {
     let mut files = Vec::new();
     rust_files(&root().join(dir), &mut files);
-    let pattern = format!("{crate_path}::");
     files
         .iter()
-        .filter(|f| {
-            code_of(f).contains(&pattern)
-                || std::fs::read_to_string(f).unwrap().contains(&format!("use {crate_path}"))
-        })
+        .filter(|f| code_of(f).contains(crate_path))
         .map(|f| f.strip_prefix(root().join(dir)).unwrap().to_string_lossy().into_owned())
         .collect()
 }
