@@ -525,8 +525,12 @@ impl StderrTail {
 }
 
 /// Opens the connection: `server/discover` first, falling back to `initialize` (see
-/// [`lifecycle`]); a server that answers the probe with "no such version" among the ones it
-/// lists (a 2025-11-25 server of some SDKs) is connected to again with `initialize` alone.
+/// [`lifecycle`]). It connects again with `initialize` alone to a server that answers the probe
+/// with "no such version" among the ones it lists (a 2025-11-25 server of some SDKs), and to one
+/// that answered the probe only after rmcp stopped waiting for it (a 2025-11-25 server slower
+/// to start than rmcp's probe waits, as `npx -y` ones are on a busy machine): its refusal of
+/// the probe then arrives where the answer to `initialize` belongs, and every new probe would
+/// meet the same fate.
 async fn connect<H: Host>(
     handler: UpstreamClient<H>,
     spec: &Spec,
@@ -538,7 +542,7 @@ async fn connect<H: Host>(
             .map_err(Refused::into_reason);
     }
     match open(handler.clone(), spec, tail, lifecycle()).await {
-        Err(Refused::NoCommonVersion(why)) => {
+        Err(Refused::NoCommonVersion(why) | Refused::LateProbeAnswer(why)) => {
             tracing::info!(upstream = %spec.name, "{why}; connecting again with `initialize`");
             open(handler, spec, tail, ClientLifecycleMode::Initialize).await.map_err(Refused::into_reason)
         }
@@ -550,13 +554,16 @@ async fn connect<H: Host>(
 enum Refused {
     /// The server's `server/discover` offered no revision the probe asked for.
     NoCommonVersion(String),
+    /// The server answered the `server/discover` probe after it was given up, in place of the
+    /// answer to `initialize`.
+    LateProbeAnswer(String),
     Other(String),
 }
 
 impl Refused {
     fn into_reason(self) -> String {
         match self {
-            Refused::NoCommonVersion(why) | Refused::Other(why) => why,
+            Refused::NoCommonVersion(why) | Refused::LateProbeAnswer(why) | Refused::Other(why) => why,
         }
     }
 }
@@ -574,6 +581,9 @@ async fn open<H: Host>(
     tail: &StderrTail,
     lifecycle: ClientLifecycleMode,
 ) -> Result<Client<H>, Refused> {
+    // An error answering another request than `initialize` is the probe's, late, only when
+    // there was a probe.
+    let probed = matches!(lifecycle, ClientLifecycleMode::Auto { .. });
     match &spec.transport {
         Transport::Stdio { command, args, env, cwd } => {
             let mut cmd = tokio::process::Command::new(command);
@@ -591,6 +601,11 @@ async fn open<H: Host>(
             handler.serve_with_lifecycle(transport, lifecycle).await.map_err(|e| match e {
                 ClientInitializeError::NoCompatibleProtocolVersion { .. } => {
                     Refused::NoCommonVersion(e.to_string())
+                }
+                ClientInitializeError::UncorrelatedErrorResponse { .. } if probed => {
+                    Refused::LateProbeAnswer(format!(
+                        "the server answered the `server/discover` probe only after it was given up ({e})"
+                    ))
                 }
                 ClientInitializeError::ConflictInitResponseId(expected, got) => Refused::Other(format!(
                     "initialize failed: the server sent a response to request {got}, which was never \
@@ -620,6 +635,11 @@ async fn open<H: Host>(
             let refused = |e: ClientInitializeError| match e {
                 ClientInitializeError::NoCompatibleProtocolVersion { .. } => {
                     Refused::NoCommonVersion(format!("{url} answered `server/discover`: {e}"))
+                }
+                ClientInitializeError::UncorrelatedErrorResponse { .. } if probed => {
+                    Refused::LateProbeAnswer(format!(
+                        "{url} answered the `server/discover` probe only after it was given up ({e})"
+                    ))
                 }
                 e => Refused::Other(format!("initialize failed at {url}: {e}")),
             };

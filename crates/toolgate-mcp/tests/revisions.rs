@@ -134,6 +134,21 @@ impl Modern {
     }
 }
 
+/// A 2025-11-25 server slower to start than rmcp's `server/discover` probe waits (10 s) reads
+/// the probe late and refuses it where the answer to `initialize` belongs. The gateway
+/// connects to it again with `initialize` alone; it used to fail it (and, restarted, would
+/// have failed it the same way every time).
+#[tokio::test]
+async fn a_legacy_server_slower_to_start_than_the_probe_waits_is_connected_with_initialize() {
+    let gateway = gateway_on("2025-11-25", 10_500, Duration::from_secs(1));
+    let fix = |s: &Value| s["servers"][0].clone();
+    let ready = gateway.report().wait_until(Duration::from_secs(60), |s| fix(s)["state"] != "starting").await;
+    let status = gateway.status();
+    assert!(ready, "{status}");
+    assert_eq!(fix(&status)["state"], "ready", "{status}");
+    assert!(fix(&status)["tools"].as_u64().is_some_and(|n| n > 0), "{status}");
+}
+
 #[tokio::test]
 async fn discover_waits_for_a_starting_server_and_every_result_is_complete() {
     let gateway = gateway(1500, Duration::from_secs(20));
