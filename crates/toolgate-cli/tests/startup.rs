@@ -111,9 +111,9 @@ fn start_and_search(config: &Path, tools: usize) -> Vec<Value> {
     let found = message(&body);
     let matches = found["result"]["structuredContent"]["matches"].as_array().cloned().unwrap_or_default();
     assert!(!matches.is_empty(), "{found}");
-    // Read after the gateway said where it listens (lines before that were consumed by
-    // `serve`, looking for it).
+    // The catalog was read and indexed after the gateway said where it listens.
     let log = server.log();
-    assert!(log.contains("static catalogs read and indexed"), "{log}");
+    let listening = log.find("toolgate: listening on").expect("serve read it");
+    assert!(log[listening..].contains("static catalogs read and indexed"), "{log}");
     matches
 }

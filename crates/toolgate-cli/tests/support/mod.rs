@@ -178,6 +178,8 @@ pub struct Server {
     pub child: Child,
     pub addr: String,
     pub stderr: std_mpsc::Receiver<String>,
+    /// The lines read from `stderr` so far, those before the address included.
+    seen: std::sync::Mutex<Vec<String>>,
 }
 
 impl Drop for Server {
@@ -188,9 +190,11 @@ impl Drop for Server {
 }
 
 impl Server {
-    /// Every line the gateway wrote to stderr so far.
+    /// Every line the gateway wrote to stderr so far, from its first.
     pub fn log(&self) -> String {
-        self.stderr.try_iter().collect::<Vec<_>>().join("\n")
+        let mut seen = self.seen.lock().unwrap();
+        seen.extend(self.stderr.try_iter());
+        seen.join("\n")
     }
 }
 
@@ -213,14 +217,19 @@ pub fn serve(args: &[&str], envs: &[(&str, &str)]) -> Server {
         }
     });
     let start = Instant::now();
+    let mut seen = Vec::new();
     let addr = loop {
         let line = rx.recv_timeout(WAIT).expect("toolgate prints where it listens");
-        if let Some(rest) = line.strip_prefix("toolgate: listening on http://") {
-            break rest.strip_suffix("/mcp").unwrap().replace("0.0.0.0", "127.0.0.1");
+        let addr = line
+            .strip_prefix("toolgate: listening on http://")
+            .map(|rest| rest.strip_suffix("/mcp").unwrap().replace("0.0.0.0", "127.0.0.1"));
+        seen.push(line);
+        if let Some(addr) = addr {
+            break addr;
         }
         assert!(start.elapsed() < WAIT);
     };
-    Server { child, addr, stderr: rx }
+    Server { child, addr, stderr: rx, seen: std::sync::Mutex::new(seen) }
 }
 
 /// Writes one HTTP/1.1 request (`Connection: close`) and returns the connection, its reads
