@@ -186,7 +186,13 @@ fn claude_add(task: &Task, plain: bool) {
 /// `claude -p "read the notes file"` against the scripted model, with no `ENABLE_TOOL_SEARCH`
 /// set (Claude Code's own tool search is on by default); its answer.
 fn claude_ask(task: &Task, model: &Model) -> Value {
+    claude_ask_with(task, model, &[])
+}
+
+/// [`claude_ask`] with `envs` set as well.
+fn claude_ask_with(task: &Task, model: &Model, envs: &[(&str, &str)]) -> Value {
     let mut ask = cli(task, &bin("claude"));
+    ask.envs(envs.iter().copied());
     ask.args(["-p", "read the notes file", "--output-format", "json", "--allowedTools", "mcp__toolgate"])
         .env("ANTHROPIC_BASE_URL", &model.url)
         .env("ANTHROPIC_API_KEY", "sk-scripted")
@@ -266,8 +272,10 @@ fn claude_code_does_not_defer_tool_search_even_when_registered_without_the_snipp
     let task = Task::new("claude-plain");
     let model = Model::start(&task);
     // `claude mcp add` with no alwaysLoad, as a user who skipped the snippet, and toolgate on its
-    // embedded catalog, which is ready at once: Claude Code (which does not wait for MCP servers
-    // without alwaysLoad) has it connected by its first request.
+    // embedded catalog. Without alwaysLoad Claude Code sends its first request without waiting
+    // for MCP servers, so whether toolgate is in it is a race with the binary's start (lost
+    // when that took 3 s: tried); `MCP_CONNECTION_NONBLOCKING=0` makes this run wait, as
+    // alwaysLoad would, so that what is checked is how the tool is sent.
     let claude = bin("claude");
     let mut add = cli(&task, &claude);
     add.args([
@@ -282,7 +290,7 @@ fn claude_code_does_not_defer_tool_search_even_when_registered_without_the_snipp
         "--stdio",
     ]);
     run(&mut add, "claude mcp add");
-    claude_ask(&task, &model);
+    claude_ask_with(&task, &model, &[("MCP_CONNECTION_NONBLOCKING", "0")]);
     let turns = claude_turns(&task);
     let first = turns.first().unwrap_or_else(|| panic!("toolgate's tool_search is not in any request's tools: deferred behind Claude Code's own tool search?"));
     // Claude Code's own tool search defers every MCP tool unless the tool is marked: toolgate's
@@ -405,6 +413,10 @@ fn claude_code_over_http_runs_the_task_with_what_its_model_reads() {
     let model = Model::start(&task);
     let config = task.config.display().to_string();
     let gateway = support::serve(&["--http", "127.0.0.1:0", "--config", &config], &[]);
+    // An HTTP gateway runs before its clients come, as an operator starts it: its upstreams
+    // are up when Claude Code connects. (Until they are, `server/discover` answers within the
+    // 5 s Claude Code gives it, announcing what is ready: `tests/revisions.rs` in the gateway.)
+    gateway.until_ready(&[]);
     let url = format!("http://{}/mcp", gateway.addr);
     let claude = bin("claude");
     let entry = serde_json::json!({"type": "http", "url": url, "alwaysLoad": true});
@@ -425,7 +437,12 @@ fn claude_code_over_http_runs_the_task_with_what_its_model_reads() {
         .map(str::to_owned)
         .collect();
     offered.sort();
-    assert_eq!(offered, ["mcp__toolgate__call_tool", "mcp__toolgate__tool_search"], "the bridge");
+    assert_eq!(
+        offered,
+        ["mcp__toolgate__call_tool", "mcp__toolgate__tool_search"],
+        "the bridge\n{}",
+        gateway.log()
+    );
     // The gateway's log says when each upstream finished starting, should one be missing.
     let messages = turns[0]["messages"].to_string();
     assert!(names_every_deferred_tool(&messages), "{messages}\n{}", gateway.log());

@@ -31,7 +31,7 @@ mod support;
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 use support::{Server, WAIT, e2e, request_whole, scratch, serve};
@@ -209,24 +209,7 @@ impl Drop for Cluster {
 /// Waits until the replica's upstream is ready (`/status.json`).
 fn ready(server: &Server) {
     let auth = format!("Bearer {ALICE}");
-    let deadline = Instant::now() + WAIT;
-    loop {
-        let headers = [("Authorization", auth.as_str())];
-        let (status, _, body) =
-            request_whole(&server.addr, "GET", "/status.json", &headers, "", Duration::from_secs(5));
-        let json: Value = serde_json::from_str(&body).unwrap_or_default();
-        let servers = json["servers"].as_array().cloned().unwrap_or_default();
-        if status == 200 && !servers.is_empty() && servers.iter().all(|s| s["state"] == "ready") {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the changing server is not ready on {}: {status} {body}\n{}",
-            server.addr,
-            server.log()
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    server.until_ready(&[("Authorization", auth.as_str())]);
 }
 
 fn text(step: &Value) -> &str {

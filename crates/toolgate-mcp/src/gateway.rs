@@ -252,7 +252,12 @@ impl Gateway {
     /// Waits for upstreams still starting, until [`Settings::ready_timeout`] after the gateway
     /// started (a server that hangs at start delays the first requests, never every request).
     pub(crate) async fn ready(&self) {
-        let left = self.inner.settings.ready_timeout.saturating_sub(self.inner.started.elapsed());
+        self.ready_within(Duration::MAX).await;
+    }
+
+    /// [`Gateway::ready`], waiting `most` at the longest.
+    pub(crate) async fn ready_within(&self, most: Duration) {
+        let left = self.inner.settings.ready_timeout.saturating_sub(self.inner.started.elapsed()).min(most);
         if !left.is_zero() {
             self.settled(left).await;
         }

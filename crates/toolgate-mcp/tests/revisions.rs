@@ -412,3 +412,46 @@ async fn over_http_a_subscription_hears_that_the_list_every_request_gets_changed
     read_until("notifications/tools/list_changed", &mut stream, &mut seen).await;
     stop.cancel();
 }
+
+/// Over HTTP, `server/discover` is a client's probe for 2026-07-28, and clients give it 5 s
+/// (Claude Code, the C# SDK) before they fall back to `initialize` and a session. So it does
+/// not wait for a server that is still starting past that: it answers within
+/// `HTTP_DISCOVER_WAIT` (3 s), naming the server as still connecting, even with a ready wait
+/// of 30 s. (Over stdio it waits as `initialize` does: the first test above.)
+#[tokio::test]
+async fn over_http_discover_answers_before_a_client_gives_up_the_probe() {
+    use tokio::io::AsyncReadExt;
+    let gateway = gateway(15_000, Duration::from_secs(30));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let stop = tokio_util::sync::CancellationToken::new();
+    tokio::spawn(toolgate_mcp::http::serve(gateway.clone(), listener, stop.clone()));
+
+    let body =
+        json!({"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": Modern::meta()}})
+            .to_string();
+    let asked = tokio::time::Instant::now();
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nMCP-Protocol-Version: 2026-07-28\r\nMcp-Method: server/discover\r\n\
+         Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    );
+    stream.write_all(head.as_bytes()).await.unwrap();
+    let mut answer = String::new();
+    let mut buf = [0u8; 4096];
+    while !answer.contains("\"instructions\"") {
+        let n = tokio::time::timeout_at(asked + WAIT, stream.read(&mut buf))
+            .await
+            .unwrap_or_else(|_| panic!("no answer within {WAIT:?}: {answer}"))
+            .unwrap();
+        assert!(n > 0, "the stream ended: {answer}");
+        answer.push_str(&String::from_utf8_lossy(&buf[..n]));
+    }
+    let took = asked.elapsed();
+    assert!(took < Duration::from_secs(5), "server/discover took {took:?}, past the 5 s clients probe for");
+    assert!(answer.contains("Still connecting") && answer.contains("fix"), "{answer}");
+    stop.cancel();
+    gateway.shutdown().await;
+}

@@ -196,6 +196,28 @@ impl Server {
         seen.extend(self.stderr.try_iter());
         seen.join("\n")
     }
+
+    /// Waits until `/status.json` (asked with `headers`) lists servers and every one is
+    /// ready, as an operator waits for a gateway before pointing clients at it.
+    pub fn until_ready(&self, headers: &[(&str, &str)]) {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let (status, _, body) =
+                request_whole(&self.addr, "GET", "/status.json", headers, "", Duration::from_secs(5));
+            let json: Value = serde_json::from_str(&body).unwrap_or_default();
+            let servers = json["servers"].as_array().cloned().unwrap_or_default();
+            if status == 200 && !servers.is_empty() && servers.iter().all(|s| s["state"] == "ready") {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the upstreams are not ready on {}: {status} {body}\n{}",
+                self.addr,
+                self.log()
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+    }
 }
 
 /// Starts `toolgate serve ARGS` (with `--http`) and waits until it says where it listens.

@@ -40,6 +40,13 @@ pub use crate::downstream::door::PROFILE_HEADER;
 /// list's reply reaches the client before the search's.
 const RELIST_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 
+/// How long `server/discover` over HTTP waits for upstreams still starting. Clients give the
+/// probe 5 s (Claude Code, the C# SDK) and take a later answer, or none, for a server without
+/// 2026-07-28, falling back to a session; the answer comes before that and announces what is
+/// ready so far (`tool_search` finds the rest once it is). Over stdio a client gives a process
+/// that is starting longer, so the probe waits as `initialize` does.
+const HTTP_DISCOVER_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 /// Whether the request comes from a client on 2026-07-28 or later (no `initialize`).
 pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context.protocol_version().is_some_and(|v| !v.has_initialize())
@@ -500,12 +507,18 @@ impl ServerHandler for GatewayServer {
 
     /// The 2026-07-28 opener (Claude Code sends it first on stdio): answered, like
     /// `initialize`, once the upstreams still starting are ready or the ready wait is over, so
-    /// that its instructions announce their tools.
+    /// that its instructions announce their tools. Over HTTP it waits [`HTTP_DISCOVER_WAIT`] at
+    /// most: a client that probes with it takes a later answer for a server without
+    /// 2026-07-28.
     async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
         let _busy = self.busy();
         self.record().check_caller(&context)?;
         self.register(&context);
-        self.ready().await;
+        if self.http {
+            self.gateway.ready_within(HTTP_DISCOVER_WAIT).await;
+        } else {
+            self.ready().await;
+        }
         Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info()))
     }
 
