@@ -22,6 +22,10 @@
 //! The rules are general: they look at the shape of the request (paths, addresses, relative
 //! dates), never at what any catalog holds.
 
+use std::sync::{Arc, Mutex};
+
+use rustc_hash::FxHashMap;
+
 use super::bm25f::Bm25Index;
 use super::{Expansion, Hit, Index, TermExplanation};
 use toolgate_catalog::ToolId;
@@ -360,6 +364,23 @@ const NEED_SLOTS: [usize; 4] = [1, 3, 4, 5];
 /// How many of a need's best tools are checked for meeting it.
 const NEED_CANDIDATES: usize = 5;
 
+/// How much of a need's ranking an index keeps: enough that a search whose policy hides some
+/// of the best still finds its candidates there.
+const NEED_RANKING_KEPT: usize = 64;
+
+/// A need's ranking as an index keeps it ([`Index::need_ranking`]).
+#[derive(Debug)]
+pub(crate) struct NeedRanking {
+    /// The best hits, in rank order.
+    best: Vec<Hit>,
+    /// Whether `best` is the whole ranking.
+    whole: bool,
+}
+
+/// The need rankings an index has made, by the need's words.
+#[derive(Debug, Default)]
+pub(crate) struct NeedRankings(Mutex<FxHashMap<&'static [&'static str], Arc<NeedRanking>>>);
+
 impl Index {
     /// Puts the best tool of each need (see the module's documentation) near the top: need
     /// `i` goes to position `NEED_SLOTS[i]` at the latest, so that the part of a task its words
@@ -381,7 +402,7 @@ impl Index {
     /// in the ranking for the need (placed, or there already).
     fn make_room(
         &self,
-        words: &[&str],
+        words: &'static [&'static str],
         slot: usize,
         hits: &mut Vec<Hit>,
         allowed: &dyn Fn(ToolId) -> bool,
@@ -401,12 +422,37 @@ impl Index {
         Some(best.tool)
     }
 
-    /// The best tool for a need's words, if one is about the need.
-    fn meets_need(&self, words: &[&str], allowed: &dyn Fn(ToolId) -> bool) -> Option<Hit> {
+    /// The ranking for a need's `words`, best first: the first [`NEED_RANKING_KEPT`] hits of
+    /// the whole ranking, and whether that is all of it. Ranked at the first search that has
+    /// the need, then kept: a long task request has one need or more, and ranking a need took
+    /// a third of its search's scoring (`cargo bench -p toolgate-search --bench search --
+    /// tasks/lexical`).
+    fn need_ranking(&self, words: &'static [&'static str]) -> Option<Arc<NeedRanking>> {
         let (b, weights) = self.engine.lexical()?;
+        if let Some(kept) = self.needs.0.lock().unwrap_or_else(|e| e.into_inner()).get(words) {
+            return Some(kept.clone());
+        }
         let (mut found, _) = self.rank_lexical(b, weights, words, &[]);
-        found.retain(|h| allowed(h.tool));
-        self.top(&mut found, NEED_CANDIDATES);
+        let whole = found.len() <= NEED_RANKING_KEPT;
+        self.top(&mut found, NEED_RANKING_KEPT);
+        let ranking = Arc::new(NeedRanking { best: found, whole });
+        let mut kept = self.needs.0.lock().unwrap_or_else(|e| e.into_inner());
+        Some(kept.entry(words).or_insert(ranking).clone())
+    }
+
+    /// The best tool for a need's words, if one is about the need.
+    fn meets_need(&self, words: &'static [&'static str], allowed: &dyn Fn(ToolId) -> bool) -> Option<Hit> {
+        let (b, weights) = self.engine.lexical()?;
+        let ranking = self.need_ranking(words)?;
+        // The best `NEED_CANDIDATES` of those allowed: from the kept ranking when it holds
+        // that many of them (or is whole), else from the whole ranking again.
+        let mut found: Vec<Hit> =
+            ranking.best.iter().filter(|h| allowed(h.tool)).take(NEED_CANDIDATES).copied().collect();
+        if found.len() < NEED_CANDIDATES && !ranking.whole {
+            found = self.rank_lexical(b, weights, words, &[]).0;
+            found.retain(|h| allowed(h.tool));
+            self.top(&mut found, NEED_CANDIDATES);
+        }
         // Only a tool that is about the need is worth a place: its name has all of the need's
         // words but one, and its name and description together all of them (all but one of
         // three or more). A catalog without a clock should not offer the weather tool that

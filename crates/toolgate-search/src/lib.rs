@@ -177,6 +177,9 @@ pub struct Index {
     names: FxHashMap<String, Vec<ToolId>>,
     /// Whether the index was read from the cache directory rather than built.
     from_cache: bool,
+    /// The best tools for each of a request's needs met so far, ranked once
+    /// (`intent.rs`, `Index::need_ranking`): the same words rank the same in every search.
+    needs: intent::NeedRankings,
 }
 
 /// Builds an [`Index`].
@@ -357,7 +360,15 @@ impl IndexBuilder {
         for (k, id) in qualified {
             names.insert(k, vec![id]);
         }
-        Index { catalog: catalog.clone(), strategy, engine, name_rank, names, from_cache }
+        Index {
+            catalog: catalog.clone(),
+            strategy,
+            engine,
+            name_rank,
+            names,
+            from_cache,
+            needs: intent::NeedRankings::default(),
+        }
     }
 }
 
