@@ -484,12 +484,16 @@ impl Bm25Index {
     /// (weight × the sum of its terms' contributions), and the sum over groups. A word and its
     /// expansions form one group, so that a tool meeting a concept twice is not paid twice.
     ///
-    /// Every tool that scores above zero and that `keep` accepts is appended to `hits`.
+    /// Every tool that scores above zero and that `keep` accepts is appended to `hits`; with
+    /// `best` = `Some(k)`, only those that may be among the best `k` of them: a tool is left
+    /// out when `k` tools seen before it score above it (the `k` best are among those appended,
+    /// with the same scores).
     pub(crate) fn score_groups(
         &self,
         groups: &[Vec<Alternative>],
         brand: Brand,
         keep: impl Fn(u32) -> bool,
+        best: Option<usize>,
         hits: &mut Vec<Hit>,
     ) {
         GROUP_SCRATCH.with(|cell| {
@@ -533,12 +537,30 @@ impl Bm25Index {
                 }
                 touched.drain_into(in_group, grp, acc, |slot, s| slot + s);
             }
-            hits.reserve(touched.len);
+            let Some(k) = best.filter(|&k| k < touched.len) else {
+                hits.reserve(touched.len);
+                for &d in touched.as_slice() {
+                    let s = std::mem::take(&mut acc[d as usize]);
+                    if s > 0.0 && keep(d) {
+                        hits.push(Hit { tool: brand.id(d), score: s });
+                    }
+                }
+                return;
+            };
+            // The `k` best scores so far, best first: a tool below the worst of them cannot
+            // be among the best `k` (a tie can, on its name).
+            let mut kept: Vec<f32> = Vec::with_capacity(k + 1);
             for &d in touched.as_slice() {
                 let s = std::mem::take(&mut acc[d as usize]);
-                if s > 0.0 && keep(d) {
-                    hits.push(Hit { tool: brand.id(d), score: s });
+                if s <= 0.0 || (kept.len() == k && (k == 0 || s < kept[k - 1])) || !keep(d) {
+                    continue;
                 }
+                if kept.len() == k {
+                    kept.pop();
+                }
+                let at = kept.partition_point(|&b| b >= s);
+                kept.insert(at, s);
+                hits.push(Hit { tool: brand.id(d), score: s });
             }
         })
     }

@@ -533,7 +533,14 @@ impl Index {
         let (mut scored, unmatched) = match &self.engine {
             Engine::Keyword(k) => self.rank_keyword(k, words, &required),
             Engine::Bm25(b) => self.rank_bm25(b, words, &required),
-            Engine::Lexical(b, e) => self.rank_lexical_latest(b, *e, query, &expanded, &required),
+            Engine::Lexical(b, e) => match only {
+                // Every hit a policy hides or a name puts first leaves a place to the next.
+                None => {
+                    let depth = limit.saturating_sub(named.len()).max(FLOOR_RANK).saturating_add(named.len());
+                    self.rank_lexical_best(b, *e, query, &expanded, &required, depth)
+                }
+                Some(_) => self.rank_lexical_latest(b, *e, query, &expanded, &required),
+            },
             #[cfg(feature = "bm25-crate")]
             Engine::Codex(c) => {
                 // The crate has no required terms: its query is the words, `+` dropped.
@@ -677,9 +684,40 @@ impl Index {
             &expanded.groups,
             self.catalog.brand(),
             |doc| has_required(b, &required_ids, doc),
+            None,
             &mut hits,
         );
         hits
+    }
+
+    /// [`Index::rank_lexical_latest`] where only its best `depth` hits are read: when the
+    /// request has no latest request to mix in, only the hits that may be among the best
+    /// `depth` (appending thousands of hits and choosing among them took a fifth of a long
+    /// request's search).
+    fn rank_lexical_best(
+        &self,
+        b: &Bm25Index,
+        weights: Expansion,
+        query: &str,
+        expanded: &Expanded,
+        required: &[&str],
+        depth: usize,
+    ) -> (Vec<Hit>, Vec<String>) {
+        if turns::mixes_latest(weights, query, required) {
+            return self.rank_lexical_latest(b, weights, query, expanded, required);
+        }
+        let Some(required_ids) = required_terms(b, required) else {
+            return (Vec::new(), expanded.unmatched.clone());
+        };
+        let mut hits = Vec::new();
+        b.score_groups(
+            &expanded.groups,
+            self.catalog.brand(),
+            |doc| has_required(b, &required_ids, doc),
+            Some(depth),
+            &mut hits,
+        );
+        (hits, expanded.unmatched.clone())
     }
 
     fn rank_bm25(&self, b: &Bm25Index, words: &[&str], required: &[&str]) -> (Vec<Hit>, Vec<String>) {
@@ -708,7 +746,13 @@ impl Index {
         // Plain BM25 is one group of one alternative: every term added straight in.
         let group = [vec![Alternative { terms: ids, weight: 1.0 }]];
         let mut hits = Vec::new();
-        b.score_groups(&group, self.catalog.brand(), |doc| has_required(b, &required_ids, doc), &mut hits);
+        b.score_groups(
+            &group,
+            self.catalog.brand(),
+            |doc| has_required(b, &required_ids, doc),
+            None,
+            &mut hits,
+        );
         (hits, unmatched)
     }
 }

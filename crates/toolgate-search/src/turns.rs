@@ -110,7 +110,7 @@ impl Index {
         required: &[&str],
     ) -> (Vec<Hit>, Vec<String>) {
         let (mut hits, unmatched) = (self.rank_expanded(b, expanded, required), expanded.unmatched.clone());
-        if !required.is_empty() || weights.latest <= 0.0 {
+        if !mixes_latest(weights, query, required) {
             return (hits, unmatched);
         }
         let Some((_, latest)) = self.rank_latest(b, weights, query) else { return (hits, unmatched) };
@@ -156,6 +156,12 @@ impl Index {
             via.push_str(&format!(", latest request: `{shown}`"));
         }
     }
+}
+
+/// Whether the ranking of `query` mixes in that of its latest request: it has one, no word
+/// is required, and the weights give it a part.
+pub(super) fn mixes_latest(weights: Expansion, query: &str, required: &[&str]) -> bool {
+    required.is_empty() && weights.latest > 0.0 && latest_request(query).is_some()
 }
 
 /// How much of the latest request `--explain` quotes.
