@@ -690,36 +690,6 @@ impl Index {
         hits
     }
 
-    /// [`Index::rank_lexical_latest`] where only its best `depth` hits are read: when the
-    /// request has no latest request to mix in, only the hits that may be among the best
-    /// `depth` (appending thousands of hits and choosing among them took a fifth of a long
-    /// request's search).
-    fn rank_lexical_best(
-        &self,
-        b: &Bm25Index,
-        weights: Expansion,
-        query: &str,
-        expanded: &Expanded,
-        required: &[&str],
-        depth: usize,
-    ) -> (Vec<Hit>, Vec<String>) {
-        if turns::mixes_latest(weights, query, required) {
-            return self.rank_lexical_latest(b, weights, query, expanded, required);
-        }
-        let Some(required_ids) = required_terms(b, required) else {
-            return (Vec::new(), expanded.unmatched.clone());
-        };
-        let mut hits = Vec::new();
-        b.score_groups(
-            &expanded.groups,
-            self.catalog.brand(),
-            |doc| has_required(b, &required_ids, doc),
-            Some(depth),
-            &mut hits,
-        );
-        (hits, expanded.unmatched.clone())
-    }
-
     fn rank_bm25(&self, b: &Bm25Index, words: &[&str], required: &[&str]) -> (Vec<Hit>, Vec<String>) {
         let mut ids: Vec<u32> = Vec::new();
         let mut unmatched = Vec::new();

@@ -11,12 +11,15 @@
 //! request, and ranking it alone let such words pull in tools nobody asked for
 //! (`tests/metamorphic.rs`). The first user turn never counts as the latest request (the whole
 //! request already says it), and neither does a turn that asks for nothing.
+//!
+//! A request with no latest request to mix in is ranked once, and the scorer then keeps only
+//! the hits that may be among the best the search reads ([`Index::rank_lexical_best`]).
 
 use rustc_hash::FxHashMap;
 
 use super::bm25f::Bm25Index;
 use super::expand::Expanded;
-use super::{Expansion, Hit, Index, required_word};
+use super::{Expansion, Hit, Index, has_required, required_terms, required_word};
 use toolgate_catalog::ToolId;
 
 /// The latest user turn of `query` after its first that asks for something, if `query` is a
@@ -132,6 +135,36 @@ impl Index {
             }
         }
         (hits, unmatched)
+    }
+
+    /// [`Index::rank_lexical_latest`] where only its best `depth` hits are read: when the
+    /// request has no latest request to mix in, only the hits that may be among the best
+    /// `depth` (appending thousands of hits and choosing among them took a fifth of a long
+    /// request's search).
+    pub(super) fn rank_lexical_best(
+        &self,
+        b: &Bm25Index,
+        weights: Expansion,
+        query: &str,
+        expanded: &Expanded,
+        required: &[&str],
+        depth: usize,
+    ) -> (Vec<Hit>, Vec<String>) {
+        if mixes_latest(weights, query, required) {
+            return self.rank_lexical_latest(b, weights, query, expanded, required);
+        }
+        let Some(required_ids) = required_terms(b, required) else {
+            return (Vec::new(), expanded.unmatched.clone());
+        };
+        let mut hits = Vec::new();
+        b.score_groups(
+            &expanded.groups,
+            self.catalog.brand(),
+            |doc| has_required(b, &required_ids, doc),
+            Some(depth),
+            &mut hits,
+        );
+        (hits, expanded.unmatched.clone())
     }
 
     /// Adds to `via` the latest request of `query` when it has one that counted and `tool`
