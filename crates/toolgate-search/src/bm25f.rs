@@ -480,6 +480,29 @@ impl Bm25Index {
         self.postings(term).0.binary_search(&doc).is_ok()
     }
 
+    /// The term ids of each required word (a tool must have every one of a word's analysed
+    /// terms), or `None` if some required word has a term no tool has, so that nothing can
+    /// match.
+    pub(crate) fn required_terms(&self, required: &[&str]) -> Option<Vec<Vec<u32>>> {
+        let mut out = Vec::new();
+        let mut buf = Vec::new();
+        for r in required {
+            buf.clear();
+            self.analyzer().tokens(r, &mut buf);
+            let group: Option<Vec<u32>> = buf.iter().map(|t| self.term(t)).collect();
+            match group {
+                Some(g) if !g.is_empty() => out.push(g),
+                _ => return None,
+            }
+        }
+        Some(out)
+    }
+
+    /// Whether `doc` has every term of every required word (see [`Bm25Index::required_terms`]).
+    pub(crate) fn has_required(&self, required: &[Vec<u32>], doc: u32) -> bool {
+        required.iter().all(|g| g.iter().all(|&t| self.contains(t, doc)))
+    }
+
     /// Scores query groups: a tool gets, for each group, the best of the group's alternatives
     /// (weight × the sum of its terms' contributions), and the sum over groups. A word and its
     /// expansions form one group, so that a tool meeting a concept twice is not paid twice.

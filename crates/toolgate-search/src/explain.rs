@@ -135,6 +135,7 @@ impl Index {
                         query,
                         &expand::expand(b, &reading.words, *weights),
                         &[],
+                        None,
                     );
                     self.top(&mut lexical, FUSION_DEPTH);
                     let text = reading.words.join(" ");
@@ -167,6 +168,7 @@ impl Index {
                         query,
                         &expand::expand(b, &reading.words, *weights),
                         &[],
+                        None,
                     );
                     self.top(&mut lexical, FUSION_DEPTH);
                     let rank = |r: Option<usize>| r.map_or("-".to_owned(), |r| format!("#{}", r + 1));

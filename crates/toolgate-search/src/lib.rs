@@ -533,14 +533,13 @@ impl Index {
         let (mut scored, unmatched) = match &self.engine {
             Engine::Keyword(k) => self.rank_keyword(k, words, &required),
             Engine::Bm25(b) => self.rank_bm25(b, words, &required),
-            Engine::Lexical(b, e) => match only {
-                // Every hit a policy hides or a name puts first leaves a place to the next.
-                None => {
-                    let depth = limit.saturating_sub(named.len()).max(FLOOR_RANK).saturating_add(named.len());
-                    self.rank_lexical_best(b, *e, query, &expanded, &required, depth)
-                }
-                Some(_) => self.rank_lexical_latest(b, *e, query, &expanded, &required),
-            },
+            Engine::Lexical(b, e) => {
+                // What the search reads: its limit or the loading cut's floor rank, and a place
+                // for each tool a name puts first; a server filter may hide any number.
+                let depth = limit.saturating_sub(named.len()).max(FLOOR_RANK).saturating_add(named.len());
+                let depth = only.is_none().then_some(depth);
+                self.rank_lexical_latest(b, *e, query, &expanded, &required, depth)
+            }
             #[cfg(feature = "bm25-crate")]
             Engine::Codex(c) => {
                 // The crate has no required terms: its query is the words, `+` dropped.
@@ -553,7 +552,8 @@ impl Index {
             }
             #[cfg(feature = "semantic")]
             Engine::Semantic(b, e, dense) => {
-                let (mut lexical, unmatched) = self.rank_lexical_latest(b, *e, query, &expanded, &required);
+                let (mut lexical, unmatched) =
+                    self.rank_lexical_latest(b, *e, query, &expanded, &required, None);
                 if required.is_empty() {
                     // Required terms are a lexical promise the dense side cannot keep.
                     self.top(&mut lexical, FUSION_DEPTH);
@@ -570,7 +570,8 @@ impl Index {
             }
             #[cfg(feature = "bert")]
             Engine::Bert(b, e, dense, model) => {
-                let (mut lexical, unmatched) = self.rank_lexical_latest(b, *e, query, &expanded, &required);
+                let (mut lexical, unmatched) =
+                    self.rank_lexical_latest(b, *e, query, &expanded, &required, None);
                 let mix = model.mix_for(query);
                 if required.is_empty() && mix > 0.0 {
                     self.top(&mut lexical, FUSION_DEPTH);
@@ -672,19 +673,26 @@ impl Index {
         required: &[&str],
     ) -> (Vec<Hit>, Vec<String>) {
         let expanded = expand::expand(b, words, weights);
-        let hits = self.rank_expanded(b, &expanded, required);
+        let hits = self.rank_expanded(b, &expanded, required, None);
         (hits, expanded.unmatched)
     }
 
-    /// Scores the groups of an expanded request over the tools that have every `required` word.
-    fn rank_expanded(&self, b: &Bm25Index, expanded: &Expanded, required: &[&str]) -> Vec<Hit> {
-        let Some(required_ids) = required_terms(b, required) else { return Vec::new() };
+    /// Scores the groups of an expanded request over the tools that have every `required` word;
+    /// with `best`, only the hits that may be among the best `best`.
+    fn rank_expanded(
+        &self,
+        b: &Bm25Index,
+        expanded: &Expanded,
+        required: &[&str],
+        best: Option<usize>,
+    ) -> Vec<Hit> {
+        let Some(required_ids) = b.required_terms(required) else { return Vec::new() };
         let mut hits = Vec::new();
         b.score_groups(
             &expanded.groups,
             self.catalog.brand(),
-            |doc| has_required(b, &required_ids, doc),
-            None,
+            |doc| b.has_required(&required_ids, doc),
+            best,
             &mut hits,
         );
         hits
@@ -710,7 +718,7 @@ impl Index {
                 unmatched.push(w.to_lowercase());
             }
         }
-        let Some(required_ids) = required_terms(b, required) else {
+        let Some(required_ids) = b.required_terms(required) else {
             return (Vec::new(), unmatched);
         };
         // Plain BM25 is one group of one alternative: every term added straight in.
@@ -719,34 +727,12 @@ impl Index {
         b.score_groups(
             &group,
             self.catalog.brand(),
-            |doc| has_required(b, &required_ids, doc),
+            |doc| b.has_required(&required_ids, doc),
             None,
             &mut hits,
         );
         (hits, unmatched)
     }
-}
-
-/// The term ids of each required word (a tool must have every one of a word's analysed terms),
-/// or `None` if some required word has a term no tool has, so that nothing can match.
-fn required_terms(b: &Bm25Index, required: &[&str]) -> Option<Vec<Vec<u32>>> {
-    let mut out = Vec::new();
-    let mut buf = Vec::new();
-    for r in required {
-        buf.clear();
-        b.analyzer().tokens(r, &mut buf);
-        let group: Option<Vec<u32>> = buf.iter().map(|t| b.term(t)).collect();
-        match group {
-            Some(g) if !g.is_empty() => out.push(g),
-            _ => return None,
-        }
-    }
-    Some(out)
-}
-
-/// Whether `doc` has every term of every required word (see [`required_terms`]).
-fn has_required(b: &Bm25Index, required: &[Vec<u32>], doc: u32) -> bool {
-    required.iter().all(|g| g.iter().all(|&t| b.contains(t, doc)))
 }
 
 /// The term a `+term` word requires. It must start with a letter: `+1234567890` in a request

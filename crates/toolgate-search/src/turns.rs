@@ -13,13 +13,13 @@
 //! request already says it), and neither does a turn that asks for nothing.
 //!
 //! A request with no latest request to mix in is ranked once, and the scorer then keeps only
-//! the hits that may be among the best the search reads ([`Index::rank_lexical_best`]).
+//! the hits that may be among the best the search reads ([`Index::rank_lexical_latest`]).
 
 use rustc_hash::FxHashMap;
 
 use super::bm25f::Bm25Index;
 use super::expand::Expanded;
-use super::{Expansion, Hit, Index, has_required, required_terms, required_word};
+use super::{Expansion, Hit, Index, required_word};
 use toolgate_catalog::ToolId;
 
 /// The latest user turn of `query` after its first that asks for something, if `query` is a
@@ -104,6 +104,10 @@ impl Index {
 
     /// The ranking of the whole request (`expanded`), mixed with the ranking of its
     /// [latest request](latest_request) when it has one and no term is required.
+    ///
+    /// With `depth`, a request with none to mix in gives only the hits that may be among its
+    /// best `depth` (appending thousands of hits and choosing among them took a fifth of a
+    /// long request's search); the mix reads every hit.
     pub(super) fn rank_lexical_latest(
         &self,
         b: &Bm25Index,
@@ -111,9 +115,13 @@ impl Index {
         query: &str,
         expanded: &Expanded,
         required: &[&str],
+        depth: Option<usize>,
     ) -> (Vec<Hit>, Vec<String>) {
-        let (mut hits, unmatched) = (self.rank_expanded(b, expanded, required), expanded.unmatched.clone());
-        if !mixes_latest(weights, query, required) {
+        let mixes = mixes_latest(weights, query, required);
+        let depth = if mixes { None } else { depth };
+        let (mut hits, unmatched) =
+            (self.rank_expanded(b, expanded, required, depth), expanded.unmatched.clone());
+        if !mixes {
             return (hits, unmatched);
         }
         let Some((_, latest)) = self.rank_latest(b, weights, query) else { return (hits, unmatched) };
@@ -135,36 +143,6 @@ impl Index {
             }
         }
         (hits, unmatched)
-    }
-
-    /// [`Index::rank_lexical_latest`] where only its best `depth` hits are read: when the
-    /// request has no latest request to mix in, only the hits that may be among the best
-    /// `depth` (appending thousands of hits and choosing among them took a fifth of a long
-    /// request's search).
-    pub(super) fn rank_lexical_best(
-        &self,
-        b: &Bm25Index,
-        weights: Expansion,
-        query: &str,
-        expanded: &Expanded,
-        required: &[&str],
-        depth: usize,
-    ) -> (Vec<Hit>, Vec<String>) {
-        if mixes_latest(weights, query, required) {
-            return self.rank_lexical_latest(b, weights, query, expanded, required);
-        }
-        let Some(required_ids) = required_terms(b, required) else {
-            return (Vec::new(), expanded.unmatched.clone());
-        };
-        let mut hits = Vec::new();
-        b.score_groups(
-            &expanded.groups,
-            self.catalog.brand(),
-            |doc| has_required(b, &required_ids, doc),
-            Some(depth),
-            &mut hits,
-        );
-        (hits, expanded.unmatched.clone())
     }
 
     /// Adds to `via` the latest request of `query` when it has one that counted and `tool`
