@@ -507,7 +507,7 @@ impl ServerHandler for GatewayServer {
 
     /// The 2026-07-28 opener (Claude Code sends it first on stdio): answered, like
     /// `initialize`, once the upstreams still starting are ready or the ready wait is over, so
-    /// that its instructions announce their tools. Over HTTP it waits [`HTTP_DISCOVER_WAIT`] at
+    /// that its instructions announce their tools. Over HTTP it waits `HTTP_DISCOVER_WAIT` (3 s) at
     /// most: a client that probes with it takes a later answer for a server without
     /// 2026-07-28.
     async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
