@@ -198,9 +198,10 @@ impl Server {
     }
 
     /// Waits until `/status.json` (asked with `headers`) lists servers and every one is
-    /// ready, as an operator waits for a gateway before pointing clients at it.
+    /// ready, as an operator waits for a gateway before pointing clients at it: a minute at
+    /// most, since an upstream may be an `npx` server starting on a loaded machine.
     pub fn until_ready(&self, headers: &[(&str, &str)]) {
-        let deadline = Instant::now() + WAIT;
+        let deadline = Instant::now() + 3 * WAIT;
         loop {
             let (status, _, body) =
                 request_whole(&self.addr, "GET", "/status.json", headers, "", Duration::from_secs(5));
