@@ -552,8 +552,10 @@ impl Index {
             }
             #[cfg(feature = "semantic")]
             Engine::Semantic(b, e, dense) => {
+                // Only the best `FUSION_DEPTH` are fused when no word is required.
+                let depth = required.is_empty().then_some(FUSION_DEPTH);
                 let (mut lexical, unmatched) =
-                    self.rank_lexical_latest(b, *e, query, &expanded, &required, None);
+                    self.rank_lexical_latest(b, *e, query, &expanded, &required, depth);
                 if required.is_empty() {
                     // Required terms are a lexical promise the dense side cannot keep.
                     self.top(&mut lexical, FUSION_DEPTH);
@@ -570,10 +572,17 @@ impl Index {
             }
             #[cfg(feature = "bert")]
             Engine::Bert(b, e, dense, model) => {
-                let (mut lexical, unmatched) =
-                    self.rank_lexical_latest(b, *e, query, &expanded, &required, None);
                 let mix = model.mix_for(query);
-                if required.is_empty() && mix > 0.0 {
+                let fuses = required.is_empty() && mix > 0.0;
+                let (mut lexical, unmatched) = self.rank_lexical_latest(
+                    b,
+                    *e,
+                    query,
+                    &expanded,
+                    &required,
+                    fuses.then_some(FUSION_DEPTH),
+                );
+                if fuses {
                     self.top(&mut lexical, FUSION_DEPTH);
                     // A model that fails on this request leaves the words to rank it.
                     if let Ok(v) = model.encoder().embed(query) {
