@@ -129,20 +129,11 @@ impl Index {
                     let reading = intent::read(&words);
                     terms = self.explain_lexical(b, *weights, &reading.words, tool);
                     // Where each side of the fusion ranked the tool.
-                    let (mut lexical, _) = self.rank_lexical_latest(
-                        b,
-                        *weights,
-                        query,
-                        &expand::expand(b, &reading.words, *weights),
-                        &[],
-                        None,
-                    );
-                    self.top(&mut lexical, FUSION_DEPTH);
+                    let lexical_rank =
+                        shown_rank(self.fused_lexical_rank(b, *weights, query, &reading, tool));
                     let text = reading.words.join(" ");
                     let dense_hits = dense.search_request(&text, FUSION_DEPTH);
-                    let rank = |r: Option<usize>| r.map_or("-".to_owned(), |r| format!("#{}", r + 1));
-                    let lexical_rank = rank(lexical.iter().position(|h| h.tool == tool));
-                    let dense_rank = rank(dense_hits.iter().position(|h| h.0 == tool));
+                    let dense_rank = shown_rank(dense_hits.iter().position(|h| h.0 == tool));
                     via.push_str(&format!(" (lexical {lexical_rank}, dense {dense_rank})"));
                     self.explain_latest(b, *weights, query, tool, &mut via);
                     self.explain_need(b, &reading, tool, &mut via, &mut terms);
@@ -162,21 +153,12 @@ impl Index {
                 Engine::Bert(b, weights, dense, model) => {
                     let reading = intent::read(&words);
                     terms = self.explain_lexical(b, *weights, &reading.words, tool);
-                    let (mut lexical, _) = self.rank_lexical_latest(
-                        b,
-                        *weights,
-                        query,
-                        &expand::expand(b, &reading.words, *weights),
-                        &[],
-                        None,
-                    );
-                    self.top(&mut lexical, FUSION_DEPTH);
-                    let rank = |r: Option<usize>| r.map_or("-".to_owned(), |r| format!("#{}", r + 1));
-                    let lexical_rank = rank(lexical.iter().position(|h| h.tool == tool));
+                    let lexical_rank =
+                        shown_rank(self.fused_lexical_rank(b, *weights, query, &reading, tool));
                     if let Ok(v) = model.encoder().embed(query) {
                         let near = dense.rank(&v);
                         let position = near.iter().position(|h| h.0 == tool);
-                        via.push_str(&format!(" (lexical {lexical_rank}, model {})", rank(position)));
+                        via.push_str(&format!(" (lexical {lexical_rank}, model {})", shown_rank(position)));
                         if let Some(p) = position {
                             terms.push(TermExplanation {
                                 term: "(meaning)".to_owned(),
@@ -196,7 +178,31 @@ impl Index {
     }
 }
 
+/// A rank as `--explain` shows it: `#1` for the first, `-` for none.
+#[cfg(any(feature = "semantic", feature = "bert"))]
+fn shown_rank(rank: Option<usize>) -> String {
+    rank.map_or("-".to_owned(), |r| format!("#{}", r + 1))
+}
+
 impl Index {
+    /// Where `tool` stands among the lexical side's best [`FUSION_DEPTH`], which a fused
+    /// strategy (`semantic`, `bert`) fuses for `query` as `reading` read it.
+    #[cfg(any(feature = "semantic", feature = "bert"))]
+    fn fused_lexical_rank(
+        &self,
+        b: &Bm25Index,
+        weights: Expansion,
+        query: &str,
+        reading: &intent::Reading<'_>,
+        tool: ToolId,
+    ) -> Option<usize> {
+        let expanded = expand::expand(b, &reading.words, weights);
+        let (mut lexical, _) =
+            self.rank_lexical_latest(b, weights, query, &expanded, &[], Some(FUSION_DEPTH));
+        self.top(&mut lexical, FUSION_DEPTH);
+        lexical.iter().position(|h| h.tool == tool)
+    }
+
     /// For each query group, the alternative that counted for `tool` (the best one), term by
     /// term and field by field.
     pub(super) fn explain_lexical(
