@@ -90,16 +90,10 @@ fn asks(line: &str) -> bool {
 }
 
 impl Index {
-    /// The [latest request](latest_request) of `query`, if it has one, and its own ranking.
-    fn rank_latest<'q>(
-        &self,
-        b: &Bm25Index,
-        weights: Expansion,
-        query: &'q str,
-    ) -> Option<(&'q str, Vec<Hit>)> {
-        let line = latest_request(query)?;
+    /// The ranking of a [latest request](latest_request) on its own.
+    fn rank_line(&self, b: &Bm25Index, weights: Expansion, line: &str) -> Vec<Hit> {
         let words: Vec<&str> = line.split_whitespace().collect();
-        Some((line, self.rank_lexical(b, weights, &words, &[]).0))
+        self.rank_lexical(b, weights, &words, &[]).0
     }
 
     /// The ranking of the whole request (`expanded`), mixed with the ranking of its
@@ -117,14 +111,12 @@ impl Index {
         required: &[&str],
         depth: Option<usize>,
     ) -> (Vec<Hit>, Vec<String>) {
-        let mixes = mixes_latest(weights, query, required);
-        let depth = if mixes { None } else { depth };
+        let line = latest_to_mix(weights, query, required);
+        let depth = if line.is_some() { None } else { depth };
         let (mut hits, unmatched) =
             (self.rank_expanded(b, expanded, required, depth), expanded.unmatched.clone());
-        if !mixes {
-            return (hits, unmatched);
-        }
-        let Some((_, latest)) = self.rank_latest(b, weights, query) else { return (hits, unmatched) };
+        let Some(line) = line else { return (hits, unmatched) };
+        let latest = self.rank_line(b, weights, line);
         let best = |h: &[Hit]| h.iter().map(|h| h.score).fold(0.0f32, f32::max);
         let (whole_best, latest_best) = (best(&hits), best(&latest));
         if whole_best <= 0.0 || latest_best <= 0.0 {
@@ -158,7 +150,8 @@ impl Index {
         if query.split_whitespace().any(|w| required_word(w).is_some()) {
             return;
         }
-        let Some((line, hits)) = self.rank_latest(b, weights, query) else { return };
+        let Some(line) = latest_request(query) else { return };
+        let hits = self.rank_line(b, weights, line);
         if hits.iter().any(|h| h.tool == tool && h.score > 0.0) {
             let mut shown: String = line.chars().take(SHOWN_CHARS).collect();
             if shown.len() < line.len() {
@@ -169,10 +162,10 @@ impl Index {
     }
 }
 
-/// Whether the ranking of `query` mixes in that of its latest request: it has one, no word
-/// is required, and the weights give it a part.
-pub(super) fn mixes_latest(weights: Expansion, query: &str, required: &[&str]) -> bool {
-    required.is_empty() && weights.latest > 0.0 && latest_request(query).is_some()
+/// The latest request of `query` whose ranking is mixed into the whole one's: when it has
+/// one, no word is required, and the weights give it a part.
+fn latest_to_mix<'q>(weights: Expansion, query: &'q str, required: &[&str]) -> Option<&'q str> {
+    (required.is_empty() && weights.latest > 0.0).then(|| latest_request(query)).flatten()
 }
 
 /// How much of the latest request `--explain` quotes.
