@@ -74,7 +74,7 @@ fn count(catalog: &toolgate::Catalog) -> anyhow::Result<Figures> {
     let toolbox = crate::deferring_toolbox(catalog, policy, Exposure::Native)?;
     let mut chat = toolbox.conversation();
     let first = toolbox.tools(&mut chat)?;
-    let meta = toolbox.meta_tools();
+    let meta = toolbox.about().meta_tools();
     let is_meta = |t: &toolgate::Tool| meta.iter().any(|m| std::ptr::eq(m, t));
     let mut f = Figures {
         tools: catalog.len(),
@@ -83,7 +83,7 @@ fn count(catalog: &toolgate::Catalog) -> anyhow::Result<Figures> {
         full_load_tokens: 0,
         core_tokens: first.iter().filter(|t| !is_meta(t)).map(|t| counter.definition(t)).sum(),
         tool_search_tokens: meta.iter().map(|t| counter.definition(t)).sum(),
-        announcement_tokens: counter.count(&toolbox.announcement(&mut chat)),
+        announcement_tokens: counter.count(&toolbox.briefing().announcement(&mut chat)),
         by_server: BTreeMap::new(),
     };
     for tool in catalog.tools() {

@@ -250,12 +250,8 @@ impl Gateway {
     }
 
     /// Waits for upstreams still starting, until [`Settings::ready_timeout`] after the gateway
-    /// started (a server that hangs at start delays the first requests, never every request).
-    pub(crate) async fn ready(&self) {
-        self.ready_within(Duration::MAX).await;
-    }
-
-    /// [`Gateway::ready`], waiting `most` at the longest.
+    /// started (a server that hangs at start delays the first requests, never every request),
+    /// and `most` at the longest (`Duration::MAX`: no limit of its own).
     pub(crate) async fn ready_within(&self, most: Duration) {
         let left = self.inner.settings.ready_timeout.saturating_sub(self.inner.started.elapsed()).min(most);
         if !left.is_zero() {
@@ -360,7 +356,7 @@ impl Gateway {
             let changed = view.toolbox.resume(&mut state.conversation);
             self.inner.metrics.unloaded(changed.len());
             for tool in &changed {
-                tracing::info!(target: "toolgate::audit", subject = %view.toolbox.subject(), tool,
+                tracing::info!(target: "toolgate::audit", subject = %view.toolbox.about().subject(), tool,
                     action = "unloaded", rule = "definition changed", "unloaded");
             }
             // A bridge session's list never changes; the list of requests with no session does

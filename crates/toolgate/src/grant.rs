@@ -5,7 +5,7 @@
 //! request) cannot. So whatever shows such a caller a tool hands out a *grant* with it: a short
 //! string bound to the subject, the tool's qualified name and server, its definition hash and
 //! an expiry, signed with a key every replica shares ([`GrantKey`]). A later call presents the
-//! grant; [`Toolbox::admit`](crate::Toolbox::admit) checks it and counts the tool as shown in a
+//! grant; [`Grants::admit`](crate::toolbox::Grants::admit) checks it and counts the tool as shown in a
 //! fresh conversation, and the call then goes through [`Toolbox::check`](crate::Toolbox::check)
 //! like any session's. A grant for an older definition admits nothing and makes the call a
 //! [`Denial::Changed`](crate::gate::Denial::Changed): a changed definition needs a new search.

@@ -77,7 +77,7 @@
 //!
 //! // First request: core tools and tool_search, with the deferred names announced once.
 //! assert_eq!(toolbox.tools(&mut chat)?.len(), 1);
-//! assert!(toolbox.announcement(&mut chat).contains("\nplaywright: clear_codegen_session, "));
+//! assert!(toolbox.briefing().announcement(&mut chat).contains("\nplaywright: clear_codegen_session, "));
 //!
 //! // The model calls tool_search; the hits join the active set.
 //! let found = toolbox.tool_search(&mut chat, &json!({"query": "take a screenshot of a web page", "limit": 3}))?;

@@ -198,7 +198,7 @@ pub fn render(
     conversation: &mut Conversation,
     provider: Provider,
 ) -> Result<Turn, RenderError> {
-    if provider.exposure() != toolbox.exposure() {
+    if provider.exposure() != toolbox.about().exposure() {
         return Err(RenderError::Exposure { provider: provider.name() });
     }
     let owned = toolbox.tools(conversation).map_err(RenderError::OverHardLimit)?;
@@ -206,7 +206,7 @@ pub fn render(
     let system = if provider == Provider::Bridge {
         String::new()
     } else {
-        toolbox.announcement(conversation).to_string()
+        toolbox.briefing().announcement(conversation).to_string()
     };
     let tools = match provider {
         Provider::Anthropic | Provider::AnthropicServer(_) => anthropic::tools(toolbox, &listed, provider)?,

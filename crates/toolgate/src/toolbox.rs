@@ -46,7 +46,7 @@ use crate::budget::{ActiveBudget, OverHardLimit, Recency};
 use crate::catalog::{Catalog, DefinitionHash, Tool, ToolId};
 use crate::config::Exposure;
 use crate::defer::Deferral;
-use crate::policy::{Action, AuditEvent, Policy, Required, Subject, Verdict};
+use crate::policy::{Action, AuditEvent, Policy, Required, Verdict};
 use crate::request::{self, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 use crate::schema::Problem;
 use crate::search::{Index, IndexBuilder, Request, Strategy};
@@ -62,8 +62,11 @@ pub use crate::preselect::{Preselection, Score, Scored};
 pub use crate::request::TOOL_SEARCH;
 pub use crate::schema::Validators;
 pub use crate::session::SearchResult;
+pub use about::About;
 pub use decider::{CatalogState, Decider, HostSettings, Toolboxes};
 pub use explained::{Explained, ExplainedHit};
+pub use granted::Grants;
+pub use instructions::Briefing;
 pub use offers::ServerData;
 pub use outcome::SearchOutcome;
 pub use saved::BadSavedConversation;
@@ -254,9 +257,9 @@ pub struct Toolbox {
     news: std::sync::Mutex<HashMap<u64, Option<Tool>>>,
     /// Whether callers present grants ([`ToolboxBuilder::granted`]).
     granted: bool,
-    /// The instructions, written once for every conversation ([`Toolbox::instructions`]).
+    /// The instructions, written once for every conversation ([`Briefing::instructions`]).
     instructions: std::sync::OnceLock<Arc<str>>,
-    /// The tokens of every visible definition, counted once ([`Toolbox::full_load_tokens`]).
+    /// The tokens of every visible definition, counted once ([`About::full_load_tokens`]).
     full_load: std::sync::OnceLock<usize>,
 }
 
@@ -351,13 +354,6 @@ impl Toolbox {
         }
     }
 
-    /// The index over the visible tools (read-only searches and `--explain`, as the status
-    /// page's search box runs them; a model's search goes through [`Toolbox::tool_search`]).
-    #[cfg(test)]
-    pub(crate) fn index(&self) -> &Index {
-        &self.index
-    }
-
     /// This toolbox's index, for another toolbox of the same subject and snapshot
     /// ([`ToolboxBuilder::shared_index`]).
     pub(crate) fn shared_index(&self) -> Arc<Index> {
@@ -369,50 +365,9 @@ impl Toolbox {
         &self.visible
     }
 
-    /// The subject's policy.
-    #[cfg(test)]
-    pub(crate) fn policy(&self) -> &Policy {
-        &self.policy
-    }
-
-    /// Who this toolbox decides for.
-    pub fn subject(&self) -> &Subject {
-        self.policy.subject()
-    }
-
-    /// One audit event per tool the policy hides from this subject.
-    pub fn hidden(&self) -> &[AuditEvent] {
-        &self.hidden
-    }
-
-    /// Whether tools are deferred (and `tool_search` is offered).
-    pub fn defers(&self) -> bool {
-        self.deferral.enabled()
-    }
-
     /// Whether a visible tool is deferred.
     pub fn is_deferred(&self, tool: &Tool) -> bool {
         self.visible.get(tool.qualified_name()).is_some_and(|id| self.deferral.is_deferred(id))
-    }
-
-    /// The ranker of `tool_search` (`lexical` if a `bert` model could not index the tools).
-    pub fn strategy(&self) -> Strategy {
-        self.index.strategy()
-    }
-
-    /// The exposure the toolbox renders for.
-    pub fn exposure(&self) -> Exposure {
-        self.exposure
-    }
-
-    /// Whether callers present grants ([`ToolboxBuilder::granted`]).
-    pub fn is_granted(&self) -> bool {
-        self.granted
-    }
-
-    /// The meta-tools: `tool_search` (when deferring), and `call_tool` in bridge exposure.
-    pub fn meta_tools(&self) -> &[Tool] {
-        &self.meta
     }
 
     /// A new conversation, with the required tools (pins, `mode = "all"`) active.
@@ -769,6 +724,7 @@ pub fn call_tool_tool() -> Tool {
     )
 }
 
+mod about;
 mod announce;
 mod decider;
 mod explained;

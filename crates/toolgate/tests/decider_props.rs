@@ -136,10 +136,10 @@ proptest! {
                         continue;
                     };
                     prop_assert_eq!(names(&got), names(&want));
-                    prop_assert_eq!(got.defers(), want.defers());
-                    prop_assert_eq!(got.exposure(), want.exposure());
-                    prop_assert_eq!(got.is_granted(), granted);
-                    prop_assert_eq!(got.subject(), want.subject());
+                    prop_assert_eq!(got.about().defers(), want.about().defers());
+                    prop_assert_eq!(got.about().exposure(), want.about().exposure());
+                    prop_assert_eq!(got.about().is_granted(), granted);
+                    prop_assert_eq!(got.about().subject(), want.about().subject());
                     if granted {
                         continue;
                     }

@@ -190,7 +190,7 @@ fn check_subject(catalog: &Catalog, config: &Config, policy: &Policy, layers: &[
         };
         let mut chat = toolbox.conversation();
         // The announcement lists `SERVER: TOOL, TOOL` lines; every name in it is allowed.
-        let block = toolbox.announcement(&mut chat);
+        let block = toolbox.briefing().announcement(&mut chat);
         let announced: Vec<String> = block
             .lines()
             .filter_map(|l| l.split_once(": "))

@@ -1,5 +1,5 @@
 //! instructions: when a session's server instructions are fixed. The toolbox writes them
-//! (`Toolbox::instructions`); a session fixes them once the gateway is ready, so that they stay
+//! (`Briefing::instructions`); a session fixes them once the gateway is ready, so that they stay
 //! byte-identical.
 
 use std::sync::Arc;
@@ -28,11 +28,11 @@ impl GatewayServer {
     /// refers to), written by the session's toolbox.
     fn instructions(&self) -> Arc<str> {
         let view = self.view();
-        view.toolbox.instructions(&mut self.state().conversation)
+        view.toolbox.briefing().instructions(&mut self.state().conversation)
     }
 
     /// The instructions as they would read now, without fixing this session's announcement.
     fn draft_instructions(&self) -> Arc<str> {
-        self.view().toolbox.draft_instructions()
+        self.view().toolbox.briefing().draft_instructions()
     }
 }

@@ -159,7 +159,7 @@ impl GatewayServer {
     /// Waits (until [`Settings::ready_timeout`](crate::Settings::ready_timeout) after the gateway
     /// started) for upstreams still starting, so that a client asking at once gets their tools.
     async fn ready(&self) {
-        self.gateway.ready().await;
+        self.gateway.ready_within(std::time::Duration::MAX).await;
     }
 
     /// This session's subject's view: its toolbox over the current snapshot (for a request with
@@ -187,7 +187,7 @@ impl GatewayServer {
     /// session, its view's).
     pub(crate) fn exposure(&self) -> Exposure {
         if self.state().granted {
-            return self.view().toolbox.exposure();
+            return self.view().toolbox.about().exposure();
         }
         self.state().exposure_under(self.gateway.settings().exposure)
     }
@@ -198,14 +198,11 @@ impl GatewayServer {
         let toolbox = &view.toolbox;
         let (text, structured, relist) = {
             let mut state = self.state();
-            let searched = if toolbox.is_granted() {
+            let searched = if toolbox.about().is_granted() {
                 let key = &self.gateway.settings().grants;
-                toolbox.tool_search_granted(
-                    &mut state.conversation,
-                    arguments,
-                    key,
-                    std::time::SystemTime::now(),
-                )
+                toolbox
+                    .grants(key, std::time::SystemTime::now())
+                    .tool_search(&mut state.conversation, arguments)
             } else {
                 toolbox.tool_search(&mut state.conversation, arguments)
             };
@@ -304,7 +301,7 @@ impl GatewayServer {
 
     /// The toolbox's check, then the upstream. `request` carries the arguments and any
     /// continuation of an earlier round (`inputResponses`, `requestState`), passed on as is.
-    /// A request with no session presents its `grant` first ([`toolgate::Toolbox::admit`]);
+    /// A request with no session presents its `grant` first ([`toolgate::toolbox::Grants::admit`]);
     /// the check is the same.
     async fn call_through_gate(
         &self,
@@ -318,20 +315,15 @@ impl GatewayServer {
         let (decision, grant_problem) = {
             let mut state = self.state();
             state.activity.worked = true;
-            if view.toolbox.is_granted() {
+            if view.toolbox.about().is_granted() {
                 // A request with no session was given the subject's list, the same for all.
                 let _ = view.toolbox.tools(&mut state.conversation);
             }
-            let problem = match (&grant, view.toolbox.is_granted()) {
+            let problem = match (&grant, view.toolbox.about().is_granted()) {
                 (Some(grant), true) => view
                     .toolbox
-                    .admit(
-                        &mut state.conversation,
-                        &self.gateway.settings().grants,
-                        name,
-                        grant,
-                        std::time::SystemTime::now(),
-                    )
+                    .grants(&self.gateway.settings().grants, std::time::SystemTime::now())
+                    .admit(&mut state.conversation, name, grant)
                     .err(),
                 _ => None,
             };
@@ -341,7 +333,7 @@ impl GatewayServer {
         let tool = match decision {
             Decision::Allow(tool) => tool,
             Decision::Deny(denial) => {
-                let subject = view.toolbox.subject();
+                let subject = view.toolbox.about().subject();
                 match view.toolbox.refusal(&denial) {
                     Some(event) => tracing::info!(target: "toolgate::audit", "{event}"),
                     None => {
@@ -370,7 +362,7 @@ impl GatewayServer {
                     tracing::info!(target: "toolgate::audit", %subject, tool = name, "grant refused: {problem}");
                     return error_result(format!("{denial} ({problem})"));
                 }
-                if let (Denial::NotLoaded { .. }, true) = (&denial, view.toolbox.is_granted()) {
+                if let (Denial::NotLoaded { .. }, true) = (&denial, view.toolbox.about().is_granted()) {
                     return error_result(format!(
                         "{denial}, passing the grant it gives with the call ({CALL_TOOL} {{\"name\", \"grant\", \"arguments\"}})"
                     ));

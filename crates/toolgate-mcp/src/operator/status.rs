@@ -174,10 +174,10 @@ impl Report<'_> {
         json!({
             "uptime_secs": self.gateway.inner.started.elapsed().as_secs(),
             "exposure": self.gateway.inner.settings.exposure.map_or("auto", exposure_name),
-            "strategy": toolbox.strategy().as_str(),
+            "strategy": toolbox.about().strategy().as_str(),
             "tools": toolbox.visible().len(),
             "deferred": deferred,
-            "deferral": toolbox.defers(),
+            "deferral": toolbox.about().defers(),
             "pending_servers": view.snapshot.state.starting,
             "validators": self.gateway.inner.decider.validators(),
             "servers": servers,
@@ -197,7 +197,7 @@ impl Report<'_> {
     ) -> (usize, usize) {
         let view = self.gateway.view(profile, exposure);
         let counter = TokenCounter::get();
-        let full = view.toolbox.full_load_tokens();
+        let full = view.toolbox.about().full_load_tokens();
         let shown = view.toolbox.preview(conversation).iter().map(|t| counter.definition(t)).sum();
         (shown, full)
     }

@@ -143,7 +143,7 @@ fn profiles_keep_their_tools_minus_disallowed_tools() {
 
 #[test]
 fn built_in_tools_are_named_as_agent_definitions_name_them() {
-    // Seed 000 §9: `tools: [Read, Grep]`, `disallowedTools: [Write]`.
+    // As a Claude Code agent definition names them: `tools: [Read, Grep]`, `disallowedTools: [Write]`.
     let cat = Catalog::builder()
         .tool(ToolSpec::builtin("Read", ""))
         .tool(ToolSpec::builtin("Grep", ""))

@@ -324,7 +324,8 @@ fn a_sub_agent_renders_with_tool_search_and_only_what_its_profile_sees() {
         std::path::Path::new("."),
     )
     .unwrap();
-    let parent = Toolbox::builder(&Catalog::embedded(), Policy::new(&config, None).unwrap())
+    let policy = Policy::new(&config, None).unwrap();
+    let parent = Toolbox::builder(&Catalog::embedded(), policy.clone())
         .defer(DeferConfig { mode: DeferMode::On, ..DeferConfig::default() })
         .build()
         .unwrap();
@@ -336,7 +337,7 @@ fn a_sub_agent_renders_with_tool_search_and_only_what_its_profile_sees() {
         "t1",
         &json!({"query": format!("select:git__git_log,{SHOT}")}),
     );
-    let (child, mut sub, _) = parent.sub_agent(parent.policy().child("browser").unwrap(), &chat).unwrap();
+    let (child, mut sub, _) = parent.sub_agent(policy.child("browser").unwrap(), &chat).unwrap();
     assert_eq!(sub.active(), [SHOT], "the parent's activation the profile allows");
     let turn = render(&child, &mut sub, Provider::Anthropic).unwrap();
     let eager: Vec<&Value> = turn.tools.iter().filter(|t| t.get("defer_loading").is_none()).collect();

@@ -4,11 +4,11 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
-use super::{Conversation, Toolbox};
+use super::{Briefing, Conversation, Toolbox};
 use crate::catalog::Tool;
 use crate::request;
 
-impl Toolbox {
+impl<'a> Briefing<'a> {
     /// How the model learns the deferred names: one block, the names grouped by server,
     /// bounded by 12 KiB whatever the
     /// catalog (past it, servers with their tool counts). Fixed the first time it is asked for
@@ -21,10 +21,11 @@ impl Toolbox {
         conversation.announcement.get_or_insert_with(|| text.clone()).clone()
     }
 
-    /// This toolbox's announcement, rendered once for every conversation.
-    fn current_announcement(&self) -> &Arc<str> {
-        self.announced.get_or_init(|| {
-            let names = request::deferred_names(&self.visible, &self.deferral);
+    /// The toolbox's announcement, rendered once for every conversation.
+    pub(super) fn current_announcement(&self) -> &'a Arc<str> {
+        let toolbox = self.toolbox;
+        toolbox.announced.get_or_init(|| {
+            let names = request::deferred_names(&toolbox.visible, &toolbox.deferral);
             if names.is_empty() {
                 Arc::from("")
             } else {
@@ -32,12 +33,14 @@ impl Toolbox {
             }
         })
     }
+}
 
+impl Toolbox {
     /// `tool_search` with the deferred names the conversation's fixed announcement does not
     /// tell of (servers that finished starting after it was written), if there are any.
     pub(super) fn news(&self, conversation: &Conversation) -> Option<Tool> {
         let text = conversation.announcement.as_ref()?;
-        let now = self.current_announcement();
+        let now = self.briefing().current_announcement();
         if Arc::ptr_eq(now, text) || now == text {
             return None;
         }

@@ -274,7 +274,10 @@ mod tests {
         let big = CatalogState { catalog: Catalog::embedded(), ..CatalogState::default() };
         let toolboxes = decider.publish(big).unwrap();
         assert!(toolboxes.defers());
-        assert!(toolboxes.get(Some("nobody"), Exposure::Native).defers(), "the same for every subject");
+        assert!(
+            toolboxes.get(Some("nobody"), Exposure::Native).about().defers(),
+            "the same for every subject"
+        );
         assert!(decider.publish(small.clone()).unwrap().defers(), "and on for good");
         let bridged = self::decider("", DeferConfig::default(), Some(Exposure::Bridge));
         assert!(bridged.publish(small).unwrap().defers(), "a host in bridge exposure defers from the start");
@@ -298,10 +301,13 @@ mod tests {
         let bridge = toolboxes.get(None, Exposure::Bridge);
         assert!(Arc::ptr_eq(&native.shared_index(), &bridge.shared_index()));
         let granted = toolboxes.granted(None);
-        assert!(granted.is_granted() && granted.exposure() == Exposure::Bridge, "deferring: bridge");
+        assert!(
+            granted.about().is_granted() && granted.about().exposure() == Exposure::Bridge,
+            "deferring: bridge"
+        );
         let off = self::decider("", DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() }, None);
         let toolboxes = off.publish(state(&[("fs", "read")])).unwrap();
-        assert_eq!(toolboxes.granted(None).exposure(), Exposure::Native, "nothing deferred: native");
+        assert_eq!(toolboxes.granted(None).about().exposure(), Exposure::Native, "nothing deferred: native");
     }
     #[test]
     fn a_server_serving_another_servers_tools_applies_its_rules_as_the_policys() {

@@ -21,7 +21,7 @@ pub struct SearchOutcome<'a> {
     /// must be loaded again.
     pub changed: Vec<String>,
     /// A grant for each tool the search made callable, by name, when the caller has no
-    /// conversation on the host ([`Toolbox::tool_search_granted`]); empty otherwise.
+    /// conversation on the host ([`Grants::tool_search`](super::Grants::tool_search)); empty otherwise.
     pub grants: Vec<(String, String)>,
 }
 
@@ -63,7 +63,7 @@ impl<'a> SearchOutcome<'a> {
             text.push_str(&notice);
         }
         if self.toolbox.exposure == Exposure::Bridge && !self.result.matches.is_empty() {
-            if self.toolbox.is_granted() {
+            if self.toolbox.granted {
                 text.push_str(&format!(
                     "\n\nInput schemas; run a tool with {CALL_TOOL} {{\"name\": NAME, \"grant\": GRANT, \"arguments\": {{...}}}}, \
                      its grant exactly as below:\n"

@@ -15,7 +15,7 @@ impl Toolbox {
     ) -> Result<(Toolbox, Conversation, Vec<AuditEvent>), PolicyError> {
         let toolbox = Toolbox::builder(&self.catalog, child)
             .defer(DeferConfig {
-                mode: if self.defers() { DeferMode::On } else { DeferMode::Off },
+                mode: if self.deferral.enabled() { DeferMode::On } else { DeferMode::Off },
                 ..DeferConfig::default()
             })
             .exposure(self.exposure)

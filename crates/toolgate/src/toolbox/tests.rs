@@ -95,7 +95,7 @@ fn a_denied_server_is_denied_under_every_spelling_of_its_key() {
             Toolbox::builder(&catalog(specs()), Policy::new(&config, None).unwrap()).build().unwrap();
         assert!(toolbox.visible().tools().iter().all(|t| t.server() != "io.github.acme/files"), "{deny}");
         assert!(
-            !toolbox.policy().decide_server("io.github.acme/files").is_allow() || deny.contains("write_file")
+            !toolbox.policy.decide_server("io.github.acme/files").is_allow() || deny.contains("write_file")
         );
     }
     let config = config("[policy]\ndeny = [\"docs\", \"fs2_\", \"fk__delete_repo\"]\n");
@@ -136,7 +136,7 @@ fn the_tightest_exposure_is_the_one_that_sends_more_meta_tools() {
             .exposure(exposure)
             .build()
             .unwrap();
-        toolbox.meta_tools().len()
+        toolbox.about().meta_tools().len()
     };
     assert!(meta(Exposure::Bridge) > meta(Exposure::Native));
     assert_eq!(Exposure::tightest(None), Exposure::Bridge, "chosen per client: bridge may come");
@@ -187,13 +187,13 @@ fn a_sub_agent_inherits_only_what_its_profile_allows_and_keeps_tool_search() {
     let parent = Toolbox::builder(&cat, Policy::new(&config, None).unwrap()).defer(on()).build().unwrap();
     let mut chat = parent.conversation();
     parent.tool_search(&mut chat, &json!({"query": "select:git__git_log,git__git_push"})).unwrap();
-    let child = parent.policy().child("reviewer").unwrap();
+    let child = parent.policy.child("reviewer").unwrap();
     let (toolbox, mut sub, audit) = parent.sub_agent(child, &chat).unwrap();
     assert_eq!(sub.active(), ["git__git_log"]);
     assert_eq!(audit.len(), 1, "{audit:?}");
     assert!(toolbox.check(&mut sub, "git__git_log", &json!({})).is_allow(), "shown to the parent, inherited");
     assert!(!toolbox.check(&mut sub, "git__git_push", &json!({})).is_allow());
-    assert_eq!(toolbox.meta_tools().len(), 1, "tool_search stays");
+    assert_eq!(toolbox.about().meta_tools().len(), 1, "tool_search stays");
 }
 
 #[test]
@@ -211,7 +211,7 @@ fn an_index_is_shared_only_over_the_same_visible_tools_and_a_quarantined_call_sa
     let policy = Policy::new(&config("[policy]\ndeny = [\"*delete*\"]\n"), None).unwrap();
     let narrow = Toolbox::builder(&cat, policy).shared_index(native.shared_index()).build().unwrap();
     assert!(!Arc::ptr_eq(&native.shared_index(), &narrow.shared_index()));
-    assert_eq!(narrow.index().catalog().len(), 1);
+    assert_eq!(narrow.index.catalog().len(), 1);
 
     let held = catalog(vec![ToolSpec::mcp("fs", "wipe", "Wipe")]);
     let toolbox = Toolbox::builder(&cat, Policy::permissive()).quarantined(held).build().unwrap();
@@ -236,7 +236,7 @@ fn servers_that_start_after_the_announcement_was_fixed_are_told_in_tool_search()
     let first = catalog(early.clone());
     let toolbox = Toolbox::builder(&first, Policy::permissive()).defer(on()).build().unwrap();
     let mut chat = toolbox.conversation();
-    let announced = toolbox.announcement(&mut chat);
+    let announced = toolbox.briefing().announcement(&mut chat);
     assert!(announced.contains("fs: read_file, write_file"), "{announced}");
     let usual = search_description(&toolbox, &mut chat);
     assert!(!usual.contains("deferred-tools-added"), "nothing is late yet: {usual}");
@@ -253,11 +253,15 @@ fn servers_that_start_after_the_announcement_was_fixed_are_told_in_tool_search()
         "{told}"
     );
     assert!(!told.contains("fs: "), "names already announced are not repeated: {told}");
-    assert_eq!(next.announcement(&mut chat), announced, "the announcement itself stays byte-identical");
+    assert_eq!(
+        next.briefing().announcement(&mut chat),
+        announced,
+        "the announcement itself stays byte-identical"
+    );
 
     // A conversation that starts now is told everything in its announcement instead.
     let mut fresh = next.conversation();
-    next.announcement(&mut fresh);
+    next.briefing().announcement(&mut fresh);
     assert_eq!(search_description(&next, &mut fresh), usual);
 
     // The news survives the session store: read back, the conversation is told the same.
@@ -269,7 +273,7 @@ fn servers_that_start_after_the_announcement_was_fixed_are_told_in_tool_search()
 fn an_announcement_fixed_before_any_server_was_ready_leaves_every_name_to_the_news() {
     let empty = Toolbox::builder(&Catalog::default(), Policy::permissive()).defer(on()).build().unwrap();
     let mut chat = empty.conversation();
-    assert_eq!(&*empty.announcement(&mut chat), "");
+    assert_eq!(&*empty.briefing().announcement(&mut chat), "");
     let cat = catalog(vec![ToolSpec::mcp("fs", "read_file", "Read")]);
     let next = Toolbox::builder(&cat, Policy::permissive()).defer(on()).build().unwrap();
     assert!(search_description(&next, &mut chat).contains("<deferred-tools-added>\nfs: read_file\n"));
@@ -279,7 +283,7 @@ fn an_announcement_fixed_before_any_server_was_ready_leaves_every_name_to_the_ne
 fn the_news_stays_within_its_budget_whatever_the_number_of_late_tools() {
     let empty = Toolbox::builder(&Catalog::default(), Policy::permissive()).defer(on()).build().unwrap();
     let mut chat = empty.conversation();
-    empty.announcement(&mut chat);
+    empty.briefing().announcement(&mut chat);
     let many: Vec<ToolSpec> = (0..40)
         .flat_map(|s| {
             (0..30).map(move |t| ToolSpec::mcp(&format!("server{s:02}"), &format!("tool_number_{t:02}"), ""))
@@ -328,10 +332,13 @@ fn with_no_conversation_on_the_host_a_grant_is_what_shows_a_tool() {
     let now = SystemTime::now();
     // One replica searches: the outcome carries a grant for what it loaded, and shows it.
     let first = build(&cat, None);
-    assert!(first.meta_tools().iter().any(|t| t.input_schema()["required"] == json!(["name", "grant"])));
+    assert!(
+        first.about().meta_tools().iter().any(|t| t.input_schema()["required"] == json!(["name", "grant"]))
+    );
     let mut searching = first.conversation();
     let outcome = first
-        .tool_search_granted(&mut searching, &json!({"query": "select:git__git_log"}), &key, now)
+        .grants(&key, now)
+        .tool_search(&mut searching, &json!({"query": "select:git__git_log"}))
         .unwrap();
     let grant = outcome.grants.iter().find(|(n, _)| n == "git__git_log").unwrap().1.clone();
     assert!(outcome.text().contains(&format!("grant: {grant}")), "{}", outcome.text());
@@ -345,24 +352,30 @@ fn with_no_conversation_on_the_host_a_grant_is_what_shows_a_tool() {
         second.check(&mut call, "git__git_log", &json!({})),
         Decision::Deny(Denial::NotLoaded { .. })
     ));
-    second.admit(&mut call, &key, "git__git_log", &grant, now).unwrap();
+    second.grants(&key, now).admit(&mut call, "git__git_log", &grant).unwrap();
     assert!(second.check(&mut call, "git__git_log", &json!({})).is_allow());
     // Not for another tool, nor another subject (whatever it may see), nor with another key.
     let mut other = second.conversation();
-    assert_eq!(second.admit(&mut other, &key, "git__git_push", &grant, now), Err(GrantProblem::NotThisTool));
+    assert_eq!(
+        second.grants(&key, now).admit(&mut other, "git__git_push", &grant),
+        Err(GrantProblem::NotThisTool)
+    );
     assert!(!second.check(&mut other, "git__git_push", &json!({})).is_allow());
     let reviewer = build(&cat, Some("reviewer"));
     let mut theirs = reviewer.conversation();
     assert_eq!(
-        reviewer.admit(&mut theirs, &key, "git__git_log", &grant, now),
+        reviewer.grants(&key, now).admit(&mut theirs, "git__git_log", &grant),
         Err(GrantProblem::NotThisTool)
     );
     assert!(!reviewer.check(&mut theirs, "git__git_log", &json!({})).is_allow());
     let stranger = GrantKey::new(b"another deployment", Duration::from_secs(600));
-    assert_eq!(second.admit(&mut other, &stranger, "git__git_log", &grant, now), Err(GrantProblem::OtherKey));
+    assert_eq!(
+        second.grants(&stranger, now).admit(&mut other, "git__git_log", &grant),
+        Err(GrantProblem::OtherKey)
+    );
     // A denied tool stays denied with any grant.
     let mut pushing = reviewer.conversation();
-    let _ = reviewer.admit(&mut pushing, &key, "git__git_push", &grant, now);
+    let _ = reviewer.grants(&key, now).admit(&mut pushing, "git__git_push", &grant);
     assert!(matches!(
         reviewer.check(&mut pushing, "git__git_push", &json!({})),
         Decision::Deny(Denial::Forbidden { .. })
@@ -376,16 +389,16 @@ fn with_no_conversation_on_the_host_a_grant_is_what_shows_a_tool() {
     ]);
     let third = build(&changed, None);
     let mut stale = third.conversation();
-    assert_eq!(third.admit(&mut stale, &key, "git__git_log", &grant, now), Err(GrantProblem::Changed));
+    assert_eq!(third.grants(&key, now).admit(&mut stale, "git__git_log", &grant), Err(GrantProblem::Changed));
     assert!(matches!(
         third.check(&mut stale, "git__git_log", &json!({})),
         Decision::Deny(Denial::Changed { .. })
     ));
     let mut again = third.conversation();
     let fresh =
-        third.tool_search_granted(&mut again, &json!({"query": "select:git__git_log"}), &key, now).unwrap();
+        third.grants(&key, now).tool_search(&mut again, &json!({"query": "select:git__git_log"})).unwrap();
     let renewed = fresh.grants[0].1.clone();
     let mut call = third.conversation();
-    third.admit(&mut call, &key, "git__git_log", &renewed, now).unwrap();
+    third.grants(&key, now).admit(&mut call, "git__git_log", &renewed).unwrap();
     assert!(third.check(&mut call, "git__git_log", &json!({})).is_allow());
 }
