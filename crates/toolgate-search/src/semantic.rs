@@ -35,6 +35,10 @@
 pub mod bert;
 mod index;
 mod kernel;
+#[cfg(feature = "bert")]
+mod matmul;
+#[cfg(feature = "bert")]
+mod transformer;
 mod wordpiece;
 
 use std::fmt;

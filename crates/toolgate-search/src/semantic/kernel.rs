@@ -1,4 +1,5 @@
-//! The int8 dot products of the dense scan, and an AVX2 build of the same loops chosen at run
+//! The int8 dot products of the dense scan and the encoder's few-row matrix product
+//! (`Kernel::skinny`, feature `bert`), and an AVX2 build of the same loops chosen at run
 //! time.
 //!
 //! The loops are plain Rust written so that they vectorise. Built for baseline x86-64 they get
@@ -12,7 +13,8 @@
 //!
 //! Calling a function compiled for a CPU feature is `unsafe` in Rust, because running it on a
 //! CPU without the feature is undefined; so are the raw loads, stores and prefetches of the
-//! intrinsics. They are this crate's only `unsafe` code, all in this file: the calls only on a
+//! intrinsics. They are this crate's only `unsafe` code but one call (`super::matmul`'s
+//! matrix product), all in this file: the calls only on a
 //! [`HasAvx2`] proof, the memory accesses inside the slices they were given.
 
 /// Which build of the loops a scan runs.
@@ -25,8 +27,8 @@ pub(crate) enum Kernel {
     Avx2(HasAvx2),
 }
 
-/// Proof that the CPU has AVX2: its field is private, so only [`Kernel::detect`] makes one,
-/// and only after asking the CPU.
+/// Proof that the CPU has AVX2 and FMA: its field is private, so only [`Kernel::detect`]
+/// makes one, and only after asking the CPU.
 #[cfg(target_arch = "x86_64")]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct HasAvx2(());
@@ -35,7 +37,7 @@ impl Kernel {
     /// The fastest build this CPU can run.
     pub(crate) fn detect() -> Kernel {
         #[cfg(target_arch = "x86_64")]
-        if std::arch::is_x86_feature_detected!("avx2") {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
             return Kernel::Avx2(HasAvx2(()));
         }
         Kernel::Portable
@@ -72,6 +74,65 @@ impl Kernel {
             #[allow(unsafe_code)]
             // SAFETY: as in `dots_all`.
             Kernel::Avx2(_) => unsafe { dots_blocked_avx2(laid, q, out) },
+        }
+    }
+
+    #[cfg(feature = "bert")]
+    /// Adds `x · wt` to `out` for a few rows of `x` (a short text's tokens, each `k` long),
+    /// `wt` being `k × n` and `out` `rows × n`, and returns `true`; or returns `false` having
+    /// done nothing, when this CPU has no kernel for it (the caller then runs a general
+    /// product). A product this skinny spends most of a general product's time copying the
+    /// weights into blocks; here each strip of sixteen columns of `wt` is read from memory once
+    /// and stays in the first-level cache while every row goes through it, strips spread over
+    /// the cores.
+    pub(crate) fn skinny(self, out: &mut [f32], x: &[f32], strips: &[f32], n: usize) -> bool {
+        match self {
+            Kernel::Portable => false,
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx2(_) => {
+                use rayon::prelude::*;
+                let count = n.div_ceil(SKINNY_COLS);
+                let k = strips.len() / (count * SKINNY_COLS).max(1);
+                assert!(
+                    k > 0
+                        && strips.len() == count * k * SKINNY_COLS
+                        && x.len().is_multiple_of(k)
+                        && out.len() == x.len() / k * n
+                );
+                let rows = x.len() / k;
+                if rows == 0 {
+                    return true;
+                }
+                // The sums strip by strip.
+                let mut sums = vec![0.0f32; count * rows * SKINNY_COLS];
+                let per_task = STRIPS_PER_TASK * rows * SKINNY_COLS;
+                sums.par_chunks_mut(per_task).enumerate().for_each(|(task, sums)| {
+                    let first = task * STRIPS_PER_TASK;
+                    for (i, sums) in sums.chunks_mut(rows * SKINNY_COLS).enumerate() {
+                        #[allow(unsafe_code)]
+                        // SAFETY: a `HasAvx2` is only made by `detect`, after the CPU said it
+                        // has AVX2 and FMA.
+                        unsafe {
+                            strip_avx2(
+                                sums,
+                                x,
+                                &strips[(first + i) * k * SKINNY_COLS..][..k * SKINNY_COLS],
+                                k,
+                            )
+                        }
+                    }
+                });
+                for (strip, sums) in sums.chunks_exact(rows * SKINNY_COLS).enumerate() {
+                    let j0 = strip * SKINNY_COLS;
+                    let width = SKINNY_COLS.min(n - j0);
+                    for (t, row) in sums.chunks_exact(SKINNY_COLS).take(rows).enumerate() {
+                        for (o, v) in out[t * n + j0..t * n + j0 + width].iter_mut().zip(row) {
+                            *o += v;
+                        }
+                    }
+                }
+                true
+            }
         }
     }
 
@@ -191,6 +252,85 @@ fn dots_blocked_avx2(blocked: &[i8], q: &[i8], out: &mut Vec<i32>) {
     }
 }
 
+#[cfg(feature = "bert")]
+/// Rows of `x` per group of [`Kernel::skinny`]: with two vectors of eight columns each, four
+/// rows keep eight sums in registers.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+const SKINNY_ROWS: usize = 4;
+
+#[cfg(feature = "bert")]
+/// Columns of `wt` per strip of [`Kernel::skinny`]: two AVX vectors.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+const SKINNY_COLS: usize = 16;
+
+#[cfg(feature = "bert")]
+/// Strips one task of [`Kernel::skinny`] takes.
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+const STRIPS_PER_TASK: usize = 8;
+
+#[cfg(feature = "bert")]
+/// Lays `wt` (`k × n`, row-major) out in strips of [`SKINNY_COLS`] columns for
+/// [`Kernel::skinny`]: strip after strip, each `k` rows of sixteen, the last padded with zeros.
+pub(crate) fn strips(wt: &[f32], n: usize) -> Vec<f32> {
+    let k = wt.len() / n.max(1);
+    let count = n.div_ceil(SKINNY_COLS);
+    let mut out = vec![0.0; count * k * SKINNY_COLS];
+    for (strip, block) in out.chunks_exact_mut(k * SKINNY_COLS).enumerate() {
+        let j0 = strip * SKINNY_COLS;
+        let width = SKINNY_COLS.min(n - j0);
+        for (kk, row) in block.chunks_exact_mut(SKINNY_COLS).enumerate() {
+            row[..width].copy_from_slice(&wt[kk * n + j0..kk * n + j0 + width]);
+        }
+    }
+    out
+}
+
+#[cfg(feature = "bert")]
+/// The sums of one strip (`k` rows of sixteen, [`strips`]) times every row of `xs` (each `k`
+/// long), into `sums` (a row of sixteen per row of `xs`), in groups of [`SKINNY_ROWS`] rows and
+/// one last smaller group: the strip is read in order and stays in the first-level cache from
+/// one group to the next.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+fn strip_avx2(sums: &mut [f32], xs: &[f32], strip: &[f32], k: usize) {
+    let rows = xs.len() / k;
+    let whole = rows / SKINNY_ROWS * SKINNY_ROWS;
+    let (head, tail) = sums.split_at_mut(whole * SKINNY_COLS);
+    for (sums, x) in head.chunks_exact_mut(SKINNY_ROWS * SKINNY_COLS).zip(xs.chunks_exact(SKINNY_ROWS * k)) {
+        strip_rows::<SKINNY_ROWS>(sums, x, strip, k);
+    }
+    let x = &xs[whole * k..];
+    match rows - whole {
+        1 => strip_rows::<1>(tail, x, strip, k),
+        2 => strip_rows::<2>(tail, x, strip, k),
+        3 => strip_rows::<3>(tail, x, strip, k),
+        _ => {}
+    }
+}
+
+#[cfg(feature = "bert")]
+/// [`strip_avx2`] for one group of `T` rows: every `k` adds the strip's row times each row's
+/// value, with FMA, into sums the compiler keeps in registers.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn strip_rows<const T: usize>(sums: &mut [f32], x: &[f32], strip: &[f32], k: usize) {
+    const J: usize = SKINNY_COLS;
+    let mut acc = [[0f32; J]; T];
+    let x: [&[f32]; T] = std::array::from_fn(|t| &x[t * k..(t + 1) * k]);
+    for (kk, w) in strip.chunks_exact(J).enumerate().take(k) {
+        let w: &[f32; J] = w.try_into().expect("sixteen columns");
+        for t in 0..T {
+            let xv = x[t][kk];
+            for jj in 0..J {
+                acc[t][jj] = xv.mul_add(w[jj], acc[t][jj]);
+            }
+        }
+    }
+    for (row, a) in sums.chunks_exact_mut(J).zip(&acc) {
+        row.copy_from_slice(a);
+    }
+}
+
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2")]
 fn dots_all_avx2(rows: &[i8], q: &[i8], out: &mut Vec<i32>) {
@@ -252,6 +392,35 @@ pub(crate) fn dot(a: &[i8], b: &[i8]) -> i32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    #[cfg(feature = "bert")]
+    fn the_skinny_product_is_the_textbook_one_for_every_row_count_and_a_narrow_last_strip() {
+        let kernel = Kernel::detect();
+        for (k, n) in [(1, 1), (17, 40), (384, 48)] {
+            let wt: Vec<f32> = (0..k * n).map(|i| ((i * 7 % 13) as f32 - 6.0) / 8.0).collect();
+            let laid = strips(&wt, n);
+            for rows in 0..10 {
+                let x: Vec<f32> = (0..rows * k).map(|i| ((i * 5 % 11) as f32 - 5.0) / 4.0).collect();
+                let mut out: Vec<f32> = (0..rows * n).map(|i| i as f32).collect();
+                if !kernel.skinny(&mut out, &x, &laid, n) {
+                    assert_eq!(kernel, Kernel::Portable, "only the portable build declines");
+                    return;
+                }
+                for t in 0..rows {
+                    for j in 0..n {
+                        let want =
+                            (t * n + j) as f32 + (0..k).map(|i| x[t * k + i] * wt[i * n + j]).sum::<f32>();
+                        let got = out[t * n + j];
+                        assert!(
+                            (got - want).abs() <= 1e-3 * want.abs().max(1.0),
+                            "{rows}×{k}×{n} at {t},{j}: {got} {want}"
+                        );
+                    }
+                }
+            }
+        }
+    }
 
     /// Rows of every length from 0 to 70 (full chunks, remainders, both), values over the whole
     /// `i8` range including -128.
