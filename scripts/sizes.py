@@ -9,8 +9,11 @@ under new server names, in a temporary directory. For each N, three runs of
 `/usr/bin/time -v toolgate serve --stdio` answering one `initialize` and one `tool_search`:
 the time to each answer and the peak RSS. Then one `toolgate serve --http` on a free loopback
 port with the largest catalog: RSS (VmRSS) before and after opening the sessions (each an
-`initialize` and `notifications/initialized`, nothing after), and after closing them all with
-DELETE. Only the standard library; talks to loopback only.
+`initialize` and `notifications/initialized`, nothing after), after they hibernate (the run
+sets `[gateway] session_hibernate_secs`, `--hibernate`; a quiet session with no event stream
+then keeps only its record in the session store), after a hundred of them are asked for
+their tools again (each restored from its record), and after closing them all with DELETE.
+Only the standard library; talks to loopback only.
 """
 
 import argparse
@@ -125,11 +128,24 @@ def delete(port, session):
     return response.status
 
 
-def sessions_run(toolgate, config, count, directory):
+LIST = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
+
+
+def live_sessions(port):
+    conn = http.client.HTTPConnection("127.0.0.1", port, timeout=60)
+    conn.request("GET", "/status.json")
+    status = json.loads(conn.getresponse().read())
+    conn.close()
+    return len(status["sessions"])
+
+
+def sessions_run(toolgate, config, count, directory, hibernate):
+    """RSS in MB: before, opened, hibernated, after a hundred restores, after DELETE; with the
+    live session counts and how many answered."""
     port = free_port()
     settings = os.path.join(directory, "http.toml")
     with open(config, encoding="utf-8") as f, open(settings, "w", encoding="utf-8") as out:
-        out.write(f"[gateway]\nmax_sessions = {count + 10}\n\n" + f.read())
+        out.write(f"[gateway]\nmax_sessions = {count + 10}\nsession_hibernate_secs = {hibernate}\n\n" + f.read())
     p = subprocess.Popen(
         [toolgate, "serve", "--http", f"127.0.0.1:{port}", "--config", settings],
         stdout=subprocess.DEVNULL,
@@ -151,11 +167,26 @@ def sessions_run(toolgate, config, count, directory):
             post(port, INITIALIZED, sid)
             ids.append(sid)
         time.sleep(2)
-        opened = rss_mb(p.pid)
+        opened, live_opened = rss_mb(p.pid), live_sessions(port)
+        time.sleep(hibernate + 3)
+        hibernated, live_hibernated = rss_mb(p.pid), live_sessions(port)
+        restored_ok = sum(1 for sid in ids[:100] if post(port, LIST, sid)[0] == 200)
+        time.sleep(1)
+        restored = rss_mb(p.pid)
         closed_ok = sum(1 for sid in ids if delete(port, sid) in (200, 202, 204))
         time.sleep(3)
         closed = rss_mb(p.pid)
-        return before, opened, closed, closed_ok
+        return {
+            "before": before,
+            "opened": opened,
+            "live_opened": live_opened,
+            "hibernated": hibernated,
+            "live_hibernated": live_hibernated,
+            "restored": restored,
+            "restored_ok": restored_ok,
+            "closed": closed,
+            "closed_ok": closed_ok,
+        }
     finally:
         p.terminate()
         p.wait()
@@ -178,6 +209,7 @@ def main():
     parser.add_argument("--tools", default="10000,100000")
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--sessions", type=int, default=2000)
+    parser.add_argument("--hibernate", type=int, default=20, help="[gateway] session_hibernate_secs for the sessions run")
     parser.add_argument(
         "--index-cache",
         action="store_true",
@@ -200,11 +232,14 @@ def main():
             )
         if args.sessions:
             n = sizes[-1]
-            before, opened, closed, closed_ok = sessions_run(args.toolgate, configs[n], args.sessions, directory)
-            per = (opened - before) * 1024 / args.sessions
+            r = sessions_run(args.toolgate, configs[n], args.sessions, directory, args.hibernate)
+            per = lambda mb: (mb - r["before"]) * 1024 / args.sessions
             print(
-                f"{args.sessions} idle HTTP sessions on {n} tools: RSS {before:.0f} -> {opened:.0f} MB "
-                f"({per:.1f} KB a session); after {closed_ok} DELETEs {closed:.0f} MB"
+                f"{args.sessions} idle HTTP sessions on {n} tools: RSS {r['before']:.0f} -> {r['opened']:.0f} MB "
+                f"({per(r['opened']):.1f} KB a session, {r['live_opened']} live); hibernated after "
+                f"{args.hibernate} s: {r['hibernated']:.0f} MB ({per(r['hibernated']):.1f} KB a session, "
+                f"{r['live_hibernated']} live); {r['restored_ok']} of 100 restored: {r['restored']:.0f} MB; "
+                f"after {r['closed_ok']} DELETEs {r['closed']:.0f} MB"
             )
     return 0
 

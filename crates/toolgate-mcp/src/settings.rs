@@ -37,6 +37,10 @@ pub struct Settings {
     pub relist_wait: Duration,
     /// How long an HTTP session may go without a request before it ends (default 8 hours).
     pub session_idle: Duration,
+    /// How long an HTTP session with no request in flight and no event stream open keeps
+    /// rmcp's state for it (its channels, about 100 KB) before only its record in the session
+    /// store is left (default 60 s); its next request restores it from the record.
+    pub session_hibernate: Duration,
     /// Most HTTP sessions open at once (default 1,000); a new one past it is refused.
     pub max_sessions: usize,
     /// Which hosts, origins and bearer tokens the HTTP endpoints accept (loopback only, and no
@@ -110,6 +114,7 @@ impl Settings {
             ready_timeout: config.ready_timeout,
             relist_wait: Duration::from_secs(1),
             session_idle: config.session_idle,
+            session_hibernate: config.session_hibernate,
             max_sessions: config.max_sessions,
             access: crate::access::Access::default(),
             index: Index::builder(),

@@ -429,6 +429,60 @@ async fn an_idle_http_session_ends_after_its_setting_with_a_clear_error() {
 }
 
 #[tokio::test]
+async fn an_idle_http_session_hibernates_and_its_next_request_finds_what_it_loaded() {
+    let second = std::time::Duration::from_secs(1);
+    let settings = Settings { session_hibernate: second, ..Settings::default() };
+    let gateway = Gateway::builder(settings).catalog("embedded", &Catalog::embedded()).build().unwrap();
+    let (_url, addr, shutdown) = serve_http(&gateway).await;
+    let shot = "playwright__playwright_screenshot";
+    let live = || gateway.status()["sessions"].as_array().map_or(0, Vec::len);
+    let id = open_session(&addr).await;
+    let search = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "tool_search", "arguments": {"query": format!("select:{shot}")}}});
+    let found = post(&addr, Some(&id), search).await;
+    assert!(found.starts_with("HTTP/1.1 200") && found.contains(shot), "{found}");
+    // A second session keeps an event stream open: it stays, however quiet.
+    let streaming = open_session(&addr).await;
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = format!(
+        "GET /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\
+         MCP-Protocol-Version: 2025-06-18\r\nMcp-Session-Id: {streaming}\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut head = [0u8; 12];
+    stream.read_exact(&mut head).await.unwrap();
+    assert_eq!(&head, b"HTTP/1.1 200", "the event stream opens");
+    assert_eq!(live(), 2);
+
+    tokio::time::sleep(4 * second).await;
+    assert_eq!(live(), 1, "the quiet session without a stream hibernated");
+    let list = post(&addr, Some(&id), json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})).await;
+    assert!(list.starts_with("HTTP/1.1 200"), "{list}");
+    assert!(list.contains(shot), "what it loaded is listed again after the restore: {list}");
+    assert_eq!(live(), 2, "restored beside the streaming one");
+    let call = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": shot, "arguments": {"name": "page"}}});
+    let called = post(&addr, Some(&id), call).await;
+    assert!(!called.contains("not loaded") && !called.contains("never shown"), "{called}");
+    drop(stream);
+    // The stream gone, both sessions hibernate; DELETE ends a hibernated session.
+    tokio::time::sleep(4 * second).await;
+    assert_eq!(live(), 0, "both quiet and without a stream");
+    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
+    let request = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {streaming}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    assert!(response.starts_with("HTTP/1.1 204"), "{response}");
+    let gone =
+        post(&addr, Some(&streaming), json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"})).await;
+    assert!(gone.starts_with("HTTP/1.1 404"), "{gone}");
+    shutdown.cancel();
+}
+
+#[tokio::test]
 async fn sessions_past_the_cap_are_refused_with_a_clear_error() {
     let settings = Settings { max_sessions: 2, ..Settings::default() };
     let gateway = Gateway::builder(settings).catalog("embedded", &Catalog::embedded()).build().unwrap();

@@ -239,6 +239,10 @@ pub struct GatewayConfig {
     /// How long an HTTP session may go without a request before it ends
     /// (`session_idle_secs`, default 28800, eight hours).
     pub session_idle: Duration,
+    /// How long an HTTP session with no request in flight and no event stream open keeps its
+    /// transport's state in memory (`session_hibernate_secs`, default 60); after that only its
+    /// record in the session store is kept, and its next request restores it from there.
+    pub session_hibernate: Duration,
     /// Most HTTP sessions open at once (`max_sessions`, default 1000).
     pub max_sessions: usize,
     /// How long an HTTP client may take to send a request's headers (`header_timeout_secs`,
@@ -318,6 +322,7 @@ impl Default for GatewayConfig {
             startup_timeout: Duration::from_secs(30),
             ready_timeout: Duration::from_secs(5),
             session_idle: Duration::from_secs(8 * 3600),
+            session_hibernate: Duration::from_secs(60),
             max_sessions: 1000,
             header_timeout: Duration::from_secs(10),
             body_timeout: Duration::from_secs(10),

@@ -53,6 +53,61 @@ pub(crate) struct Door {
     /// The owner of every session this process opened or restored, by id.
     pub(crate) held: Arc<Mutex<HashMap<String, Owner>>>,
     pub(crate) managers: Arc<Vec<Arc<LocalSessionManager>>>,
+    /// The event streams (`GET`) open now, by session id: a session with one is not
+    /// hibernated ([`Door::streaming`]).
+    pub(crate) streams: Arc<Mutex<HashMap<String, usize>>>,
+}
+
+/// One open event stream of a session, counted in [`Door::streams`] until the response body
+/// that carries it is dropped (the client went away, or the session closed it).
+struct OpenStream {
+    streams: Arc<Mutex<HashMap<String, usize>>>,
+    id: String,
+}
+
+impl OpenStream {
+    fn new(door: &Door, id: &str) -> OpenStream {
+        *door.streams.lock().unwrap_or_else(|e| e.into_inner()).entry(id.to_owned()).or_default() += 1;
+        OpenStream { streams: door.streams.clone(), id: id.to_owned() }
+    }
+}
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        let mut streams = self.streams.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = streams.get_mut(&self.id) {
+            *n -= 1;
+            if *n == 0 {
+                streams.remove(&self.id);
+            }
+        }
+    }
+}
+
+/// A response body that keeps its [`OpenStream`] counted while it lives.
+struct Counted {
+    body: axum::body::Body,
+    _open: OpenStream,
+}
+
+impl http_body::Body for Counted {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 impl Door {
@@ -69,6 +124,11 @@ impl Door {
                 let _ = manager.close_session(&id).await;
             }
         }
+    }
+
+    /// Whether session `id` has an event stream open now.
+    pub(crate) fn streaming(&self, id: &str) -> bool {
+        self.streams.lock().unwrap_or_else(|e| e.into_inner()).contains_key(id)
     }
 
     /// Forgets the owners of sessions no manager holds any more (ended by rmcp or the idle
@@ -175,9 +235,14 @@ pub(crate) async fn guard(State(door): State<Door>, mut request: Request, next: 
             _ => StatusCode::NO_CONTENT.into_response(),
         };
     }
+    let event_stream = request.method() == Method::GET;
     let response = next.run(request).await;
     if restoring && response.status().is_success() {
-        door.held().insert(id, owner);
+        door.held().insert(id.clone(), owner);
+    }
+    if event_stream && response.status().is_success() {
+        let open = OpenStream::new(&door, &id);
+        return response.map(|body| axum::body::Body::new(Counted { body, _open: open }));
     }
     response
 }

@@ -25,7 +25,10 @@ use crate::gateway::Gateway;
 ///
 /// A session ends after [`Settings::session_idle`](crate::Settings::session_idle) without
 /// activity (`reap_idle`): a request in flight is activity however long it runs; an open
-/// stream alone is not, so an idle client does not keep a session forever. A request naming a
+/// stream alone is not, so an idle client does not keep a session forever. Before that, one
+/// with no stream open hibernates after
+/// [`Settings::session_hibernate`](crate::Settings::session_hibernate): only its record in the
+/// session store is kept, and its next request restores it. A request naming a
 /// session that ended gets 404 with a JSON-RPC error that says so. A new session past
 /// [`Settings::max_sessions`](crate::Settings::max_sessions) gets 503. `DELETE` of a session is
 /// answered 204.
@@ -72,6 +75,7 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
         gateway: gateway.clone(),
         held: Default::default(),
         managers: Arc::new(managers),
+        streams: Default::default(),
     };
     tokio::spawn(reap_idle(door.clone(), shutdown.clone()));
     let guard = axum::middleware::from_fn_with_state(gateway.clone(), sessions_guard);
@@ -359,13 +363,21 @@ async fn explain_revision(response: Response) -> Response {
 /// Ends every HTTP session idle for [`Settings::session_idle`](crate::Settings::session_idle):
 /// no request in flight, and none begun or ended for that long. A session no request has named
 /// to toolgate yet (it only initialized) is idle from when it was first seen here.
+///
+/// A session idle for [`Settings::session_hibernate`](crate::Settings::session_hibernate) with
+/// no event stream open hibernates: rmcp's state for it (a worker and its channels) is closed
+/// the same way, while its record stays in the session store, whose expiry is
+/// `session_idle`; its next request restores it from the record
+/// ([`crate::downstream::resume`]), as another replica would. Such a session has nothing to
+/// hear meanwhile: with no stream open, no message of the server's could reach its client.
 async fn reap_idle(door: crate::downstream::door::Door, shutdown: CancellationToken) {
     use std::collections::HashMap;
     use std::time::Instant;
     let gateway = &door.gateway;
     let managers = door.managers.clone();
     let idle = gateway.settings().session_idle;
-    let every = (idle / 4).clamp(Duration::from_millis(250), Duration::from_secs(30));
+    let hibernate = gateway.settings().session_hibernate.min(idle);
+    let every = (hibernate / 4).clamp(Duration::from_millis(250), Duration::from_secs(30));
     let mut first_seen: HashMap<String, Instant> = HashMap::new();
     loop {
         tokio::select! {
@@ -384,13 +396,18 @@ async fn reap_idle(door: crate::downstream::door::Door, shutdown: CancellationTo
                     Some((_, Some(last))) => *last,
                     _ => *first_seen.entry(key.clone()).or_insert_with(Instant::now),
                 };
-                if last.elapsed() >= idle {
+                let quiet = last.elapsed();
+                if quiet >= idle {
                     tracing::info!(session = %key, "HTTP session ended after {} s without a request", idle.as_secs());
-                    let _ = rmcp::transport::streamable_http_server::session::SessionManager::close_session(
-                        &**manager, &id,
-                    )
-                    .await;
+                } else if quiet >= hibernate && !door.streaming(&key) {
+                    tracing::debug!(session = %key, "HTTP session hibernates after {} s without a request", hibernate.as_secs());
+                } else {
+                    continue;
                 }
+                let _ = rmcp::transport::streamable_http_server::session::SessionManager::close_session(
+                    &**manager, &id,
+                )
+                .await;
             }
         }
         first_seen.retain(|id, _| present.contains(id));

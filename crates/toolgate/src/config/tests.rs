@@ -95,6 +95,7 @@ fn design_example_parses_to_the_expected_values() {
                 startup_timeout: 30s,
                 ready_timeout: 5s,
                 session_idle: 28800s,
+                session_hibernate: 60s,
                 max_sessions: 1000,
                 header_timeout: 10s,
                 body_timeout: 10s,
@@ -331,7 +332,7 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[gateway]\nfoo = 1\n",
         expect![
-            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, max_sessions, header_timeout_secs, body_timeout_secs, allowed_hosts, allowed_origins, pins, sessions, grant_key, list_max_tools, list_max_pages, list_max_bytes"
+            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, session_hibernate_secs, max_sessions, header_timeout_secs, body_timeout_secs, allowed_hosts, allowed_origins, pins, sessions, grant_key, list_max_tools, list_max_pages, list_max_bytes"
         ],
     );
     check_error(

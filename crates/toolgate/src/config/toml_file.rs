@@ -52,6 +52,7 @@ const GATEWAY_KEYS: &[&str] = &[
     "startup_timeout_secs",
     "ready_timeout_secs",
     "session_idle_secs",
+    "session_hibernate_secs",
     "max_sessions",
     "header_timeout_secs",
     "body_timeout_secs",
@@ -341,6 +342,9 @@ fn gateway(f: &Fields<'_, '_>) -> Result<GatewayConfig, ConfigError> {
     }
     if let Some(d) = f.seconds("session_idle_secs")? {
         g.session_idle = d;
+    }
+    if let Some(d) = f.seconds("session_hibernate_secs")? {
+        g.session_hibernate = d;
     }
     if let Some(n) = f.count("max_sessions", 1, "a number of sessions above 0, like 1000")? {
         g.max_sessions = n;
