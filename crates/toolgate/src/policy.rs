@@ -48,7 +48,7 @@
 //!
 //! // 1. The policy first: everything below only ever sees the visible catalog.
 //! let toolbox = Toolbox::builder(&catalog, policy.clone()).build()?;
-//! assert!(toolbox.hidden().iter().all(|e| e.action == Action::Hidden));
+//! assert!(toolbox.about().hidden().iter().all(|e| e.action == Action::Hidden));
 //! assert!(toolbox.visible().get("filesystem__write_file").is_none(), "hidden: not even searchable");
 //!
 //! // 2. The first turn: required tools, then the best-ranked ones, within the budget.
