@@ -168,7 +168,7 @@ def sessions_run(toolgate, config, count, directory, hibernate):
             ids.append(sid)
         time.sleep(2)
         opened, live_opened = rss_mb(p.pid), live_sessions(port)
-        time.sleep(hibernate + 3)
+        time.sleep(hibernate + 15)
         hibernated, live_hibernated = rss_mb(p.pid), live_sessions(port)
         restored_ok = sum(1 for sid in ids[:100] if post(port, LIST, sid)[0] == 200)
         time.sleep(1)

@@ -26,6 +26,37 @@ use toolgate::Catalog;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Hands the pages this thread's heap freed back to the system, at most once a second: for
+/// the gateway's threads when they go idle (`on_thread_park`). mimalloc returns a freed page
+/// only when the thread that owns it allocates again, so without this a gateway that went
+/// quiet after its sessions hibernated or ended would keep their memory in RSS
+/// (`docs/deploy.md`).
+fn return_freed_memory() {
+    use std::cell::Cell;
+    use std::time::{Duration, Instant};
+    thread_local! {
+        static LAST: Cell<Option<Instant>> = const { Cell::new(None) };
+    }
+    LAST.with(|last| {
+        if last.get().is_some_and(|at| at.elapsed() < Duration::from_secs(1)) {
+            return;
+        }
+        last.set(Some(Instant::now()));
+        #[allow(unsafe_code)]
+        unsafe extern "C" {
+            /// mimalloc's `mi_collect`: frees what this thread's heap can, and with `force`
+            /// returns its free pages to the system.
+            fn mi_collect(force: bool);
+        }
+        #[allow(unsafe_code)]
+        // SAFETY: `mi_collect` takes no pointer and may be called from any thread at any
+        // time; the symbol is mimalloc's own, linked in as the global allocator.
+        unsafe {
+            mi_collect(true)
+        }
+    });
+}
+
 /// toolgate: show the model only the tools it needs, find the rest on demand.
 #[derive(Debug, Parser)]
 #[command(name = "toolgate", version, about, long_about = None)]

@@ -76,6 +76,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .on_thread_park(crate::return_freed_memory)
         .build()
         .context("cannot start the async runtime")?;
     let result = runtime.block_on(serve(args, config, settings));
