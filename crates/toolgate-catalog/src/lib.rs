@@ -413,7 +413,14 @@ impl Catalog {
 
     /// A new catalog holding only the tools for which `keep` is true (order kept).
     pub fn filter(&self, mut keep: impl FnMut(&Tool) -> bool) -> Catalog {
-        let tools: Vec<Tool> = self.tools.iter().filter(|t| keep(t)).cloned().collect();
+        let kept: Vec<bool> = self.tools.iter().map(&mut keep).collect();
+        if kept.iter().all(|&k| k) {
+            // The same tools in the same order: the same catalog, shared rather than copied
+            // (a permissive policy over 100,000 tools would copy every name twice).
+            return self.clone();
+        }
+        let tools: Vec<Tool> =
+            self.tools.iter().zip(&kept).filter(|&(_, &k)| k).map(|(t, _)| t.clone()).collect();
         Catalog::index_tools(tools)
     }
 
@@ -493,17 +500,33 @@ impl CatalogBuilder {
         let pairs: Vec<(&str, &str)> =
             self.specs.iter().map(|s| (s.server.as_str(), s.name.as_str())).collect();
         let names = naming::qualify_all(&pairs);
+        let hashes = hash_all(&self.specs);
         let tools = self
             .specs
             .into_iter()
             .zip(names)
-            .map(|(spec, qualified)| {
-                let hash = definition_hash(&spec);
-                Tool { qualified, spec, hash }
-            })
+            .zip(hashes)
+            .map(|((spec, qualified), hash)| Tool { qualified, spec, hash })
             .collect();
         Ok(Catalog::index_tools(tools))
     }
+}
+
+/// The definition hash of every spec, in order, on every core for a large catalog.
+fn hash_all(specs: &[Arc<ToolSpec>]) -> Vec<DefinitionHash> {
+    const PER_THREAD: usize = 4096;
+    let threads = std::thread::available_parallelism().map_or(1, |t| t.get());
+    if threads < 2 || specs.len() < 2 * PER_THREAD {
+        return specs.iter().map(|s| definition_hash(s)).collect();
+    }
+    let chunk = specs.len().div_ceil(threads).max(PER_THREAD);
+    std::thread::scope(|scope| {
+        let parts: Vec<_> = specs
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(|s| definition_hash(s)).collect::<Vec<_>>()))
+            .collect();
+        parts.into_iter().flat_map(|h| h.join().expect("hashing panicked")).collect()
+    })
 }
 
 fn definition_hash(spec: &ToolSpec) -> DefinitionHash {
@@ -597,6 +620,33 @@ fn canonical_object<'a, T: std::io::Write>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_large_catalog_hashes_on_every_core_as_one_thread_would_and_a_full_filter_shares_it() {
+        let catalog = (0..9000)
+            .fold(Catalog::builder(), |b, i| {
+                b.tool(ToolSpec::mcp(&format!("s{}", i % 7), &format!("t{i}"), &format!("d{i}")))
+            })
+            .build()
+            .unwrap();
+        assert!(catalog.tools().iter().all(|t| t.hash() == definition_hash(&t.spec)));
+        let hashes: std::collections::HashSet<_> = catalog.tools().iter().map(Tool::hash).collect();
+        assert_eq!(hashes.len(), 9000, "every definition differs, and so does every hash");
+        let all = catalog.filter(|_| true);
+        assert!(Arc::ptr_eq(&all.tools, &catalog.tools), "shared, not copied");
+        let mut seen = 0;
+        let some = catalog.filter(|t| {
+            seen += 1;
+            t.name().ends_with('7')
+        });
+        assert_eq!(seen, 9000, "asked once a tool");
+        assert_eq!(some.len(), 900);
+        assert!(
+            some.tools()
+                .iter()
+                .all(|t| t.hash() == catalog.tool(catalog.get(t.qualified_name()).unwrap()).hash())
+        );
+    }
 
     #[test]
     fn hash_ignores_key_order_but_not_content() {

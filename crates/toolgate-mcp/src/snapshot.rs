@@ -61,7 +61,7 @@ impl Snapshot {
         let mut owners: Vec<Arc<str>> = Vec::new();
         let mut starting = Vec::new();
         let mut failed = Vec::new();
-        let mut seen: HashSet<(String, String)> = HashSet::new();
+        let mut seen: HashSet<(&str, &str)> = HashSet::new();
         for listing in listings {
             match listing.standing {
                 Standing::Starting => {
@@ -81,7 +81,7 @@ impl Snapshot {
                     tracing::warn!(upstream = listing.upstream, "a tool without a name is ignored");
                     continue;
                 }
-                if !seen.insert((spec.server.clone(), spec.name.clone())) {
+                if !seen.insert((spec.server.as_str(), spec.name.as_str())) {
                     tracing::warn!(
                         upstream = listing.upstream,
                         "tool `{}` of server `{}` is listed twice (here or by another upstream); only the \
