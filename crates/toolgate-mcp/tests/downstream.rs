@@ -390,6 +390,18 @@ async fn post(addr: &str, session: Option<&str>, body: Value) -> String {
     response
 }
 
+/// A plain HTTP/1.1 `DELETE` of session `id`.
+async fn delete(addr: &str, id: &str) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let request = format!(
+        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {id}\r\nConnection: close\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.unwrap();
+    let mut response = String::new();
+    stream.read_to_string(&mut response).await.unwrap();
+    response
+}
+
 fn initialize() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "raw", "version": "1"}}})
@@ -468,13 +480,7 @@ async fn an_idle_http_session_hibernates_and_its_next_request_finds_what_it_load
     // The stream gone, both sessions hibernate; DELETE ends a hibernated session.
     tokio::time::sleep(4 * second).await;
     assert_eq!(live(), 0, "both quiet and without a stream");
-    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
-    let request = format!(
-        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {streaming}\r\nConnection: close\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.unwrap();
+    let response = delete(&addr, &streaming).await;
     assert!(response.starts_with("HTTP/1.1 204"), "{response}");
     let gone =
         post(&addr, Some(&streaming), json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"})).await;
@@ -500,13 +506,7 @@ async fn delete_ends_a_session_with_204() {
         Gateway::builder(Settings::default()).catalog("embedded", &Catalog::embedded()).build().unwrap();
     let (_url, addr, shutdown) = serve_http(&gateway).await;
     let id = open_session(&addr).await;
-    let mut stream = tokio::net::TcpStream::connect(&addr).await.unwrap();
-    let request = format!(
-        "DELETE /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nMcp-Session-Id: {id}\r\nConnection: close\r\n\r\n"
-    );
-    stream.write_all(request.as_bytes()).await.unwrap();
-    let mut response = String::new();
-    stream.read_to_string(&mut response).await.unwrap();
+    let response = delete(&addr, &id).await;
     // The Python SDK logs `Session termination failed: 202` for rmcp's own answer.
     assert!(response.starts_with("HTTP/1.1 204"), "{response}");
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
