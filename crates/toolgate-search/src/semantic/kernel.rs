@@ -1,6 +1,6 @@
 //! The int8 dot products of the dense scan and the encoder's few-row matrix product
 //! (`Kernel::skinny`, feature `bert`), and an AVX2 build of the same loops chosen at run
-//! time.
+//! time (for the few-row product, an AVX-512 build too, on a CPU that has it).
 //!
 //! The loops are plain Rust written so that they vectorise. Built for baseline x86-64 they get
 //! SSE2 only, which has no instruction that widens `i8` to `i16`; the scan of a 10,000-tool
@@ -106,19 +106,18 @@ impl Kernel {
                 // The sums strip by strip.
                 let mut sums = vec![0.0f32; count * rows * SKINNY_COLS];
                 let per_task = STRIPS_PER_TASK * rows * SKINNY_COLS;
+                // With AVX-512 a strip's row of sixteen is one register, not two: half the
+                // multiplications (the same ones, in the same order, so the same sums).
+                let wide = std::arch::is_x86_feature_detected!("avx512f");
                 sums.par_chunks_mut(per_task).enumerate().for_each(|(task, sums)| {
                     let first = task * STRIPS_PER_TASK;
                     for (i, sums) in sums.chunks_mut(rows * SKINNY_COLS).enumerate() {
+                        let strip = &strips[(first + i) * k * SKINNY_COLS..][..k * SKINNY_COLS];
                         #[allow(unsafe_code)]
                         // SAFETY: a `HasAvx2` is only made by `detect`, after the CPU said it
-                        // has AVX2 and FMA.
+                        // has AVX2 and FMA; `wide` only after it said it has AVX-512F.
                         unsafe {
-                            strip_avx2(
-                                sums,
-                                x,
-                                &strips[(first + i) * k * SKINNY_COLS..][..k * SKINNY_COLS],
-                                k,
-                            )
+                            if wide { strip_avx512(sums, x, strip, k) } else { strip_avx2(sums, x, strip, k) }
                         }
                     }
                 });
@@ -293,6 +292,22 @@ pub(crate) fn strips(wt: &[f32], n: usize) -> Vec<f32> {
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 fn strip_avx2(sums: &mut [f32], xs: &[f32], strip: &[f32], k: usize) {
+    strip_groups(sums, xs, strip, k);
+}
+
+#[cfg(feature = "bert")]
+/// [`strip_avx2`] compiled with AVX-512 enabled.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx2,fma")]
+fn strip_avx512(sums: &mut [f32], xs: &[f32], strip: &[f32], k: usize) {
+    strip_groups(sums, xs, strip, k);
+}
+
+#[cfg(feature = "bert")]
+/// The body of [`strip_avx2`] and [`strip_avx512`], compiled into each.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn strip_groups(sums: &mut [f32], xs: &[f32], strip: &[f32], k: usize) {
     let rows = xs.len() / k;
     let whole = rows / SKINNY_ROWS * SKINNY_ROWS;
     let (head, tail) = sums.split_at_mut(whole * SKINNY_COLS);
