@@ -68,9 +68,12 @@ pub(crate) fn read<'q>(words: &[&'q str]) -> Reading<'q> {
         words.iter().flat_map(|w| latin_runs(w)).flat_map(without_chinese_dates).collect();
     let words = &split[..];
     let dates = date_words(words);
+    let mut lower = String::new();
     for (i, &raw) in words.iter().enumerate() {
         let w = trim_punctuation(raw);
-        let lower = w.to_ascii_lowercase();
+        lower.clear();
+        lower.push_str(w);
+        lower.make_ascii_lowercase();
         if dates[i] {
             // A date is an argument of the request, like a number: what it asks for is in its
             // other words ("by next Friday" finds no tool about what comes next).
@@ -206,6 +209,10 @@ fn without_chinese_dates(w: &str) -> Vec<&str> {
     const SPAN: &[&str] = &["过去", "最近", "未来", "接下来"];
     const DAYS: &str = "一二三四五六日天末";
     const COUNTS: &str = "一二两三四五六七八九十几0123456789";
+    // Every date above is in Chinese characters: a word in ASCII holds none.
+    if w.is_ascii() {
+        return vec![w];
+    }
     let mut pieces = Vec::new();
     let mut start = 0;
     let mut i = 0;
