@@ -52,7 +52,7 @@ pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
 /// The 32-byte key in `file`, made (random, readable by its owner only) when there is none.
 /// `None` when it cannot be read or made, or is not a key.
 pub fn key_file(file: &Path) -> Option<[u8; 32]> {
-    if let Ok(bytes) = std::fs::read(file) {
+    if let Ok(bytes) = read_regular(file, 32) {
         return bytes.try_into().ok();
     }
     std::fs::create_dir_all(file.parent()?).ok()?;
@@ -60,7 +60,88 @@ pub fn key_file(file: &Path) -> Option<[u8; 32]> {
     match create_new(file, &key, 0o600) {
         Ok(()) => Some(key),
         // Another process made it first: its key is the one.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => std::fs::read(file).ok()?.try_into().ok(),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+            read_regular(file, 32).ok()?.try_into().ok()
+        }
         Err(_) => None,
+    }
+}
+
+/// Opens the file at `path` for reading only if it is a regular file: a link is not followed
+/// (on Unix), and a FIFO, a device or a directory is refused without waiting on it. Returns the
+/// open file and its length.
+///
+/// For files toolgate wrote itself into a directory others may write to (caches, keys): a
+/// link planted at the name (to `/dev/zero`, say) or a FIFO would otherwise make a read grow
+/// without end or block for good.
+pub fn open_regular(path: &Path) -> std::io::Result<(std::fs::File, u64)> {
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true);
+    #[cfg(unix)]
+    std::os::unix::fs::OpenOptionsExt::custom_flags(
+        &mut options,
+        libc::O_NOFOLLOW | libc::O_NONBLOCK | libc::O_NOCTTY,
+    );
+    let file = options.open(path)?;
+    let meta = file.metadata()?;
+    if !meta.is_file() {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{} is not a regular file", path.display()),
+        ));
+    }
+    Ok((file, meta.len()))
+}
+
+/// The whole regular file at `path` ([`open_regular`]) if it holds at most `max` bytes; a
+/// longer one is an error, read no further than one byte past `max`.
+pub fn read_regular(path: &Path, max: u64) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let (file, len) = open_regular(path)?;
+    let too_long = || {
+        std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("{} holds more than the {max} bytes expected", path.display()),
+        )
+    };
+    if len > max {
+        return Err(too_long());
+    }
+    let mut bytes = Vec::with_capacity(len as usize);
+    file.take(max + 1).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 > max {
+        return Err(too_long());
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_a_regular_file_within_its_bound_is_read() {
+        let dir = std::env::temp_dir().join(format!("toolgate-files-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("plain");
+        std::fs::write(&file, b"0123456789").unwrap();
+        assert_eq!(read_regular(&file, 10).unwrap(), b"0123456789");
+        let long = read_regular(&file, 9).unwrap_err();
+        assert!(long.to_string().contains("more than the 9 bytes"), "{long}");
+        assert!(read_regular(&dir, 10).unwrap_err().to_string().contains("not a regular file"));
+        #[cfg(unix)]
+        {
+            let link = dir.join("link");
+            std::os::unix::fs::symlink("/dev/zero", &link).unwrap();
+            assert!(read_regular(&link, 1 << 40).is_err(), "a link is not followed");
+            let fifo = dir.join("fifo");
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+            if made.is_ok_and(|s| s.success()) {
+                let refused = read_regular(&fifo, 10).unwrap_err();
+                assert!(refused.to_string().contains("not a regular file"), "{refused}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -137,8 +137,9 @@ impl Vault {
     /// when the file is there but cannot be opened with this key for this server.
     pub fn load(&self, name: &str, resource: &str) -> Result<Option<Stored>, String> {
         let path = self.path(name);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(text) => text,
+        // A sealed file is a few KiB; a link, a FIFO or anything longer is not read.
+        let text = match toolgate::files::read_regular(&path, 1 << 20) {
+            Ok(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
             Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
         };

@@ -10,7 +10,9 @@
 //! and the file written again. Writing is best effort (a read-only directory just means no
 //! cache), to a new temporary file of a name nobody can guess, created without following a
 //! link (a link planted there makes the write fail, never overwrites its target), then renamed
-//! into place, so a reader never sees half a file.
+//! into place, so a reader never sees half a file. Reading opens only a regular file, never
+//! through a link (one to `/dev/zero`, or a FIFO, planted at the name is not read), and reads
+//! no more than the length the file's header states, which must be the file's own.
 
 use std::path::{Path, PathBuf};
 
@@ -21,7 +23,9 @@ use super::{Bm25Index, Bm25Params};
 use toolgate_catalog::Catalog;
 
 /// Bumped whenever the layout below, or the way text becomes terms, changes.
-const FORMAT: u32 = 2;
+const FORMAT: u32 = 3;
+/// The header: the magic, the format and the whole file's length.
+const HEADER_BYTES: usize = 16;
 /// The bytes of the MAC that ends every file.
 const MAC_BYTES: usize = 32;
 const MAGIC: &[u8; 4] = b"TGIX";
@@ -82,7 +86,7 @@ impl Bm25Index {
         n_docs: usize,
         params: Bm25Params,
     ) -> Option<Bm25Index> {
-        let bytes = std::fs::read(path).ok()?;
+        let bytes = read_whole(path, n_docs).ok()?;
         decode(&bytes, key, mac, n_docs, params)
     }
 
@@ -104,6 +108,8 @@ impl Bm25Index {
         let mut out = Vec::with_capacity(64 + self.docs.len() * 8 + self.terms.len() * 16);
         out.extend_from_slice(MAGIC);
         out.extend_from_slice(&FORMAT.to_le_bytes());
+        // The whole file's length, known once the rest is written.
+        out.extend_from_slice(&0u64.to_le_bytes());
         out.extend_from_slice(key);
         out.extend_from_slice(&(self.n_docs as u64).to_le_bytes());
         for a in self.avg_len {
@@ -130,10 +136,43 @@ impl Bm25Index {
                 out.extend_from_slice(&f.to_le_bytes());
             }
         }
+        let whole = (out.len() + MAC_BYTES) as u64;
+        out[8..HEADER_BYTES].copy_from_slice(&whole.to_le_bytes());
         let sum = toolgate_catalog::secret::hmac_sha256(mac, &out);
         out.extend_from_slice(&sum);
         out
     }
+}
+
+/// The most a cache file of a catalog of `tools` tools is taken to hold: far more than any
+/// index of it, so that only a file nobody wrote for it is refused.
+fn most_bytes(tools: usize) -> u64 {
+    (64 << 20) + (tools as u64) * (64 << 10)
+}
+
+/// The bytes of the cache file at `path`: a regular file whose header states its own length,
+/// read up to that length and no further.
+fn read_whole(path: &Path, tools: usize) -> std::io::Result<Vec<u8>> {
+    use std::io::Read;
+    let invalid = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_owned());
+    let (file, len) = toolgate_catalog::files::open_regular(path)?;
+    let mut file = file.take(len.min(most_bytes(tools)));
+    let mut header = [0u8; HEADER_BYTES];
+    file.read_exact(&mut header)?;
+    if &header[..4] != MAGIC || header[4..8] != FORMAT.to_le_bytes() {
+        return Err(invalid("not a cache file of this format"));
+    }
+    let stated = u64::from_le_bytes(header[8..].try_into().expect("8 bytes"));
+    if stated != len || stated > most_bytes(tools) {
+        return Err(invalid("the header's length is not the file's"));
+    }
+    let mut bytes = Vec::with_capacity(stated as usize);
+    bytes.extend_from_slice(&header);
+    file.take(stated - HEADER_BYTES as u64).read_to_end(&mut bytes)?;
+    if bytes.len() as u64 != stated {
+        return Err(invalid("the file is shorter than its header says"));
+    }
+    Ok(bytes)
 }
 
 /// The index in `bytes`, if they are a whole file of this format for `key` and a catalog of
@@ -151,7 +190,7 @@ fn decode(
         return None;
     }
     let mut r = Reader(body);
-    if r.take(4)? != MAGIC || r.u32()? != FORMAT || r.take(32)? != key {
+    if r.take(4)? != MAGIC || r.u32()? != FORMAT || r.u64()? != bytes.len() as u64 || r.take(32)? != key {
         return None;
     }
     let n_docs = usize::try_from(r.u64()?).ok()?;
@@ -317,6 +356,33 @@ mod tests {
         std::fs::write(&file, &good[..good.len() / 2]).unwrap();
         assert!(!cached(&dir).build(&catalog).from_cache());
         assert_eq!(std::fs::read(&file).unwrap(), good);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_link_or_a_fifo_at_the_files_name_is_not_read_and_the_index_is_built() {
+        let dir = scratch("planted");
+        let catalog = Catalog::embedded();
+        let file = path(&dir, &key(&catalog, &Bm25Params::lexical()));
+        cached(&dir).build(&catalog);
+        let good = std::fs::read(&file).unwrap();
+        std::fs::remove_file(&file).unwrap();
+        std::os::unix::fs::symlink("/dev/zero", &file).unwrap();
+        let started = std::time::Instant::now();
+        let index = cached(&dir).build(&catalog);
+        assert!(!index.from_cache() && !index.search(Request::new("weather forecast", 5)).hits.is_empty());
+        // Written whole again in place of the link, which is not followed.
+        assert_eq!(std::fs::read(&file).unwrap(), good);
+        std::fs::remove_file(&file).unwrap();
+        assert!(std::process::Command::new("mkfifo").arg(&file).status().unwrap().success());
+        assert!(!cached(&dir).build(&catalog).from_cache(), "a FIFO is not waited on");
+        assert!(started.elapsed() < std::time::Duration::from_secs(60));
+        // A regular file longer than its header says is not read either.
+        let mut longer = good.clone();
+        longer.extend_from_slice(b"appended");
+        std::fs::write(&file, &longer).unwrap();
+        assert!(!cached(&dir).build(&catalog).from_cache());
         std::fs::remove_dir_all(&dir).unwrap();
     }
 

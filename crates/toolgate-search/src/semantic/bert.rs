@@ -293,10 +293,13 @@ fn dot(a: &[f32], b: &[f32]) -> f32 {
     sums.iter().sum::<f32>() + tail
 }
 
-/// The cache file: records of a 32-byte definition hash and `dim` little-endian f32s.
+/// The cache file: records of a 32-byte definition hash and `dim` little-endian f32s. Only a
+/// regular file of at most [`CACHE_MAX_VECTORS`] records is read (never a link or a FIFO
+/// planted at its name).
 fn read_cache(path: &Path, dim: usize) -> Vec<(DefinitionHash, Vec<f32>)> {
-    let Ok(bytes) = std::fs::read(path) else { return Vec::new() };
     let record = 32 + 4 * dim;
+    let most = (CACHE_MAX_VECTORS * record) as u64;
+    let Ok(bytes) = toolgate_catalog::files::read_regular(path, most) else { return Vec::new() };
     bytes
         .chunks_exact(record)
         .filter_map(|r| {
