@@ -21,7 +21,6 @@
 import { spawn } from 'node:child_process';
 import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -29,6 +28,10 @@ import { fileURLToPath } from 'node:url';
 import { SignJWT, generateKeyPair, importJWK } from 'jose';
 
 import { login } from './oidc_login.mjs';
+import {
+  b64url, children, cleanup, freePort, headerOf, initialize, openSession, rpc, startJson, toolgateLogin as loginAs,
+  untilSettled,
+} from './oauth_lab.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const args = process.argv.slice(2);
@@ -39,54 +42,7 @@ if (!toolgate || args.indexOf('--toolgate') < 0) {
 }
 
 const work = fs.mkdtempSync(path.join(os.tmpdir(), 'toolgate-oauth-'));
-const children = [];
 const report = { work };
-
-function cleanup() {
-  for (const child of children) {
-    try {
-      child.kill('SIGTERM');
-    } catch {}
-  }
-}
-process.on('exit', cleanup);
-
-/** Starts a process and resolves with the first JSON line it prints. */
-function startJson(command, argv, options = {}) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'pipe'], ...options });
-    children.push(child);
-    let out = '';
-    let err = '';
-    const timer = setTimeout(() => reject(new Error(`${command} ${argv.join(' ')} printed nothing in 30 s: ${err}`)), 30000);
-    child.stdout.on('data', (chunk) => {
-      out += chunk;
-      const line = out.split('\n').find((l) => l.trim().startsWith('{'));
-      if (line) {
-        clearTimeout(timer);
-        resolve({ child, info: JSON.parse(line) });
-      }
-    });
-    child.stderr.on('data', (chunk) => {
-      err += chunk;
-    });
-    child.on('exit', (code) => reject(new Error(`${command} exited (${code}): ${err.slice(-2000)}`)));
-  });
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
-
-const b64url = (buffer) => Buffer.from(buffer).toString('base64url');
-const claimsOf = (jwt) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString());
-const headerOf = (jwt) => JSON.parse(Buffer.from(jwt.split('.')[0], 'base64url').toString());
 
 async function clientCredentials(issuer, resource) {
   const response = await fetch(`${issuer}/token`, {
@@ -137,82 +93,7 @@ async function refresh(issuer, refreshToken) {
   return body;
 }
 
-/** One JSON-RPC message to the gateway; returns the status, headers and the answer, if any. */
-async function rpc(url, token, message, session) {
-  const headers = {
-    'content-type': 'application/json',
-    accept: 'application/json, text/event-stream',
-    'mcp-protocol-version': '2025-11-25',
-  };
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (session) headers['mcp-session-id'] = session;
-  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(message) });
-  const text = await response.text();
-  let answer = null;
-  for (const line of text.split('\n')) {
-    const data = line.startsWith('data:') ? line.slice(5).trim() : line.trim();
-    if (data.startsWith('{')) {
-      try {
-        const parsed = JSON.parse(data);
-        if ('result' in parsed || 'error' in parsed) answer = parsed;
-      } catch {}
-    }
-  }
-  return {
-    status: response.status,
-    challenge: response.headers.get('www-authenticate'),
-    session: response.headers.get('mcp-session-id'),
-    answer,
-    text: text.slice(0, 600),
-  };
-}
-
-const initialize = {
-  jsonrpc: '2.0', id: 1, method: 'initialize',
-  params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'oauth-e2e', version: '1' } },
-};
-
-/** Opens a session with `token`; returns its id (or the refusal). */
-async function openSession(url, token) {
-  const opened = await rpc(url, token, initialize);
-  if (opened.status === 200 && opened.session) {
-    await rpc(url, token, { jsonrpc: '2.0', method: 'notifications/initialized' }, opened.session);
-  }
-  return opened;
-}
-
-/** Runs `toolgate login NAME`, signing in as `username` at the URL it prints. */
-function toolgateLogin(name, username, env, config) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(toolgate, ['login', name, '--config', config, '--no-browser', '--timeout-secs', '60'], {
-      env, stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    children.push(child);
-    let out = '';
-    let err = '';
-    let driven = null;
-    child.stdout.on('data', (c) => { out += c; });
-    child.stderr.on('data', (c) => {
-      err += c;
-      const url = err.split('\n').map((l) => l.trim()).find((l) => l.startsWith('http'));
-      if (url && !driven) {
-        // The browser follows the provider's last redirect to toolgate's loopback listener.
-        driven = login(url, username).then(
-          async (redirect) => {
-            const back = await fetch(redirect);
-            return { redirect, status: back.status, body: (await back.text()).slice(0, 200) };
-          },
-          (e) => ({ error: String(e) }),
-        );
-      }
-    });
-    child.on('exit', async (code) => {
-      const drove = driven ? await driven : { error: 'no URL was printed' };
-      resolve({ code, stdout: out, stderr: err, drove, printedUrl: Boolean(driven) });
-    });
-    child.on('error', reject);
-  });
-}
+const toolgateLogin = (name, username, env, config) => loginAs(toolgate, name, username, env, config);
 
 async function main() {
   const A = await startJson('node', [path.join(here, 'oidc_provider.mjs'), '--ttl', '40', '--keys-out', path.join(work, 'keys-a.json')]);
@@ -302,20 +183,7 @@ oauth = { grant = "token_exchange", client_id = "toolgate-cc", client_secret = "
   serve.stderr.on('data', (c) => { serveLog += c; });
   serve.stdout.on('data', (c) => { serveLog += c; });
   // Ready when every upstream is.
-  let status = null;
-  for (let i = 0; i < 150; i++) {
-    try {
-      const response = await fetch(`http://127.0.0.1:${port}/status.json`, { headers: { authorization: `Bearer ${opsToken}` } });
-      if (response.ok) {
-        status = await response.json();
-        const servers = status.servers ?? status.upstreams ?? [];
-        const states = servers.map((s) => s.state);
-        if (states.length === 4 && states.every((s) => s !== 'starting')) break;
-      }
-    } catch {}
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  report.status = (status?.servers ?? status?.upstreams ?? []).map((s) => ({ name: s.name, state: s.state, error: s.error ?? s.last_error ?? null }));
+  report.status = await untilSettled(`http://127.0.0.1:${port}/status.json`, opsToken, 4);
 
   // A client without a token is pointed to the metadata, which names the provider.
   const bare = await rpc(gateway, null, initialize);

@@ -19,7 +19,9 @@
 //   /auth (authorization), /token, /jwks, /reg (dynamic client registration), /me (userinfo),
 //   /token/introspection, /token/revocation, /request (PAR), /session/end,
 //   /interaction/:uid (the built-in devInteractions login and consent pages).
-// Plus one test hook:
+// Plus two test hooks:
+//   GET /__counts   how many requests each path got so far, {"PATH": N, ...} (this hook's own
+//                   requests not counted): what a test's traffic cost the provider.
 //   POST /__rotate  generates a new RSA key that becomes the signing key; the JWKS then serves
 //                   new + old. Answers 200 {"kid": NEWKID}. Implemented by building a new
 //                   Provider with the new key list and swapping which instance the one
@@ -443,8 +445,16 @@ function sendJson(res, status, body) {
   res.end(text);
 }
 
+const counts = {};
+
 const server = http.createServer((req, res) => {
   const pathname = (req.url || '/').split('?')[0];
+  if (pathname === '/__counts') {
+    req.resume();
+    sendJson(res, 200, counts);
+    return;
+  }
+  counts[pathname] = (counts[pathname] ?? 0) + 1;
   if (pathname === '/__rotate') {
     if (req.method !== 'POST') {
       res.setHeader('allow', 'POST');

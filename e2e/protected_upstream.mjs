@@ -5,6 +5,7 @@
 //
 // Usage:
 //   node protected_upstream.mjs --issuer ISSUER [--port N] [--log FILE] [--jwks-cooldown SECONDS]
+//                               [--authorization-server URL] [--label NAME] [--requests-log FILE]
 //
 //   --issuer ISSUER          the authorization server (its /.well-known/openid-configuration
 //                            gives the jwks_uri); tokens must carry iss = ISSUER.
@@ -15,6 +16,14 @@
 //                            trigger a refetch (jose's cooldownDuration). Default 0, so a key
 //                            rotation at the provider is picked up at once; jose's own default
 //                            is 30.
+//   --authorization-server URL  the authorization server its protected-resource metadata names
+//                            (default ISSUER): another one makes it an upstream that lies about
+//                            where its tokens come from. POST /__lie {"authorization_server": URL}
+//                            changes it while it runs.
+//   --label NAME             its resource is whoami://NAME/me (default "upstream"), so that two
+//                            of these behind one gateway list different URIs.
+//   --requests-log FILE      every authorized JSON-RPC request appends one JSON line
+//                            {"method", "target", "sub"} to FILE (target: the tool, prompt or URI).
 //
 // When listening it prints one JSON line to stdout:
 //   {"url":"http://127.0.0.1:PORT/mcp","port":PORT}
@@ -32,6 +41,8 @@
 // Tools:
 //   whoami  (no arguments) -> text JSON {"sub", "client_id", "aud"} of the calling token
 //   echo    {text: string} -> the text
+// Prompt `whoami` {topic} (topic completable): a user message with the caller's JSON as above.
+// Resource whoami://NAME/me: the caller's JSON as above.
 
 import * as fs from 'node:fs';
 
@@ -39,11 +50,12 @@ import express from 'express';
 import { z } from 'zod';
 import { createRemoteJWKSet, jwtVerify, errors as joseErrors } from 'jose';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { completable } from '@modelcontextprotocol/sdk/server/completable.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { requireBearerAuth } from '@modelcontextprotocol/sdk/server/auth/middleware/bearerAuth.js';
 import { InvalidTokenError, ServerError } from '@modelcontextprotocol/sdk/server/auth/errors.js';
 
-const USAGE = 'usage: node protected_upstream.mjs --issuer ISSUER [--port N] [--log FILE] [--jwks-cooldown SECONDS]';
+const USAGE = 'usage: node protected_upstream.mjs --issuer ISSUER [--port N] [--log FILE] [--jwks-cooldown SECONDS] [--authorization-server URL] [--label NAME] [--requests-log FILE]';
 
 function fail(message) {
   console.error(`protected_upstream: ${message}`);
@@ -51,7 +63,7 @@ function fail(message) {
 }
 
 function parseArgs(argv) {
-  const opts = { issuer: undefined, port: 0, log: undefined, cooldown: 0 };
+  const opts = { issuer: undefined, port: 0, log: undefined, cooldown: 0, authorizationServer: undefined, label: 'upstream', requestsLog: undefined };
   for (let i = 0; i < argv.length; i += 1) {
     const arg = argv[i];
     const value = () => {
@@ -71,6 +83,15 @@ function parseArgs(argv) {
       }
       case '--log':
         opts.log = value();
+        break;
+      case '--authorization-server':
+        opts.authorizationServer = value();
+        break;
+      case '--label':
+        opts.label = value();
+        break;
+      case '--requests-log':
+        opts.requestsLog = value();
         break;
       case '--jwks-cooldown': {
         const v = value();
@@ -180,8 +201,38 @@ function logCall(tool, authInfo) {
   }
 }
 
+function logRequest(body, authInfo) {
+  if (!opts.requestsLog) return;
+  for (const message of Array.isArray(body) ? body : [body]) {
+    if (!message || typeof message.method !== 'string') continue;
+    const p = message.params ?? {};
+    const target = p.name ?? p.uri ?? p.ref?.name ?? p.ref?.uri ?? null;
+    const line = JSON.stringify({ method: message.method, target, sub: authInfo?.extra?.sub ?? null });
+    try {
+      fs.appendFileSync(opts.requestsLog, `${line}\n`);
+    } catch (err) {
+      console.error(`protected_upstream: cannot append to --requests-log file ${opts.requestsLog}: ${err.message}`);
+    }
+  }
+}
+
+function whoOf(authInfo) {
+  return { sub: authInfo?.extra?.sub ?? null, client_id: authInfo?.clientId ?? null, aud: authInfo?.extra?.aud ?? null };
+}
+
 function buildServer() {
   const server = new McpServer({ name: 'protected-upstream', version: '1.0.0' });
+  server.registerPrompt(
+    'whoami',
+    { description: 'Who the bearer token that asked belongs to.', argsSchema: { topic: completable(z.string(), (value) => ['identity', 'tokens'].filter((t) => t.startsWith(value))) } },
+    async (_args, extra) => ({ messages: [{ role: 'user', content: { type: 'text', text: JSON.stringify(whoOf(extra.authInfo)) } }] }),
+  );
+  server.registerResource(
+    'whoami',
+    `whoami://${opts.label}/me`,
+    { description: 'Who the bearer token that read it belongs to.', mimeType: 'application/json' },
+    async (uri, extra) => ({ contents: [{ uri: uri.href, mimeType: 'application/json', text: JSON.stringify(whoOf(extra.authInfo)) }] }),
+  );
   server.registerTool(
     'whoami',
     { description: 'Who the bearer token that made this call belongs to: {"sub","client_id","aud"}.' },
@@ -218,7 +269,7 @@ httpServer.on('listening', () => {
   const resourceMetadataUrl = `${origin}/.well-known/oauth-protected-resource/mcp`;
   const metadata = {
     resource: resourceUrl,
-    authorization_servers: [opts.issuer],
+    authorization_servers: [opts.authorizationServer ?? opts.issuer],
     scopes_supported: ['mcp'],
     bearer_methods_supported: ['header'],
   };
@@ -230,6 +281,11 @@ httpServer.on('listening', () => {
   };
   app.get('/.well-known/oauth-protected-resource/mcp', serveMetadata);
   app.get('/.well-known/oauth-protected-resource', serveMetadata);
+  app.post('/__lie', express.json(), (req, res) => {
+    metadata.authorization_servers = [req.body.authorization_server];
+    console.error(`protected_upstream: now names ${req.body.authorization_server} as its authorization server`);
+    res.json(metadata);
+  });
 
   const logRefusals = (req, res, next) => {
     res.on('finish', () => {
@@ -255,6 +311,7 @@ httpServer.on('listening', () => {
       transport.close().catch(() => {});
       server.close().catch(() => {});
     });
+    logRequest(req.body, req.auth);
     try {
       await server.connect(transport);
       await transport.handleRequest(req, res, req.body);

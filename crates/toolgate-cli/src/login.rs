@@ -79,9 +79,12 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         }
     };
     let options = Options { timeout: Duration::from_secs(args.timeout_secs) };
+    let trust = toolgate_mcp::oauth::client::Trust {
+        issuers: config.oauth.as_ref().map(|o| o.issuers.clone()).unwrap_or_default(),
+    };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let stored = runtime
-        .block_on(login(&args.server, url, oauth, &vault, &options, show))
+        .block_on(login(&args.server, url, oauth, &trust, &vault, &options, show))
         .map_err(anyhow::Error::msg)?;
     let lasts = stored
         .expires_at

@@ -2,6 +2,7 @@
 //! (0 ok, 1 no result, 2 error).
 
 mod approve;
+mod audit;
 mod doctor;
 mod eval;
 mod login;

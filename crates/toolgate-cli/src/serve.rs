@@ -58,6 +58,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
         Some(path) => Some(Config::from_path(path)?),
         None => None,
     };
+    if let Some(path) = config.as_ref().and_then(|c| c.gateway.audit_log.as_deref()) {
+        crate::audit::open(path)?;
+    }
     let settings = match &config {
         Some(config) => settings_for(config, args.profile.as_deref())?,
         None if args.profile.is_some() => {
@@ -282,15 +285,27 @@ fn log_filter(verbose: u8, level: Option<&str>) -> String {
 /// log line once the settings are read.
 static SECRETS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
 
-/// Standard error with every line's secrets masked: the configuration's, URL query values and
-/// token-shaped words, whoever logs them (rmcp logs a failed upstream's whole URL).
+/// The configuration's secrets, once read (none before).
+pub(crate) fn secrets() -> &'static [String] {
+    SECRETS.get().map(Vec::as_slice).unwrap_or_default()
+}
+
+/// Whether log lines carry the formatter's colours (standard error is a terminal).
+static COLOURS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Standard error with every line's secrets masked (the configuration's, URL query values and
+/// token-shaped words, whoever logs them: rmcp logs a failed upstream's whole URL) and every
+/// character that could start another line or steer a terminal escaped
+/// ([`toolgate_mcp::redact::escape_line`]): each event is written in one call, so a value a
+/// client, an upstream or a token put in it stays inside its own line.
 struct RedactedStderr;
 
 impl std::io::Write for RedactedStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        let secrets = SECRETS.get().map(Vec::as_slice).unwrap_or_default();
-        std::io::stderr().write_all(toolgate_mcp::redact::redact(&text, secrets).as_bytes())?;
+        let masked = toolgate_mcp::redact::redact(&text, secrets());
+        let colours = COLOURS.load(std::sync::atomic::Ordering::Relaxed);
+        std::io::stderr().write_all(toolgate_mcp::redact::escape_line(&masked, colours).as_bytes())?;
         Ok(buf.len())
     }
 
@@ -299,14 +314,23 @@ impl std::io::Write for RedactedStderr {
     }
 }
 
-/// Logs to stderr, secrets masked, filtered by `RUST_LOG` if set, else by `default`.
+/// Logs to stderr, secrets masked and lines escaped, filtered by `RUST_LOG` if set, else by
+/// `default`; and the audit trail, every level of it, to the audit log once one is opened
+/// ([`crate::audit`]).
 fn init_logging(default: String) {
     use std::io::IsTerminal;
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
     let filter = tracing_subscriber::EnvFilter::try_from_default_env()
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let _ = tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let colours = std::io::stderr().is_terminal();
+    COLOURS.store(colours, std::sync::atomic::Ordering::Relaxed);
+    let text = tracing_subscriber::fmt::layer()
         .with_writer(|| RedactedStderr)
-        .with_ansi(std::io::stderr().is_terminal())
-        .try_init();
+        .with_ansi(colours)
+        .with_filter(filter);
+    let audit = crate::audit::AuditLog
+        .with_filter(tracing_subscriber::filter::filter_fn(|meta| meta.target() == crate::audit::TARGET));
+    let _ = tracing_subscriber::registry().with(text).with(audit).try_init();
 }

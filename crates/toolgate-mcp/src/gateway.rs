@@ -126,6 +126,11 @@ pub(crate) struct Inner {
     /// Every value of the configuration that must never be shown or logged, longest first:
     /// every `${VAR}` value, every server's own secrets, the grant key ([`crate::upstream::redact`]).
     pub(crate) secrets: Arc<[String]>,
+    /// The configuration file, locked (shared) while this gateway serves it, so that a gateway
+    /// its servers start on the same file knows it ([`crate::upstream::itself`]).
+    pub(crate) serving_lock: std::sync::OnceLock<std::fs::File>,
+    /// The places of HTTP sessions, `max_sessions` of them ([`crate::session::Seat`]).
+    pub(crate) seats: Arc<tokio::sync::Semaphore>,
 }
 
 impl Inner {
@@ -149,6 +154,7 @@ impl Inner {
             index: settings.index.clone(),
         };
         let decider = Decider::new(root, host);
+        let settings_max_sessions = settings.max_sessions;
         let published = Published { snapshot: Arc::default(), toolboxes: Arc::new(decider.empty()) };
         Ok(Inner {
             secrets: secrets.into(),
@@ -168,6 +174,10 @@ impl Inner {
             pins,
             metrics: Default::default(),
             page_secret: toolgate::secret::random_secret(),
+            serving_lock: std::sync::OnceLock::new(),
+            seats: Arc::new(tokio::sync::Semaphore::new(
+                settings_max_sessions.min(tokio::sync::Semaphore::MAX_PERMITS),
+            )),
         })
     }
 }
@@ -356,7 +366,7 @@ impl Gateway {
             let changed = view.toolbox.resume(&mut state.conversation);
             self.inner.metrics.unloaded(changed.len());
             for tool in &changed {
-                tracing::info!(target: "toolgate::audit", subject = %view.toolbox.about().subject(), tool,
+                tracing::info!(target: "toolgate::audit", subject = %view.toolbox.about().subject(), tool = %tool,
                     action = "unloaded", rule = "definition changed", "unloaded");
             }
             // A bridge session's list never changes; the list of requests with no session does

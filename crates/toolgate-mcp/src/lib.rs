@@ -33,6 +33,16 @@
 
 #![deny(missing_docs)]
 
+/// Writes a decision of the policy (an `AuditEvent` of the toolbox) to the audit trail, the
+/// `toolgate::audit` target, with its parts as fields.
+macro_rules! audit_event {
+    ($event:expr) => {{
+        let event = $event;
+        tracing::info!(target: "toolgate::audit", subject = %event.subject, tool = %event.tool,
+            action = %event.action, rule = %event.rule, "{event}");
+    }};
+}
+
 pub mod access;
 mod downstream;
 pub mod gateway;

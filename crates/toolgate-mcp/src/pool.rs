@@ -247,13 +247,12 @@ impl Upstreams<'_> {
                 meta.set_client_capabilities(relayed_capabilities(&caller.capabilities));
                 options.meta = Some(meta);
             }
-            let mut request = ClientRequest::CallToolRequest(CallToolRequest::new(params.clone()));
-            // Kept beside the request, never sent: the upstream's HTTP client exchanges it for a
-            // token of the caller's own ([`crate::oauth::client::OnBehalf`]).
-            if let Some(token) = &caller.on_behalf {
-                rmcp::model::GetExtensions::extensions_mut(&mut request)
-                    .insert(crate::oauth::client::OnBehalf(token.clone()));
-            }
+            // The caller's token rides beside the request, never sent: the upstream's HTTP
+            // client exchanges it for a token of the caller's own.
+            let request = crate::downstream::passthrough::for_caller(
+                ClientRequest::CallToolRequest(CallToolRequest::new(params.clone())),
+                caller.on_behalf.as_ref(),
+            );
             let handle = match peer.send_request_with_option(request, options).await {
                 Ok(h) => h,
                 Err(e) => return transport_error(owner, qualified, &e),

@@ -40,6 +40,26 @@ impl Drop for SessionSlot {
     }
 }
 
+/// A place for one HTTP session under `max_sessions`, taken before the request that opens or
+/// restores the session is admitted and put on it; the session holds it until it ends or
+/// hibernates, and a request that never became a session gives it back when it is dropped.
+/// Every HTTP session holds one, so that no interleaving of requests opens more than the cap.
+#[derive(Debug, Clone)]
+pub(crate) struct Seat(Arc<Mutex<Option<tokio::sync::OwnedSemaphorePermit>>>);
+
+impl Seat {
+    /// A seat of `seats`, if one is free.
+    pub(crate) fn take_from(seats: &Arc<tokio::sync::Semaphore>) -> Option<Seat> {
+        let permit = seats.clone().try_acquire_owned().ok()?;
+        Some(Seat(Arc::new(Mutex::new(Some(permit)))))
+    }
+
+    /// The place itself, for the session that takes it (once).
+    pub(crate) fn claim(&self) -> Option<tokio::sync::OwnedSemaphorePermit> {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).take()
+    }
+}
+
 /// The live downstream sessions, for the status page and for list change notices. Holds them
 /// weakly: a session that ends leaves on its own.
 #[derive(Debug)]
@@ -139,6 +159,8 @@ pub(crate) struct SessionState {
     /// Whether this is one request with no session (2026-07-28 over HTTP): its subject's view
     /// hands out grants, and the calls it makes present them.
     pub(crate) granted: bool,
+    /// An HTTP session's place under `max_sessions` ([`Seat`]), given back when it ends.
+    pub(crate) seat: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl SessionState {

@@ -89,6 +89,10 @@ impl GatewayBuilder {
         // processes without end.
         let serving = crate::upstream::itself::refuse(config)?;
         let gateway = GatewayBuilder { policy: config.clone(), ..self }.build()?;
+        if let Some(lock) = serving.lock {
+            let _ = gateway.inner.serving_lock.set(lock);
+        }
+        let serving = serving.chain;
         let mut children = Vec::new();
         let mut catalogs = Vec::new();
         for (name, server) in &config.servers {
@@ -111,7 +115,18 @@ impl GatewayBuilder {
                     caps: gateway.settings().list_caps,
                     oauth: match (&server.oauth, transport) {
                         (Some(oauth), Transport::Http { url, .. }) => {
-                            Some(Arc::new(crate::oauth::client::Credentials::new(name, url, oauth.clone())))
+                            Some(Arc::new(crate::oauth::client::Credentials::new(
+                                name,
+                                url,
+                                oauth.clone(),
+                                crate::oauth::client::Trust {
+                                    issuers: config
+                                        .oauth
+                                        .as_ref()
+                                        .map(|o| o.issuers.clone())
+                                        .unwrap_or_default(),
+                                },
+                            )))
                         }
                         _ => None,
                     },

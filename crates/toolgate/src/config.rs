@@ -258,6 +258,10 @@ pub struct GatewayConfig {
     /// The store of approved tool definitions (`pins`, a path; default
     /// `$XDG_DATA_HOME/toolgate/pins.sqlite3`). Opened only when a server has `trust = "pin"`.
     pub pins: Option<std::path::PathBuf>,
+    /// Where every decision of the audit trail is also written as one JSON object a line
+    /// (`audit_log`, a path relative to the file; appended to, made readable by its owner
+    /// only). Off by default.
+    pub audit_log: Option<std::path::PathBuf>,
     /// Where HTTP sessions' state is kept between requests (`sessions`): `"memory"` (the
     /// default: this process only) or a Redis URL, `"redis://HOST:PORT/DB"`, shared by every
     /// gateway that names it, so that a session outlives a restart and any replica serves it.
@@ -329,6 +333,7 @@ impl Default for GatewayConfig {
             allowed_hosts: Vec::new(),
             allowed_origins: Vec::new(),
             pins: None,
+            audit_log: None,
             sessions: SessionStoreConfig::Memory,
             grant_key: None,
             list_caps: ListCaps::default(),

@@ -12,7 +12,9 @@
 //!   is never written, so no other token can restore a session on another replica or path.
 //! - `DELETE` ends the session in the store for every gateway ([`SessionStore::end`]): no
 //!   replica serves it again, and no write brings its record back.
-//! - A session this process is about to restore counts against `max_sessions` like a new one.
+//! - A session this process is about to restore (one no session manager here holds, a
+//!   hibernated one included) takes a place under `max_sessions` like a new one
+//!   ([`crate::session::Seat`]), before it is restored.
 //! - A request with no session (2026-07-28) is its own subject: the server takes it from its
 //!   path, header and token ([`crate::downstream::server`]).
 
@@ -126,6 +128,17 @@ impl Door {
         }
     }
 
+    /// Whether a session manager of this process holds session `id` now.
+    async fn holds(&self, id: &str) -> bool {
+        let id: rmcp::transport::streamable_http_server::session::SessionId = id.to_owned().into();
+        for manager in self.managers.iter() {
+            if manager.sessions.read().await.contains_key(&id) {
+                return true;
+            }
+        }
+        false
+    }
+
     /// Whether session `id` has an event stream open now.
     pub(crate) fn streaming(&self, id: &str) -> bool {
         self.streams.lock().unwrap_or_else(|e| e.into_inner()).contains_key(id)
@@ -162,7 +175,9 @@ pub(crate) async fn guard(State(door): State<Door>, mut request: Request, next: 
     };
     let settings = door.gateway.settings();
     let held = door.held().get(&id).cloned();
-    let restoring = held.is_none();
+    // A session rmcp does not hold here is restored, whatever the door remembers of it (a
+    // hibernated session's owner stays known until the next pass of the reaper).
+    let restoring = !door.holds(&id).await;
     let looked = settings.sessions.lookup(&id, settings.session_idle).await;
     // The record read here is the one the request's handler reads too ([`Fetched`]).
     let mut fetched = None;
@@ -211,15 +226,16 @@ pub(crate) async fn guard(State(door): State<Door>, mut request: Request, next: 
         request.extensions_mut().insert(fetched);
     }
     if restoring && request.method() != Method::DELETE {
-        let open = door.gateway.sessions().count();
-        if open >= settings.max_sessions {
+        // A restored session takes a place like a new one, before it is restored.
+        let Some(seat) = crate::session::Seat::take_from(&door.gateway.inner.seats) else {
             let message = format!(
-                "toolgate serves at most {} sessions at once ([gateway] max_sessions) and {open} are open; \
+                "toolgate serves at most {} sessions at once ([gateway] max_sessions) and they are all open; \
                  session `{id}` cannot be taken over here now",
                 settings.max_sessions
             );
             return jsonrpc_error(StatusCode::SERVICE_UNAVAILABLE, &message);
-        }
+        };
+        request.extensions_mut().insert(seat);
     }
     if request.method() == Method::DELETE {
         let response = next.run(request).await;

@@ -290,19 +290,21 @@ async fn resource_metadata(State(gateway): State<Gateway>) -> Response {
 
 /// Around the MCP endpoints: refuses a new session past the cap, and explains a 404 for a
 /// session that ended.
-async fn sessions_guard(State(gateway): State<Gateway>, request: Request, next: Next) -> Response {
+async fn sessions_guard(State(gateway): State<Gateway>, mut request: Request, next: Next) -> Response {
     let settings = gateway.settings();
     let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
     if session.is_none() && request.extensions().get::<Opening>().is_some() {
-        let open = gateway.sessions().count();
-        if open >= settings.max_sessions {
+        // The place is taken before the request goes on, and given back if no session takes it:
+        // requests released together cannot all pass a count made before any registers.
+        let Some(seat) = crate::session::Seat::take_from(&gateway.inner.seats) else {
             let message = format!(
-                "toolgate serves at most {} sessions at once ([gateway] max_sessions) and {open} are open; \
-                 close one or try again later",
+                "toolgate serves at most {} sessions at once ([gateway] max_sessions) and they are all \
+                 open; close one or try again later",
                 settings.max_sessions
             );
             return jsonrpc_error(StatusCode::SERVICE_UNAVAILABLE, &message);
-        }
+        };
+        request.extensions_mut().insert(seat);
     }
     let response = next.run(request).await;
     if response.status() == StatusCode::BAD_REQUEST {
@@ -391,9 +393,11 @@ async fn reap_idle(door: crate::downstream::door::Door, shutdown: CancellationTo
             let ids: Vec<_> = manager.sessions.read().await.keys().cloned().collect();
             for id in ids {
                 let key = id.to_string();
-                present.insert(key.clone());
                 let last = match activity.get(&key) {
-                    Some((in_flight, _)) if *in_flight > 0 => continue,
+                    Some((in_flight, _)) if *in_flight > 0 => {
+                        present.insert(key);
+                        continue;
+                    }
                     Some((_, Some(last))) => *last,
                     _ => *first_seen.entry(key.clone()).or_insert_with(Instant::now),
                 };
@@ -403,6 +407,7 @@ async fn reap_idle(door: crate::downstream::door::Door, shutdown: CancellationTo
                 } else if quiet >= hibernate && !door.streaming(&key) {
                     tracing::debug!(session = %key, "HTTP session hibernates after {} s without a request", hibernate.as_secs());
                 } else {
+                    present.insert(key);
                     continue;
                 }
                 let _ = rmcp::transport::streamable_http_server::session::SessionManager::close_session(

@@ -23,12 +23,14 @@
 // 2025-11-25 speak; rmcp marks its types deprecated.
 #![allow(deprecated)]
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use rmcp::model::{
-    CompleteRequestParams, CompleteResult, GetPromptRequestParams, GetPromptResponse, ListPromptsResult,
-    ListResourceTemplatesResult, ListResourcesResult, LoggingLevel, LoggingMessageNotificationParam, Prompt,
-    ReadResourceRequestParams, ReadResourceResponse, Reference, Resource, ResourceTemplate,
+    ClientRequest, CompleteRequest, CompleteRequestParams, CompleteResult, GetPromptRequest,
+    GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, LoggingLevel, LoggingMessageNotificationParam, Prompt, ReadResourceRequest,
+    ReadResourceRequestParams, ReadResourceResponse, Reference, Resource, ResourceTemplate, ServerResult,
     SetLevelRequestParams,
 };
 use rmcp::{ErrorData, Peer, RoleClient, ServiceError};
@@ -207,11 +209,13 @@ impl Passthrough<'_> {
         ListPromptsResult::with_all_items(all)
     }
 
-    /// `prompts/get` of a namespaced prompt, asked of the upstream that serves it.
+    /// `prompts/get` of a namespaced prompt, asked of the upstream that serves it for the
+    /// caller whose access token is `on_behalf` ([`for_caller`]).
     pub(crate) async fn get_prompt(
         &self,
         mut params: GetPromptRequestParams,
         profile: Option<&str>,
+        on_behalf: Option<&Arc<str>>,
     ) -> Result<GetPromptResponse, ErrorData> {
         let qualified = params.name.clone();
         let not_found = || {
@@ -233,9 +237,17 @@ impl Passthrough<'_> {
         }
         params.name = own;
         params.meta = None;
-        self.ask(&name, &format!("give prompt `{qualified}`"), peer.get_prompt_once(params))
-            .await
-            .map(complete::prompt)
+        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
+        let what = format!("give prompt `{qualified}`");
+        match self.ask(&name, &what, peer.send_request(for_caller(request, on_behalf))).await? {
+            ServerResult::GetPromptResult(result) => {
+                Ok(complete::prompt(GetPromptResponse::Complete(result)))
+            }
+            ServerResult::InputRequiredResult(asked) => {
+                Ok(complete::prompt(GetPromptResponse::InputRequired(asked)))
+            }
+            _ => Err(unexpected(&name, &what)),
+        }
     }
 
     /// Every offered resource (or, with `templates`, resource template) of every upstream, and
@@ -275,11 +287,13 @@ impl Passthrough<'_> {
     }
 
     /// `resources/read`, asked of the upstream that listed the URI (listing again first if no
-    /// listing knows it).
+    /// listing knows it) for the caller whose access token is `on_behalf` ([`for_caller`]).
+    /// Never answered from a cache: the same URI may read differently for another caller.
     pub(crate) async fn read_resource(
         &self,
         mut params: ReadResourceRequestParams,
         profile: Option<&str>,
+        on_behalf: Option<&Arc<str>>,
     ) -> Result<ReadResourceResponse, ErrorData> {
         let uri = params.uri.clone();
         let route = || self.gateway.inner.resources.lock().unwrap_or_else(|e| e.into_inner()).owner(&uri);
@@ -298,9 +312,17 @@ impl Passthrough<'_> {
             ));
         };
         params.meta = None;
-        self.ask(&name, &format!("read resource `{uri}`"), peer.read_resource_once(params))
-            .await
-            .map(complete::resource)
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
+        let what = format!("read resource `{uri}`");
+        match self.ask(&name, &what, peer.send_request(for_caller(request, on_behalf))).await? {
+            ServerResult::ReadResourceResult(result) => {
+                Ok(complete::resource(ReadResourceResponse::Complete(result)))
+            }
+            ServerResult::InputRequiredResult(asked) => {
+                Ok(complete::resource(ReadResourceResponse::InputRequired(asked)))
+            }
+            _ => Err(unexpected(&name, &what)),
+        }
     }
 
     /// `completion/complete`, asked of the upstream that serves the prompt (by its namespaced
@@ -311,6 +333,7 @@ impl Passthrough<'_> {
         &self,
         mut params: CompleteRequestParams,
         profile: Option<&str>,
+        on_behalf: Option<&Arc<str>>,
     ) -> Result<CompleteResult, ErrorData> {
         let offered = self.offering(ServerData::Completions, profile);
         let target = match &mut params.r#ref {
@@ -347,7 +370,12 @@ impl Passthrough<'_> {
             return Ok(CompleteResult::default());
         };
         params.meta = None;
-        self.ask(&name, "complete an argument", peer.complete(params)).await.map(complete::completion)
+        let request = ClientRequest::CompleteRequest(CompleteRequest::new(params));
+        let what = "complete an argument";
+        match self.ask(&name, what, peer.send_request(for_caller(request, on_behalf))).await? {
+            ServerResult::CompleteResult(result) => Ok(complete::completion(result)),
+            _ => Err(unexpected(&name, what)),
+        }
     }
 
     /// Awaits one request to upstream `server` within the call timeout; a failure becomes the
@@ -361,13 +389,37 @@ impl Passthrough<'_> {
         match tokio::time::timeout(self.gateway.settings().call_timeout, request).await {
             Ok(Ok(answer)) => Ok(answer),
             Ok(Err(e)) => {
-                Err(ErrorData::internal_error(format!("server `{server}` failed to {what}: {e}"), None))
+                // A request the gateway's own HTTP client refused to send says why in its own
+                // words, without the transport's layers around them.
+                let e = e.to_string();
+                let why = e.split_once("unexpected server response: ").map_or(e.as_str(), |(_, why)| why);
+                Err(ErrorData::internal_error(format!("server `{server}` failed to {what}: {why}"), None))
             }
             Err(_) => {
                 Err(ErrorData::internal_error(format!("server `{server}` did not {what} in time"), None))
             }
         }
     }
+}
+
+/// `request` made for the caller whose OAuth access token is `on_behalf`: the token rides
+/// beside it, never sent, for the upstream's HTTP client to exchange when the upstream acts
+/// for each user, where [`credential_of`](crate::oauth::client::credential_of) refuses a
+/// request without one.
+pub(crate) fn for_caller(mut request: ClientRequest, on_behalf: Option<&Arc<str>>) -> ClientRequest {
+    if let Some(token) = on_behalf {
+        rmcp::model::GetExtensions::extensions_mut(&mut request)
+            .insert(crate::oauth::client::OnBehalf(token.clone()));
+    }
+    request
+}
+
+/// The error for an upstream that answered `what` with something else.
+fn unexpected(server: &str, what: &str) -> ErrorData {
+    ErrorData::internal_error(
+        format!("server `{server}` answered the request to {what} with something else"),
+        None,
+    )
 }
 
 /// Whether the subject of `view` may see `data` of upstream `upstream` (the toolbox decides;

@@ -211,7 +211,12 @@ impl GatewayServer {
                 Err(bad) => return error_result(bad.to_string()),
             };
             for event in outcome.audit() {
-                tracing::info!(target: "toolgate::audit", "{event}");
+                audit_event!(&event);
+            }
+            for tool in outcome.loaded() {
+                tracing::debug!(target: "toolgate::audit", session = state.id,
+                    subject = %toolbox.about().subject(), tool = tool.qualified_name(), action = "loaded",
+                    query = %outcome.result.query, "loaded");
             }
             state.activity.worked = true;
             let names = |tools: Vec<&str>| tools.join(", ");
@@ -335,7 +340,7 @@ impl GatewayServer {
             Decision::Deny(denial) => {
                 let subject = view.toolbox.about().subject();
                 match view.toolbox.refusal(&denial) {
-                    Some(event) => tracing::info!(target: "toolgate::audit", "{event}"),
+                    Some(event) => audit_event!(&event),
                     None => {
                         tracing::info!(target: "toolgate::audit", %subject, tool = name, action = "refused",
                         reason = denial.reason(), "{denial}")
@@ -373,6 +378,9 @@ impl GatewayServer {
         let Some(owner) = view.owner(tool) else {
             return error_result(format!("tool `{}` has no server any more", tool.qualified_name()));
         };
+        tracing::debug!(target: "toolgate::audit", session = self.state().id,
+            subject = %view.toolbox.about().subject(), tool = tool.qualified_name(), server = owner,
+            action = "allowed", "allowed");
         let started = std::time::Instant::now();
         let answer = match request.request_state.as_deref() {
             // The client answers a question toolgate put to it while the upstream's call waits.
@@ -433,6 +441,35 @@ impl GatewayServer {
             for argument in &injected {
                 inner.remove(*argument);
             }
+        }
+    }
+
+    /// Gives this HTTP session its place under `max_sessions`: the one the door took for the
+    /// request that opens or restores it, else a free one; with none free, the session is
+    /// refused, however the requests that opened the others were interleaved.
+    fn take_seat(&self, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
+        if self.state().seat.is_some() {
+            return Ok(());
+        }
+        let reserved = context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<crate::session::Seat>())
+            .and_then(crate::session::Seat::claim);
+        let seat = reserved.or_else(|| self.gateway.inner.seats.clone().try_acquire_owned().ok());
+        match seat {
+            Some(seat) => {
+                self.state().seat = Some(seat);
+                Ok(())
+            }
+            None => Err(ErrorData::internal_error(
+                format!(
+                    "toolgate serves at most {} sessions at once ([gateway] max_sessions), and they are all \
+                     open; close one or try again later",
+                    self.gateway.settings().max_sessions
+                ),
+                None,
+            )),
         }
     }
 
@@ -520,6 +557,9 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         let _busy = self.busy();
+        if self.http {
+            self.take_seat(&context)?;
+        }
         context.peer.set_peer_info(request.clone());
         let client = format!("{} {}", request.client_info.name, request.client_info.version);
         let asked = context
@@ -653,7 +693,8 @@ impl ServerHandler for GatewayServer {
     ) -> Result<GetPromptResponse, ErrorData> {
         let _busy = self.busy();
         self.record().check_caller(&context)?;
-        self.gateway.passthrough().get_prompt(request, self.profile().as_deref()).await
+        let caller = crate::access::bearer_of(&context);
+        self.gateway.passthrough().get_prompt(request, self.profile().as_deref(), caller.as_ref()).await
     }
 
     async fn get_task(
@@ -706,7 +747,8 @@ impl ServerHandler for GatewayServer {
     ) -> Result<CompleteResult, ErrorData> {
         let _busy = self.busy();
         self.record().check_caller(&context)?;
-        self.gateway.passthrough().complete(request, self.profile().as_deref()).await
+        let caller = crate::access::bearer_of(&context);
+        self.gateway.passthrough().complete(request, self.profile().as_deref(), caller.as_ref()).await
     }
 
     async fn list_resources(
@@ -740,6 +782,7 @@ impl ServerHandler for GatewayServer {
     ) -> Result<ReadResourceResponse, ErrorData> {
         let _busy = self.busy();
         self.record().check_caller(&context)?;
-        self.gateway.passthrough().read_resource(request, self.profile().as_deref()).await
+        let caller = crate::access::bearer_of(&context);
+        self.gateway.passthrough().read_resource(request, self.profile().as_deref(), caller.as_ref()).await
     }
 }

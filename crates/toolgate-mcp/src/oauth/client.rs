@@ -3,6 +3,11 @@
 //! - **Discovery**: the server's own protected-resource metadata (RFC 9728) names its
 //!   authorization server, whose metadata (RFC 8414, OpenID discovery) names the endpoints;
 //!   `issuer` in the configuration skips the first step.
+//! - **Only named parties** get a credential: the caller's token (exchange) and the gateway's
+//!   client secret (client credentials, a login with a secret) go only to an authorization
+//!   server the operator named, the server's own `issuer` or one of `[oauth] issuers`; an
+//!   upstream whose metadata names another is an error at start naming the server and both
+//!   URLs ([`Trust`]). A refresh token goes only to the token endpoint the login used.
 //! - **Client credentials**: the gateway's own token, asked for again before it expires.
 //! - **Authorization code**: the tokens `toolgate login` got and sealed in the [`Vault`],
 //!   refreshed before they expire (the new ones sealed again).
@@ -44,12 +49,34 @@ impl std::fmt::Debug for OnBehalf {
     }
 }
 
+/// The authorization servers the operator named, to which a credential may go.
+#[derive(Debug, Clone, Default)]
+pub struct Trust {
+    /// The issuers of `[oauth] issuers` (the gateway's own callers').
+    pub issuers: Vec<String>,
+}
+
+/// What a server's authorization server will be sent, which decides whether discovery may
+/// follow the server's own metadata to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sends {
+    /// A public client's request (a login with PKCE and no secret): the person signing in sees
+    /// the authorization server, and what it gets is its own code.
+    Public,
+    /// A credential of the gateway's or a caller's (a client secret, a caller's token to
+    /// exchange): only to an authorization server the operator named.
+    Credential(&'static str),
+}
+
 /// Where a server's tokens come from, and the last one got.
 pub struct Credentials {
     name: String,
     resource: String,
     settings: ServerOAuth,
+    trust: Trust,
     http: reqwest::Client,
+    /// The authorization server, once found (found again after a token request fails).
+    discovered: tokio::sync::Mutex<Option<Discovered>>,
     /// The vault, for tokens `toolgate login` got (opened on first use).
     vault: std::sync::OnceLock<Result<Vault, String>>,
     current: tokio::sync::Mutex<Option<Stored>>,
@@ -91,12 +118,19 @@ pub fn resource_of(url: &str, settings: &ServerOAuth) -> String {
     settings.resource.clone().unwrap_or_else(|| url.to_owned())
 }
 
-/// Finds the authorization server of the MCP server at `url`: `settings.issuer`, else the one
+/// Finds the authorization server of server `name` at `url`: `settings.issuer`, else the one
 /// the server's protected-resource metadata names (path-aware URL first, then the root one).
+/// When the authorization server will be sent a credential (`sends`), discovery takes only one
+/// the operator named: `settings.issuer`, or one of `trust`'s issuers that the metadata lists;
+/// a metadata that names only others is an error naming the server, the metadata's URL and
+/// the authorization servers on both sides.
 pub async fn discover(
     http: &reqwest::Client,
+    name: &str,
     url: &str,
     settings: &ServerOAuth,
+    trust: &Trust,
+    sends: Sends,
 ) -> Result<Discovered, String> {
     let issuer = match &settings.issuer {
         Some(issuer) => issuer.clone(),
@@ -122,7 +156,7 @@ pub async fn discover(
             }
             let (meta_url, doc) = found.ok_or_else(|| {
                 format!(
-                    "{url} publishes no protected-resource metadata ({}); set `issuer` in [servers.NAME.oauth]",
+                    "{url} publishes no protected-resource metadata ({}); set `issuer` in [servers.{name}.oauth]",
                     tried.join("; ")
                 )
             })?;
@@ -132,12 +166,41 @@ pub async fn discover(
                     "{meta_url} describes resource `{named}`, not {resource}; its metadata is not taken"
                 ));
             }
-            doc.get("authorization_servers")
+            let listed: Vec<&str> = doc
+                .get("authorization_servers")
                 .and_then(Value::as_array)
-                .and_then(|a| a.first())
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-                .ok_or_else(|| format!("{meta_url} names no authorization_servers"))?
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if listed.is_empty() {
+                return Err(format!("{meta_url} names no authorization_servers"));
+            }
+            match sends {
+                Sends::Public => listed[0].to_owned(),
+                Sends::Credential(what) => {
+                    let trusted = listed.iter().find_map(|server| {
+                        trust.issuers.iter().find(|i| i.trim_end_matches('/') == server.trim_end_matches('/'))
+                    });
+                    match trusted {
+                        Some(issuer) => issuer.clone(),
+                        None => {
+                            return Err(format!(
+                                "server `{name}`: its metadata {meta_url} names authorization server {}, which \
+                                 the configuration does not name ({}); {what} is sent only to an authorization \
+                                 server the operator named: if you trust {}, set `issuer = \"{}\"` in \
+                                 [servers.{name}.oauth]",
+                                listed.join(", "),
+                                if trust.issuers.is_empty() {
+                                    "no `issuer` here and no [oauth] issuers".to_owned()
+                                } else {
+                                    format!("[oauth] issuers: {}", trust.issuers.join(", "))
+                                },
+                                listed[0],
+                                listed[0]
+                            ));
+                        }
+                    }
+                }
+            }
         }
     };
     let metadata = fetch::authorization_server(http, &issuer).await?;
@@ -238,13 +301,16 @@ pub(crate) fn urlencode(value: &str) -> String {
 }
 
 impl Credentials {
-    /// The credentials of server `name` at `url`.
-    pub fn new(name: &str, url: &str, settings: ServerOAuth) -> Credentials {
+    /// The credentials of server `name` at `url`; a credential goes only to an authorization
+    /// server `settings` or `trust` names.
+    pub fn new(name: &str, url: &str, settings: ServerOAuth, trust: Trust) -> Credentials {
         Credentials {
             name: name.to_owned(),
             resource: resource_of(url, &settings),
             settings,
+            trust,
             http: fetch::client(),
+            discovered: tokio::sync::Mutex::new(None),
             vault: std::sync::OnceLock::new(),
             current: tokio::sync::Mutex::new(None),
             exchanged: tokio::sync::Mutex::new(std::collections::HashMap::new()),
@@ -264,6 +330,32 @@ impl Credentials {
     /// The grant.
     pub fn grant(&self) -> OAuthGrant {
         self.settings.grant
+    }
+
+    /// The authorization server, found once ([`discover`]; a credential of this grant goes
+    /// only to one the operator named).
+    async fn authorization_server(&self) -> Result<Discovered, String> {
+        let mut kept = self.discovered.lock().await;
+        if let Some(found) = kept.as_ref() {
+            return Ok(found.clone());
+        }
+        let sends = match self.settings.grant {
+            OAuthGrant::TokenExchange => Sends::Credential("a caller's access token (token exchange)"),
+            OAuthGrant::ClientCredentials => Sends::Credential("the gateway's client secret"),
+            OAuthGrant::AuthorizationCode if self.settings.client_secret.is_some() => {
+                Sends::Credential("the gateway's client secret")
+            }
+            OAuthGrant::AuthorizationCode => Sends::Public,
+        };
+        let found =
+            discover(&self.http, &self.name, &self.resource, &self.settings, &self.trust, sends).await?;
+        *kept = Some(found.clone());
+        Ok(found)
+    }
+
+    /// Forgets the authorization server found, after a token request failed.
+    async fn rediscover(&self) {
+        *self.discovered.lock().await = None;
     }
 
     /// An access token good for at least `RENEW_BEFORE_SECS` more (when the server said
@@ -311,7 +403,7 @@ impl Credentials {
         if let Some(s) = self.exchanged.lock().await.get(&key).filter(|s| fresh(s)) {
             return Ok(s.access_token.clone());
         }
-        let found = discover(&self.http, &self.resource, &self.settings).await?;
+        let found = self.authorization_server().await?;
         let endpoint = found.endpoint("token_endpoint")?;
         let id = self.settings.client_id.as_deref().unwrap_or_default();
         let secret = self.settings.client_secret.as_ref().map(|s| s.0.as_str());
@@ -326,11 +418,19 @@ impl Credentials {
         if !self.settings.scopes.is_empty() {
             form.push(("scope", self.settings.scopes.join(" ")));
         }
-        let got = token_request(&self.http, &endpoint, &ClientAuth::of(&found.metadata, id, secret), form)
-            .await
-            .map_err(|e| {
-                format!("the caller's token could not be exchanged for one of `{}`: {e}", self.name)
-            })?;
+        let got =
+            match token_request(&self.http, &endpoint, &ClientAuth::of(&found.metadata, id, secret), form)
+                .await
+            {
+                Ok(got) => got,
+                Err(e) => {
+                    self.rediscover().await;
+                    return Err(format!(
+                        "the caller's token could not be exchanged for one of `{}`: {e}",
+                        self.name
+                    ));
+                }
+            };
         let token = got.access_token.clone();
         let mut kept = self.exchanged.lock().await;
         if kept.len() >= MAX_EXCHANGED {
@@ -347,7 +447,7 @@ impl Credentials {
     }
 
     async fn client_credentials(&self) -> Result<Stored, String> {
-        let found = discover(&self.http, &self.resource, &self.settings).await?;
+        let found = self.authorization_server().await?;
         let endpoint = found.endpoint("token_endpoint")?;
         let id = self.settings.client_id.as_deref().unwrap_or_default();
         let secret = self.settings.client_secret.as_ref().map(|s| s.0.as_str());
@@ -356,15 +456,30 @@ impl Credentials {
         if !self.settings.scopes.is_empty() {
             form.push(("scope", self.settings.scopes.join(" ")));
         }
-        let mut got =
-            token_request(&self.http, &endpoint, &ClientAuth::of(&found.metadata, id, secret), form).await?;
+        let got =
+            token_request(&self.http, &endpoint, &ClientAuth::of(&found.metadata, id, secret), form).await;
+        if got.is_err() {
+            self.rediscover().await;
+        }
+        let mut got = got?;
         got.issuer = found.issuer;
         got.client_id = id.to_owned();
         Ok(got)
     }
 
+    /// A refresh: the refresh token goes to the token endpoint the login used, and only while
+    /// the configuration names no other authorization server for this server than the login's.
     async fn refresh(&self, stored: &Stored) -> Result<Stored, String> {
         let refresh_token = stored.refresh_token.clone().ok_or("no refresh token was issued")?;
+        if let Some(named) = &self.settings.issuer
+            && named.trim_end_matches('/') != stored.issuer.trim_end_matches('/')
+        {
+            return Err(format!(
+                "the tokens were got from `{}`, and the configuration now names `{named}`; the refresh \
+                 token is not sent to either",
+                stored.issuer
+            ));
+        }
         let secret =
             stored.client_secret.as_deref().or(self.settings.client_secret.as_ref().map(|s| s.0.as_str()));
         let metadata = fetch::authorization_server(&self.http, &stored.issuer).await.unwrap_or(Value::Null);
@@ -407,21 +522,68 @@ impl Authorized {
             .map_err(|e| StreamableHttpError::UnexpectedServerResponse(e.into()))
     }
 
-    /// The token `message` goes with: the caller's exchanged one for a call made for a caller
-    /// of a server that acts for each user, the server's own otherwise.
+    /// The token `message` goes with, as [`credential_of`] decides.
     async fn token_for(&self, message: &ClientJsonRpcMessage, renew: bool) -> Result<String, HttpError> {
-        use rmcp::model::GetExtensions;
-        if self.credentials.grant() == OAuthGrant::TokenExchange
-            && let ClientJsonRpcMessage::Request(request) = message
-            && let Some(OnBehalf(subject)) = request.request.extensions().get::<OnBehalf>()
-        {
-            return self
-                .credentials
-                .exchanged(subject)
-                .await
-                .map_err(|e| StreamableHttpError::UnexpectedServerResponse(e.into()));
+        let refused = |why: String| StreamableHttpError::UnexpectedServerResponse(why.into());
+        match credential_of(self.credentials.grant(), message) {
+            Credential::Gateway => self.token(renew).await,
+            Credential::Caller(subject) => self.credentials.exchanged(&subject).await.map_err(refused),
+            Credential::Refused(method) => Err(refused(format!(
+                "server `{}` acts for each user with a token exchanged for theirs, and this `{method}` \
+                 carries no caller's token; it was not sent (no shared credential is used)",
+                self.credentials.name
+            ))),
         }
-        self.token(renew).await
+    }
+}
+
+/// Which credential a message to an upstream carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Credential {
+    /// The gateway's own token for the server.
+    Gateway,
+    /// A token exchanged for this caller's access token.
+    Caller(Arc<str>),
+    /// None: the message is not sent (its method, for the error).
+    Refused(String),
+}
+
+/// What a server that acts for each user (token exchange) is asked with the gateway's own
+/// credential: opening the connection and listing what it offers, the same for everyone.
+const LISTING: &[&str] = &[
+    "initialize",
+    "server/discover",
+    "ping",
+    "tools/list",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+];
+
+/// The one place that decides which credential a message to an upstream carries. A server
+/// with the gateway's own grant gets the gateway's token. A server that acts for each user
+/// gets, for listing ([`LISTING`]) and for notifications and answers to its own questions
+/// (which ask nothing of it), the gateway's token; for every other request (calls, prompts,
+/// resources, completions, subscriptions, tasks, and any method added later) the caller's
+/// exchanged token, or nothing at all when the request carries no caller ([`OnBehalf`]).
+pub(crate) fn credential_of(grant: OAuthGrant, message: &ClientJsonRpcMessage) -> Credential {
+    use rmcp::model::GetExtensions;
+    if grant != OAuthGrant::TokenExchange {
+        return Credential::Gateway;
+    }
+    let ClientJsonRpcMessage::Request(request) = message else {
+        return Credential::Gateway;
+    };
+    let method = serde_json::to_value(&request.request)
+        .ok()
+        .and_then(|v| v.get("method").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_default();
+    if LISTING.contains(&method.as_str()) {
+        return Credential::Gateway;
+    }
+    match request.request.extensions().get::<OnBehalf>() {
+        Some(OnBehalf(subject)) => Credential::Caller(subject.clone()),
+        None => Credential::Refused(method),
     }
 }
 
@@ -516,6 +678,34 @@ impl StreamableHttpClient for Authorized {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_listing_of_a_per_user_server_goes_with_the_gateways_own_token() {
+        use rmcp::model::{
+            ClientRequest, GetExtensions, GetPromptRequest, GetPromptRequestParams, ListToolsRequest,
+            ReadResourceRequest, ReadResourceRequestParams,
+        };
+        let message = |request: ClientRequest| {
+            ClientJsonRpcMessage::request(request, rmcp::model::RequestId::Number(1))
+        };
+        let list = message(ClientRequest::ListToolsRequest(ListToolsRequest::default()));
+        let read = || {
+            ClientRequest::ReadResourceRequest(ReadResourceRequest::new(ReadResourceRequestParams::new(
+                "memo://a",
+            )))
+        };
+        let prompt = ClientRequest::GetPromptRequest(GetPromptRequest::new(GetPromptRequestParams::new("p")));
+        let exchange = OAuthGrant::TokenExchange;
+        assert_eq!(credential_of(exchange, &list), Credential::Gateway);
+        assert_eq!(credential_of(exchange, &message(read())), Credential::Refused("resources/read".into()));
+        assert_eq!(credential_of(exchange, &message(prompt)), Credential::Refused("prompts/get".into()));
+        let mut mine = read();
+        mine.extensions_mut().insert(OnBehalf("alice's".into()));
+        assert_eq!(credential_of(exchange, &message(mine.clone())), Credential::Caller("alice's".into()));
+        // A server with the gateway's own grant gets the gateway's token for everything.
+        assert_eq!(credential_of(OAuthGrant::ClientCredentials, &message(mine)), Credential::Gateway);
+        assert_eq!(credential_of(OAuthGrant::ClientCredentials, &message(read())), Credential::Gateway);
+    }
 
     #[test]
     fn form_values_are_encoded_and_client_auth_follows_the_metadata() {

@@ -26,17 +26,23 @@ pub struct Options {
 }
 
 /// Signs in to the authorization server of server `name` at `url`, and seals the tokens in
-/// `vault`. `show` is given the authorization URL to open (a browser, or the terminal).
+/// `vault`. A client secret goes only to an authorization server `settings` or `trust` names
+/// ([`client::discover`]). `show` is given the authorization URL to open (a browser, or the terminal).
 pub async fn login(
     name: &str,
     url: &str,
     settings: &ServerOAuth,
+    trust: &client::Trust,
     vault: &Vault,
     options: &Options,
     show: impl Fn(&str),
 ) -> Result<Stored, String> {
     let http = fetch::client();
-    let found = client::discover(&http, url, settings).await?;
+    let sends = match settings.client_secret {
+        Some(_) => client::Sends::Credential("the gateway's client secret"),
+        None => client::Sends::Public,
+    };
+    let found = client::discover(&http, name, url, settings, trust, sends).await?;
     let resource = client::resource_of(url, settings);
     let authorize = found.endpoint("authorization_endpoint")?;
     let token_endpoint = found.endpoint("token_endpoint")?;

@@ -6,7 +6,6 @@
 //! profile. A caller is known by its issuer and subject, not by the token it sent, so a
 //! refreshed token keeps its session.
 
-use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -22,10 +21,11 @@ const LEEWAY_SECS: u64 = 30;
 /// A key set is read again after this long, so a withdrawn key stops working.
 const KEYS_MAX_AGE: Duration = Duration::from_secs(3600);
 
-/// A token naming a key the set lacks makes the set be read again, at most this often: a
-/// caller sending made-up key ids cannot make the gateway hammer its issuer. A token that
-/// comes sooner waits for the next read rather than being refused, so a rotation right after
-/// such a token is still picked up.
+/// A token naming a key the set lacks makes the set be read again, at most this often, so that
+/// a stranger sending made-up key ids cannot make the gateway hammer its issuer. The read is
+/// single-flight: a token that comes while one is due or under way waits for that one read and
+/// takes its answer, so no caller waits longer than this plus one fetch, however many tokens
+/// come, and a rotation right after such a token is still picked up.
 const REFRESH_AT_MOST_EVERY: Duration = Duration::from_secs(1);
 
 /// Who a verified token speaks for.
@@ -66,33 +66,43 @@ impl std::fmt::Display for Rejected {
     }
 }
 
-/// One issuer's signing keys, as last read.
+/// One configured issuer's signing keys, as last read.
 #[derive(Debug, Default)]
 struct KeySet {
     jwks_uri: Option<String>,
     keys: Vec<Key>,
     read: Option<Instant>,
+    /// How many reads there were: a caller that waited for the read lock knows by it whether
+    /// another read happened meanwhile.
+    reads: u64,
+}
+
+/// The keys of one configured issuer, and the lock that makes their re-reads single-flight.
+#[derive(Debug, Default)]
+struct IssuerKeys {
+    set: Mutex<KeySet>,
+    reading: tokio::sync::Mutex<()>,
 }
 
 /// The verifier of inbound access tokens (`[oauth]`), with each issuer's keys cached.
+///
+/// Nothing a token's claims choose is fetched before its signature is checked: the issuer is
+/// matched against the configured ones first and known from then on by the configured
+/// spelling, so the key cache holds one entry per configured issuer, fetched from the
+/// configured URL, whatever spelling a token used.
 #[derive(Debug)]
 pub struct Resource {
     config: OAuthConfig,
     http: reqwest::Client,
-    keys: Mutex<HashMap<String, KeySet>>,
-    /// One key set read at a time per gateway; others wait for it and use what it read.
-    reading: tokio::sync::Mutex<()>,
+    /// One per configured issuer, in the configuration's order.
+    keys: Vec<IssuerKeys>,
 }
 
 impl Resource {
     /// A verifier of `config`'s tokens.
     pub fn new(config: OAuthConfig) -> Resource {
-        Resource {
-            config,
-            http: fetch::client(),
-            keys: Mutex::new(HashMap::new()),
-            reading: tokio::sync::Mutex::new(()),
-        }
+        let keys = config.issuers.iter().map(|_| IssuerKeys::default()).collect();
+        Resource { config, http: fetch::client(), keys }
     }
 
     /// The resource URI tokens must be for.
@@ -148,76 +158,91 @@ impl Resource {
     pub async fn verify(&self, token: &str) -> Result<Identity, Rejected> {
         let bad = |why: String| Rejected::Token(why);
         let jwt = jwt::parse(token).map_err(bad)?;
-        // The issuer is read before anything is fetched: a token of an unknown issuer costs
-        // the gateway nothing.
-        let issuer = jwt.claims.get("iss").and_then(Value::as_str).unwrap_or_default().to_owned();
-        if !self.config.issuers.iter().any(|i| same_url(i, &issuer)) {
+        // The issuer is matched before anything is fetched: a token of an unknown issuer costs
+        // the gateway nothing, and a known one is known by the configuration's spelling.
+        let claimed = jwt.claims.get("iss").and_then(Value::as_str).unwrap_or_default();
+        let Some(which) = self.config.issuers.iter().position(|i| same_url(i, claimed)) else {
             return Err(bad(format!(
-                "tokens of issuer `{issuer}` are not accepted here; accepted issuers: {}",
+                "tokens of issuer `{}` are not accepted here; accepted issuers: {}",
+                shown(claimed),
                 self.config.issuers.join(", ")
             )));
-        }
-        let key = self.key_for(&issuer, &jwt).await.map_err(bad)?;
+        };
+        let issuer = &self.config.issuers[which];
+        let key = self.key_for(which, &jwt).await.map_err(bad)?;
         if !key.verify(&jwt) {
             return Err(bad(format!("the token's signature is not one of `{issuer}`'s keys")));
         }
-        self.check_claims(&issuer, &jwt.claims, now())
+        self.check_claims(issuer, &jwt.claims, now())
     }
 
-    /// The key that should have signed `jwt`: by `kid`, reading the issuer's key set again
-    /// when it lacks that key (a rotation) or is old.
-    async fn key_for(&self, issuer: &str, jwt: &jwt::Jwt<'_>) -> Result<Key, String> {
+    /// The key of configured issuer `which` that should have signed `jwt`: by `kid`, reading
+    /// the issuer's key set again when it lacks that key (a rotation) or is old. The re-read is
+    /// single-flight and at most once every [`REFRESH_AT_MOST_EVERY`]: a caller that waited
+    /// while another read takes that read's answer rather than reading again.
+    async fn key_for(&self, which: usize, jwt: &jwt::Jwt<'_>) -> Result<Key, String> {
+        let issuer = &self.config.issuers[which];
+        let slot = &self.keys[which];
         let find = |set: &KeySet| {
             set.keys.iter().find(|k| k.fits(&jwt.alg) && (jwt.kid.is_none() || k.kid == jwt.kid)).cloned()
         };
-        let (found, read) = {
-            let keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
-            keys.get(issuer).map(|s| (find(s), s.read)).unwrap_or((None, None))
+        let lock = || slot.set.lock().unwrap_or_else(|e| e.into_inner());
+        let (found, reads) = {
+            let set = lock();
+            let stale = set.read.is_none_or(|r| r.elapsed() > KEYS_MAX_AGE);
+            match find(&set) {
+                Some(key) if !stale => return Ok(key),
+                found => (found, set.reads),
+            }
         };
-        let stale = read.is_none_or(|r| r.elapsed() > KEYS_MAX_AGE);
-        if let (Some(key), false) = (&found, stale) {
-            return Ok(key.clone());
-        }
-        let _reading = self.reading.lock().await;
-        // Another request may have read the set while this one waited.
-        let (again, read_after, jwks_uri) = {
-            let keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
-            keys.get(issuer).map(|s| (find(s), s.read, s.jwks_uri.clone())).unwrap_or((None, None, None))
+        let _reading = slot.reading.lock().await;
+        let (wait, jwks_uri) = {
+            let set = lock();
+            if set.reads != reads {
+                // Read by another while this one waited: that read is this token's too.
+                return find(&set).ok_or_else(|| unknown_key(issuer, jwt));
+            }
+            let wait = set.read.map(|r| REFRESH_AT_MOST_EVERY.saturating_sub(r.elapsed()));
+            (wait.unwrap_or_default(), set.jwks_uri.clone())
         };
-        let read_by_another = read_after.is_some() && read_after != read;
-        if read_by_another && again.is_some() {
-            return again.ok_or_else(|| unknown_key(issuer, jwt));
-        }
-        if let Some(last) = read_after
-            && last.elapsed() < REFRESH_AT_MOST_EVERY
-        {
-            tokio::time::sleep(REFRESH_AT_MOST_EVERY - last.elapsed()).await;
+        if !wait.is_zero() {
+            tokio::time::sleep(wait).await;
         }
         let jwks_uri = match jwks_uri {
-            Some(uri) => uri,
-            None => {
-                let meta = fetch::authorization_server(&self.http, issuer).await?;
+            Some(uri) => Ok(uri),
+            None => fetch::authorization_server(&self.http, issuer).await.and_then(|meta| {
                 meta.get("jwks_uri")
                     .and_then(Value::as_str)
                     .map(str::to_owned)
-                    .ok_or_else(|| format!("the metadata of `{issuer}` names no jwks_uri"))?
-            }
+                    .ok_or_else(|| format!("the metadata of `{issuer}` names no jwks_uri"))
+            }),
         };
-        let read_now = fetch::json(&self.http, &jwks_uri).await.map(|doc| jwt::keys_of(&doc));
-        let mut keys = self.keys.lock().unwrap_or_else(|e| e.into_inner());
-        let set = keys.entry(issuer.to_owned()).or_default();
-        set.jwks_uri = Some(jwks_uri);
+        let read_now = match &jwks_uri {
+            Ok(uri) => fetch::json(&self.http, uri).await.map(|doc| jwt::keys_of(&doc)),
+            Err(e) => Err(e.clone()),
+        };
+        let mut set = lock();
+        set.reads += 1;
+        if let Ok(uri) = jwks_uri {
+            set.jwks_uri = Some(uri);
+        }
         match read_now {
             Ok(read) => {
-                tracing::info!(issuer, keys = read.len(), "read the issuer's signing keys");
+                tracing::info!(issuer = %issuer, keys = read.len(), "read the issuer's signing keys");
                 set.keys = read;
                 set.read = Some(Instant::now());
             }
-            // Keys already held keep working while the issuer cannot be reached.
-            Err(e) if found.is_some() => tracing::warn!(issuer, "{e}; keeping the keys read before"),
-            Err(e) => return Err(e),
+            // Keys already held keep working while the issuer cannot be reached; a failed
+            // read counts as a read for the spacing, so an unreachable issuer is not hammered.
+            Err(e) => {
+                set.read = Some(Instant::now());
+                if found.is_none() {
+                    return Err(e);
+                }
+                tracing::warn!(issuer = %issuer, "{e}; keeping the keys read before");
+            }
         }
-        find(set).ok_or_else(|| unknown_key(issuer, jwt))
+        find(&set).ok_or_else(|| unknown_key(issuer, jwt))
     }
 
     /// Checks `iss`, `aud`, `exp`, `nbf`, `iat`, `sub` and the scopes at time `now` (seconds
@@ -314,9 +339,19 @@ impl Resource {
 fn unknown_key(issuer: &str, jwt: &jwt::Jwt<'_>) -> String {
     format!(
         "the token is signed with key `{}` ({}), which `{issuer}` does not publish",
-        jwt.kid.as_deref().unwrap_or("without a kid"),
+        shown(jwt.kid.as_deref().unwrap_or("without a kid")),
         jwt.alg
     )
+}
+
+/// A value of an unverified token as an error may quote it: at most 200 characters, control
+/// characters escaped.
+fn shown(value: &str) -> String {
+    let mut out: String = value.chars().take(200).flat_map(char::escape_debug).collect();
+    if value.chars().count() > 200 {
+        out.push('…');
+    }
+    out
 }
 
 /// Two URLs the same up to a trailing slash.
@@ -474,6 +509,6 @@ mod tests {
         );
         let refused = r.verify(&token).await.unwrap_err();
         assert!(refused.to_string().contains("issuer `http://evil.test` are not accepted"), "{refused}");
-        assert!(r.keys.lock().unwrap().is_empty(), "nothing was fetched");
+        assert!(r.keys.iter().all(|k| k.set.lock().unwrap().reads == 0), "nothing was fetched");
     }
 }

@@ -114,9 +114,77 @@ pub fn redact(text: &str, secrets: &[String]) -> String {
     masked
 }
 
+/// One log line as it may be written: every character that could end the line, start another
+/// or steer a terminal (CR, LF and the other control characters, DEL, the C1 controls, the
+/// Unicode line and paragraph separators, the bidirectional overrides) written as an escape
+/// (`\n`, `\x1b`, `\u{2028}`), so that no value a client, an upstream or a token put in a
+/// line can begin a line of its own or hide what follows. A final newline (the line's own end)
+/// stays; with `colours`, the formatter's own colour sequences (`ESC [ digits ; m`) stay too.
+pub fn escape_line(text: &str, colours: bool) -> String {
+    let (body, end) = match text.strip_suffix('\n') {
+        Some(body) => (body, "\n"),
+        None => (text, ""),
+    };
+    let mut out = String::with_capacity(body.len() + end.len());
+    let mut chars = body.char_indices().peekable();
+    while let Some((at, c)) = chars.next() {
+        if colours && c == '\u{1b}' {
+            let rest = &body[at + 1..];
+            let len = rest
+                .strip_prefix('[')
+                .map(|r| r.find(|c: char| !(c.is_ascii_digit() || c == ';')).map(|i| (i, &r[i..])))
+                .and_then(|found| found.filter(|(_, tail)| tail.starts_with('m')).map(|(i, _)| i + 2));
+            if let Some(len) = len {
+                out.push(c);
+                out.push_str(&rest[..len]);
+                for _ in 0..len {
+                    chars.next();
+                }
+                continue;
+            }
+        }
+        match c {
+            '\n' => out.push_str("\\n"),
+            '\r' => out.push_str("\\r"),
+            '\t' => out.push(c),
+            c if c.is_control()
+                || matches!(c, '\u{2028}' | '\u{2029}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}') =>
+            {
+                let code = c as u32;
+                if code < 0x100 {
+                    out.push_str(&format!("\\x{code:02x}"));
+                } else {
+                    out.push_str(&format!("\\u{{{code:x}}}"));
+                }
+            }
+            c => out.push(c),
+        }
+    }
+    out.push_str(end);
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn no_value_can_begin_a_line_or_steer_the_terminal() {
+        let forged = "refused iss=x\r\n2026-12-06T00:00:00Z  INFO toolgate::audit: approved\u{1b}[2K\u{85}\u{2028}\u{202e}z\n";
+        let line = escape_line(forged, false);
+        assert_eq!(
+            line,
+            "refused iss=x\\r\\n2026-12-06T00:00:00Z  INFO toolgate::audit: approved\\x1b[2K\\x85\\u{2028}\\u{202e}z\n"
+        );
+        assert_eq!(line.matches('\n').count(), 1, "one line, ending where it should");
+        // With colours on, the formatter's own sequences stay and any other escape does not.
+        let coloured = "\u{1b}[2m2026\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m a\u{1b}]0;title\u{7}\n";
+        assert_eq!(
+            escape_line(coloured, true),
+            "\u{1b}[2m2026\u{1b}[0m \u{1b}[32m INFO\u{1b}[0m a\\x1b]0;title\\x07\n"
+        );
+        assert_eq!(escape_line("tab\tstays", false), "tab\tstays");
+    }
 
     #[test]
     fn a_urls_password_is_masked() {

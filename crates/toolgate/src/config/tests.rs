@@ -102,6 +102,7 @@ fn design_example_parses_to_the_expected_values() {
                 allowed_hosts: [],
                 allowed_origins: [],
                 pins: None,
+                audit_log: None,
                 sessions: Memory,
                 grant_key: None,
                 list_caps: ListCaps {
@@ -332,7 +333,7 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[gateway]\nfoo = 1\n",
         expect![
-            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, session_hibernate_secs, max_sessions, header_timeout_secs, body_timeout_secs, allowed_hosts, allowed_origins, pins, sessions, grant_key, list_max_tools, list_max_pages, list_max_bytes"
+            "toolgate.toml: gateway.foo: unknown key `foo`; known keys here: exposure, mode, auto_threshold, context_window, call_timeout_secs, startup_timeout_secs, ready_timeout_secs, session_idle_secs, session_hibernate_secs, max_sessions, header_timeout_secs, body_timeout_secs, allowed_hosts, allowed_origins, pins, audit_log, sessions, grant_key, list_max_tools, list_max_pages, list_max_bytes"
         ],
     );
     check_error(

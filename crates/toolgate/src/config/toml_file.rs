@@ -59,6 +59,7 @@ const GATEWAY_KEYS: &[&str] = &[
     "allowed_hosts",
     "allowed_origins",
     "pins",
+    "audit_log",
     "sessions",
     "grant_key",
     "list_max_tools",
@@ -370,6 +371,10 @@ fn gateway(f: &Fields<'_, '_>) -> Result<GatewayConfig, ConfigError> {
     if let Some(v) = f.get("pins") {
         let path = v.as_str().ok_or_else(|| f.wrong("pins", "a path, like \"pins.sqlite3\"", v))?;
         g.pins = Some(f.src.path(path));
+    }
+    if let Some(v) = f.get("audit_log") {
+        let path = v.as_str().ok_or_else(|| f.wrong("audit_log", "a path, like \"audit.jsonl\"", v))?;
+        g.audit_log = Some(f.src.path(path));
     }
     if let Some(v) = f.get("sessions") {
         let expected = "\"memory\" or a Redis URL, like \"redis://127.0.0.1:6379/0\"";
