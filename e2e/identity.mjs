@@ -30,7 +30,7 @@ import { fileURLToPath } from 'node:url';
 import { SignJWT, importJWK } from 'jose';
 
 import {
-  b64url, children, cleanup, freePort, openSession, rpc, startJson, toolgateLogin, untilSettled,
+  b64url, children, freePort, openSession, rpc, run, startJson, toolgateLogin, untilSettled,
 } from './oauth_lab.mjs';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -303,15 +303,6 @@ oauth = { client_id = "toolgate-cc", client_secret = "\${TG_CC_SECRET}", scopes 
 
   report.log_leaks = [secret, ciToken, opsToken].filter((s) => serveLog.includes(s)).length;
   report.log_tail = serveLog.slice(-2000);
-  process.stdout.write(`${JSON.stringify(report)}\n`);
-  cleanup();
-  fs.rmSync(work, { recursive: true, force: true });
-  process.exit(0);
 }
 
-main().catch((e) => {
-  report.fatal = String(e?.stack ?? e);
-  process.stdout.write(`${JSON.stringify(report)}\n`);
-  cleanup();
-  process.exit(1);
-});
+run(main, report, work);

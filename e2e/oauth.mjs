@@ -29,7 +29,7 @@ import { SignJWT, generateKeyPair, importJWK } from 'jose';
 
 import { login } from './oidc_login.mjs';
 import {
-  b64url, children, cleanup, freePort, headerOf, initialize, openSession, rpc, startJson, toolgateLogin as loginAs,
+  b64url, children, freePort, headerOf, initialize, openSession, rpc, run, startJson, toolgateLogin as loginAs,
   untilSettled,
 } from './oauth_lab.mjs';
 
@@ -303,15 +303,6 @@ oauth = { grant = "token_exchange", client_id = "toolgate-cc", client_secret = "
   const secrets = [alice.access_token, bob.access_token, 'toolgate-cc-secret-0123456789', ciToken];
   report.log_leaks = secrets.filter((s) => serveLog.includes(s)).length;
   report.log_tail = serveLog.slice(-3000);
-  process.stdout.write(`${JSON.stringify(report)}\n`);
-  cleanup();
-  fs.rmSync(work, { recursive: true, force: true });
-  process.exit(0);
 }
 
-main().catch((e) => {
-  report.fatal = String(e?.stack ?? e);
-  process.stdout.write(`${JSON.stringify(report)}\n`);
-  cleanup();
-  process.exit(1);
-});
+run(main, report, work);

@@ -3,6 +3,7 @@
 // tokens read apart, and `toolgate login` driven as a person in a browser would.
 
 import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
 import * as net from 'node:net';
 
 import { login } from './oidc_login.mjs';
@@ -148,4 +149,23 @@ export async function untilSettled(statusUrl, token, count) {
     await new Promise((r) => setTimeout(r, 200));
   }
   return (status?.servers ?? []).map((s) => ({ name: s.name, state: s.state, error: s.error ?? s.last_error ?? null }));
+}
+
+/** Runs `main`, then prints `report` as one JSON line (with `fatal` when `main` threw), stops
+ * every process started here, removes `work` when all went well, and exits. */
+export function run(main, report, work) {
+  main().then(
+    () => {
+      process.stdout.write(`${JSON.stringify(report)}\n`);
+      cleanup();
+      fs.rmSync(work, { recursive: true, force: true });
+      process.exit(0);
+    },
+    (e) => {
+      report.fatal = String(e?.stack ?? e);
+      process.stdout.write(`${JSON.stringify(report)}\n`);
+      cleanup();
+      process.exit(1);
+    },
+  );
 }

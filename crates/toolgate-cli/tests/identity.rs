@@ -21,10 +21,8 @@
 
 mod support;
 
-use std::process::Command;
-
 use serde_json::Value;
-use support::e2e;
+use support::{e2e, node_report};
 
 fn as_u64(v: &Value) -> u64 {
     v.as_u64().unwrap_or(0)
@@ -36,18 +34,11 @@ fn named_parties_only_per_user_everywhere_and_no_work_for_strangers() {
         e2e().join("node_modules/oidc-provider").exists(),
         "oidc-provider is not installed: run e2e/setup.sh (the README's test command does)"
     );
-    let out = Command::new("timeout")
-        .arg("300")
-        .arg("node")
-        .arg(e2e().join("identity.mjs"))
-        .args(["--toolgate", env!("CARGO_BIN_EXE_toolgate"), "--flood-seconds", "3"])
-        .output()
-        .expect("node runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let r: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-        panic!("identity.mjs printed no JSON ({e}):\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr))
-    });
-    assert!(out.status.success() && r["fatal"].is_null(), "identity.mjs failed: {r:#}");
+    let r = node_report(
+        "identity.mjs",
+        &["--toolgate", env!("CARGO_BIN_EXE_toolgate"), "--flood-seconds", "3"],
+        300,
+    );
     let (rogue, liar) = (r["rogue"].as_str().unwrap(), r["liar"].as_str().unwrap());
 
     // Only named parties: the lying upstream's servers fail at start, naming both URLs…

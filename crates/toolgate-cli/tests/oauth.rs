@@ -19,10 +19,8 @@
 
 mod support;
 
-use std::process::Command;
-
 use serde_json::Value;
-use support::e2e;
+use support::{e2e, node_report};
 
 fn text_of(result: &Value) -> String {
     result["content"][0]["text"].as_str().unwrap_or_default().to_owned()
@@ -38,18 +36,7 @@ fn oauth_in_and_out_with_a_real_provider_and_a_protected_upstream() {
         e2e().join("node_modules/oidc-provider").exists(),
         "oidc-provider is not installed: run e2e/setup.sh (the README's test command does)"
     );
-    let out = Command::new("timeout")
-        .arg("300")
-        .arg("node")
-        .arg(e2e().join("oauth.mjs"))
-        .args(["--toolgate", env!("CARGO_BIN_EXE_toolgate")])
-        .output()
-        .expect("node runs");
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let r: Value = serde_json::from_str(stdout.trim()).unwrap_or_else(|e| {
-        panic!("oauth.mjs printed no JSON ({e}):\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr))
-    });
-    assert!(out.status.success() && r["fatal"].is_null(), "oauth.mjs failed: {r:#}");
+    let r = node_report("oauth.mjs", &["--toolgate", env!("CARGO_BIN_EXE_toolgate")], 300);
     let gateway = r["gateway"].as_str().unwrap();
     let issuer = r["issuer"].as_str().unwrap();
 

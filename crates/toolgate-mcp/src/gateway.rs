@@ -199,10 +199,7 @@ impl Gateway {
             Transport::Http { .. } => Kind::Http,
             _ => Kind::Stdio,
         };
-        let mut upstream = Upstream::new(&spec.name, kind, spec.call_timeout, State::Starting);
-        upstream.for_each_user =
-            spec.oauth.as_ref().is_some_and(|c| c.grant() == toolgate::config::OAuthGrant::TokenExchange);
-        self.add_upstream(upstream);
+        self.add_upstream(Upstream::new(&spec.name, kind, spec.call_timeout, State::Starting));
         if let Err(e) = self.rebuild(None) {
             tracing::error!("{e}");
         }

@@ -159,7 +159,7 @@ impl Upstreams<'_> {
         let (tx, rx) = mpsc::channel(4);
         let cancel = CancellationToken::new();
         let run = Run::new(rx, cancel.clone());
-        let (peer, timeout) = match self.peer(owner, tool, caller.on_behalf.is_some()) {
+        let (peer, timeout) = match self.peer(owner, tool) {
             Ok(found) => found,
             Err(why) => {
                 let _ = tx.try_send(Event::Done(error_result(why)));
@@ -192,23 +192,13 @@ impl Upstreams<'_> {
 
     /// The connection to upstream `owner` and its call timeout, or the tool error that says why
     /// `tool` cannot be called now.
-    fn peer(
-        &self,
-        owner: &str,
-        tool: &Tool,
-        signed_in: bool,
-    ) -> Result<(Peer<RoleClient>, Duration), String> {
+    /// Whose token the call goes with is decided when it is sent
+    /// ([`credential_of`](crate::oauth::client::credential_of)), for every kind of request.
+    fn peer(&self, owner: &str, tool: &Tool) -> Result<(Peer<RoleClient>, Duration), String> {
         let pool = self.gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         let Some(u) = pool.get(owner) else {
             return Err(format!("server `{owner}` is not configured any more"));
         };
-        if u.for_each_user && !signed_in {
-            return Err(format!(
-                "server `{owner}` acts for each user with a token exchanged for theirs, and this caller did \
-                 not sign in with an OAuth access token; `{}` is refused (no shared credential is used)",
-                tool.qualified_name()
-            ));
-        }
         match (&u.state, &u.peer) {
             (State::Static, _) => Err(format!(
                 "demo tool `{}`, not connected: toolgate serves it from a static catalog",

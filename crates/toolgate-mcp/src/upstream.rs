@@ -109,9 +109,6 @@ pub(crate) struct Upstream {
     pub(crate) starting_since: Option<Instant>,
     /// How long it last took to start and list its tools.
     pub(crate) started_in: Option<Duration>,
-    /// Whether its calls carry each caller's own exchanged token (`grant = "token_exchange"`):
-    /// a caller without an OAuth identity is refused.
-    pub(crate) for_each_user: bool,
 }
 
 impl Upstream {
@@ -126,7 +123,6 @@ impl Upstream {
             last_error: None,
             starting_since: (state == State::Starting).then(Instant::now),
             started_in: None,
-            for_each_user: false,
             state,
         }
     }
@@ -772,7 +768,18 @@ pub(crate) fn transport_error(owner: &str, tool: &str, e: &ServiceError) -> Call
             "server `{owner}` closed its connection during the call to `{tool}` (the process exited?); \
              its tools are unavailable until it restarts"
         )),
-        e => error_result(format!("server `{owner}` failed the call to `{tool}`: {e}")),
+        e => error_result(format!("server `{owner}` failed the call to `{tool}`: {}", in_own_words(e))),
+    }
+}
+
+/// What a failed request to an upstream says: the reason the gateway's own HTTP client gave
+/// for not sending it (a per-user server's request without a caller), without the transport's
+/// layers around it; any other failure as rmcp words it.
+pub(crate) fn in_own_words(e: &ServiceError) -> String {
+    let text = e.to_string();
+    match text.split_once("unexpected server response: ") {
+        Some((_, why)) => why.to_owned(),
+        None => text,
     }
 }
 

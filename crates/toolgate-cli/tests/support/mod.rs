@@ -34,6 +34,26 @@ pub fn e2e() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../e2e").canonicalize().expect("the e2e folder")
 }
 
+/// Runs `node e2e/SCRIPT ARGS` for at most `secs` seconds and returns the JSON object it printed
+/// on its last line; the test fails with what it printed when that is not JSON, when it exited
+/// with an error or when the object says `fatal`.
+pub fn node_report(script: &str, args: &[&str], secs: u32) -> Value {
+    let out = Command::new("timeout")
+        .arg(secs.to_string())
+        .arg("node")
+        .arg(e2e().join(script))
+        .args(args)
+        .output()
+        .expect("node runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let report: Value = serde_json::from_str(stdout.trim().lines().last().unwrap_or_default())
+        .unwrap_or_else(|e| {
+            panic!("{script} printed no JSON ({e}):\n{stdout}\n{}", String::from_utf8_lossy(&out.stderr))
+        });
+    assert!(out.status.success() && report["fatal"].is_null(), "{script} failed: {report:#}");
+    report
+}
+
 /// An npm program `e2e/setup.sh` installed (`node_modules/.bin/NAME`).
 pub fn npm_bin(name: &str) -> PathBuf {
     let path = e2e().join("node_modules/.bin").join(name);

@@ -389,10 +389,7 @@ impl Passthrough<'_> {
         match tokio::time::timeout(self.gateway.settings().call_timeout, request).await {
             Ok(Ok(answer)) => Ok(answer),
             Ok(Err(e)) => {
-                // A request the gateway's own HTTP client refused to send says why in its own
-                // words, without the transport's layers around them.
-                let e = e.to_string();
-                let why = e.split_once("unexpected server response: ").map_or(e.as_str(), |(_, why)| why);
+                let why = crate::upstream::in_own_words(&e);
                 Err(ErrorData::internal_error(format!("server `{server}` failed to {what}: {why}"), None))
             }
             Err(_) => {

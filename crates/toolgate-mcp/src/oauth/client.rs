@@ -549,7 +549,9 @@ pub(crate) enum Credential {
 }
 
 /// What a server that acts for each user (token exchange) is asked with the gateway's own
-/// credential: opening the connection and listing what it offers, the same for everyone.
+/// credential: opening the connection and listing what it offers, the same for everyone, and
+/// the gateway's own subscription to changes of those lists (2026-07-28; toolgate forwards no
+/// caller's subscription).
 const LISTING: &[&str] = &[
     "initialize",
     "server/discover",
@@ -558,6 +560,7 @@ const LISTING: &[&str] = &[
     "prompts/list",
     "resources/list",
     "resources/templates/list",
+    "subscriptions/listen",
 ];
 
 /// The one place that decides which credential a message to an upstream carries. A server
