@@ -2,9 +2,9 @@
 //! (0 ok, 1 no result, 2 error).
 
 mod approve;
-mod audit;
 mod doctor;
 mod eval;
+mod logging;
 mod login;
 mod model;
 mod output;

@@ -53,13 +53,13 @@ pub(crate) struct Args {
 }
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
-    init_logging(log_filter(args.verbose, args.log_level.as_deref()));
+    crate::logging::init(log_filter(args.verbose, args.log_level.as_deref()));
     let config = match &args.config {
         Some(path) => Some(Config::from_path(path)?),
         None => None,
     };
     if let Some(path) = config.as_ref().and_then(|c| c.gateway.audit_log.as_deref()) {
-        crate::audit::open(path)?;
+        crate::logging::open_audit(path)?;
     }
     let settings = match &config {
         Some(config) => settings_for(config, args.profile.as_deref())?,
@@ -111,7 +111,7 @@ fn settings_for(config: &Config, profile: Option<&str>) -> anyhow::Result<Settin
     // Every `${VAR}` value: a token passed in `args` is no less a secret than one in `env`.
     secrets.extend(config.expanded.iter().map(|v| v.0.clone()));
     secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    let _ = SECRETS.set(secrets);
+    crate::logging::mask(secrets);
     if let Some(name) = profile {
         profile_of(config, name)?;
         settings.profile = Some(name.to_owned());
@@ -279,58 +279,4 @@ fn log_filter(verbose: u8, level: Option<&str>) -> String {
         (1, _) => "warn,toolgate=debug,toolgate_mcp=debug".to_owned(),
         _ => "debug".to_owned(),
     }
-}
-
-/// The configuration's secrets (servers' `env` and `headers` values, tokens), masked in every
-/// log line once the settings are read.
-static SECRETS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
-
-/// The configuration's secrets, once read (none before).
-pub(crate) fn secrets() -> &'static [String] {
-    SECRETS.get().map(Vec::as_slice).unwrap_or_default()
-}
-
-/// Whether log lines carry the formatter's colours (standard error is a terminal).
-static COLOURS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Standard error with every line's secrets masked (the configuration's, URL query values and
-/// token-shaped words, whoever logs them: rmcp logs a failed upstream's whole URL) and every
-/// character that could start another line or steer a terminal escaped
-/// ([`toolgate_mcp::redact::escape_line`]): each event is written in one call, so a value a
-/// client, an upstream or a token put in it stays inside its own line.
-struct RedactedStderr;
-
-impl std::io::Write for RedactedStderr {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        let text = String::from_utf8_lossy(buf);
-        let masked = toolgate_mcp::redact::redact(&text, secrets());
-        let colours = COLOURS.load(std::sync::atomic::Ordering::Relaxed);
-        std::io::stderr().write_all(toolgate_mcp::redact::escape_line(&masked, colours).as_bytes())?;
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        std::io::stderr().flush()
-    }
-}
-
-/// Logs to stderr, secrets masked and lines escaped, filtered by `RUST_LOG` if set, else by
-/// `default`; and the audit trail, every level of it, to the audit log once one is opened
-/// ([`crate::audit`]).
-fn init_logging(default: String) {
-    use std::io::IsTerminal;
-    use tracing_subscriber::Layer;
-    use tracing_subscriber::layer::SubscriberExt;
-    use tracing_subscriber::util::SubscriberInitExt;
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    let colours = std::io::stderr().is_terminal();
-    COLOURS.store(colours, std::sync::atomic::Ordering::Relaxed);
-    let text = tracing_subscriber::fmt::layer()
-        .with_writer(|| RedactedStderr)
-        .with_ansi(colours)
-        .with_filter(filter);
-    let audit = crate::audit::AuditLog
-        .with_filter(tracing_subscriber::filter::filter_fn(|meta| meta.target() == crate::audit::TARGET));
-    let _ = tracing_subscriber::registry().with(text).with(audit).try_init();
 }

@@ -194,15 +194,18 @@ fn a_loop_through_a_wrapper_ends_at_the_first_turn() {
     let dir = scratch("doctor-loop");
     let path = dir.join("toolgate.toml");
     let count = dir.join("starts");
-    // A wrapper hides that the server is toolgate on this same file; the environment tells.
+    // A wrapper script hides that the server is toolgate on this same file (a `sh -c` line is
+    // read through before anything starts); the lock the gateway holds on it tells.
+    let script = dir.join("wrapper.sh");
     let wrapper = format!(
-        "echo x >> {}; exec {} serve --stdio --config {}",
+        "echo x >> {}; exec {} serve --stdio --config {}\n",
         count.display(),
         env!("CARGO_BIN_EXE_toolgate"),
         path.display()
     );
-    std::fs::write(&path, format!("[servers.wrapped]\ncommand = \"sh\"\nargs = [\"-c\", {wrapper:?}]\n"))
-        .unwrap();
+    std::fs::write(&script, wrapper).unwrap();
+    let script = script.display().to_string();
+    std::fs::write(&path, format!("[servers.wrapped]\ncommand = \"sh\"\nargs = [{script:?}]\n")).unwrap();
     let out = doctor(&["--json", "--timeout", "20"], &path);
     let v: Value = serde_json::from_slice(&out.stdout)
         .unwrap_or_else(|_| panic!("{}", String::from_utf8_lossy(&out.stderr)));
@@ -213,7 +216,7 @@ fn a_loop_through_a_wrapper_ends_at_the_first_turn() {
     // that started its servers would have started the wrapper again, and so on.
     assert!((1..=2).contains(&starts), "{starts} starts: the nested toolgate started its own servers");
     assert!(
-        wrapped["error"].as_str().unwrap_or_default().contains("already served by a toolgate"),
+        wrapped["error"].as_str().unwrap_or_default().contains("is already served by toolgate process"),
         "the nested gateway said why it stopped: {v}"
     );
 }

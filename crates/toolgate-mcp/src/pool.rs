@@ -239,7 +239,7 @@ impl Upstreams<'_> {
             }
             // The caller's token rides beside the request, never sent: the upstream's HTTP
             // client exchanges it for a token of the caller's own.
-            let request = crate::downstream::passthrough::for_caller(
+            let request = crate::oauth::client::for_caller(
                 ClientRequest::CallToolRequest(CallToolRequest::new(params.clone())),
                 caller.on_behalf.as_ref(),
             );

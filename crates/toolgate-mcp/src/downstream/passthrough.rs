@@ -38,6 +38,7 @@ use toolgate::config::Exposure;
 use toolgate::toolbox::ServerData;
 
 use crate::gateway::{Gateway, ResourceRoutes, View};
+use crate::oauth::client::for_caller;
 use crate::upstream::State;
 use crate::upstream::convert::complete;
 
@@ -397,18 +398,6 @@ impl Passthrough<'_> {
             }
         }
     }
-}
-
-/// `request` made for the caller whose OAuth access token is `on_behalf`: the token rides
-/// beside it, never sent, for the upstream's HTTP client to exchange when the upstream acts
-/// for each user, where [`credential_of`](crate::oauth::client::credential_of) refuses a
-/// request without one.
-pub(crate) fn for_caller(mut request: ClientRequest, on_behalf: Option<&Arc<str>>) -> ClientRequest {
-    if let Some(token) = on_behalf {
-        rmcp::model::GetExtensions::extensions_mut(&mut request)
-            .insert(crate::oauth::client::OnBehalf(token.clone()));
-    }
-    request
 }
 
 /// The error for an upstream that answered `what` with something else.

@@ -65,8 +65,7 @@ impl Tasks<'_> {
     ) -> Result<ServerResult, ErrorData> {
         let owner = self.owner(id, context)?;
         let caps = context.client_capabilities().unwrap_or_default();
-        let request =
-            crate::downstream::passthrough::for_caller(request, crate::access::bearer_of(context).as_ref());
+        let request = crate::oauth::client::for_caller(request, crate::access::bearer_of(context).as_ref());
         match self.server.gateway().upstreams().task_request(&owner.upstream, request, &caps).await? {
             ServerResult::CreateTaskResult(_)
             | ServerResult::CallToolResult(_)

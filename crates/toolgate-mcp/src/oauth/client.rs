@@ -68,6 +68,19 @@ pub enum Sends {
     Credential(&'static str),
 }
 
+/// `request` made for the caller whose OAuth access token is `on_behalf`: the token rides
+/// beside it, never sent, for the upstream's HTTP client to exchange when the upstream acts
+/// for each user, where [`credential_of`] refuses a request without one.
+pub(crate) fn for_caller(
+    mut request: rmcp::model::ClientRequest,
+    on_behalf: Option<&Arc<str>>,
+) -> rmcp::model::ClientRequest {
+    if let Some(token) = on_behalf {
+        rmcp::model::GetExtensions::extensions_mut(&mut request).insert(OnBehalf(token.clone()));
+    }
+    request
+}
+
 /// Where a server's tokens come from, and the last one got.
 pub struct Credentials {
     name: String,

@@ -1,9 +1,11 @@
-//! audit: the audit trail (every event of the `toolgate::audit` target: a token or a session
-//! refused, a call allowed or refused, a tool loaded or unloaded, an approval) also written as
-//! JSON lines to the file `[gateway] audit_log` names: one object a decision, its `time`,
-//! `level`, `message` and fields, each value a JSON string or number, so that no value a
-//! client, an upstream or a token controls can end its field or its line. Secrets are masked
-//! as in the text log.
+//! logging: what `toolgate serve` writes about itself. The log on standard error, filtered by
+//! `RUST_LOG` or the command line, has the configuration's secrets masked and every line
+//! escaped where it is written ([`RedactedStderr`]). The audit trail (every event of the
+//! `toolgate::audit` target: a token or a session refused, a call allowed or refused, a tool
+//! loaded or unloaded, an approval) is also written as JSON lines to the file `[gateway]
+//! audit_log` names ([`AuditLog`]): one object a decision, its `time`, `level`, `message` and
+//! fields, each value a JSON string or number, so that no value a client, an upstream or a
+//! token controls can end its field or its line. Secrets are masked there too.
 
 use std::io::Write;
 use std::path::Path;
@@ -20,7 +22,7 @@ pub(crate) const TARGET: &str = "toolgate::audit";
 static FILE: OnceLock<Mutex<std::fs::File>> = OnceLock::new();
 
 /// Opens `path` for the audit trail (appended to; made readable by its owner only).
-pub(crate) fn open(path: &Path) -> anyhow::Result<()> {
+pub(crate) fn open_audit(path: &Path) -> anyhow::Result<()> {
     use anyhow::Context as _;
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
         std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
@@ -68,7 +70,7 @@ struct Fields(Map<String, Value>);
 
 impl Fields {
     fn text(&mut self, field: &Field, text: String) {
-        let masked = toolgate_mcp::redact::redact(&text, crate::serve::secrets());
+        let masked = toolgate_mcp::redact::redact(&text, secrets());
         self.0.insert(field.name().to_owned(), Value::String(masked));
     }
 }
@@ -117,6 +119,64 @@ fn rfc3339(secs: u64, micros: u32) -> String {
         rest % 3_600 / 60,
         rest % 60
     )
+}
+
+/// The configuration's secrets (servers' `env` and `headers` values, tokens), masked in every
+/// log line once the settings are read.
+static SECRETS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+
+/// Masks `secrets` in every log line from now on.
+pub(crate) fn mask(secrets: Vec<String>) {
+    let _ = SECRETS.set(secrets);
+}
+
+/// The configuration's secrets, once read (none before).
+fn secrets() -> &'static [String] {
+    SECRETS.get().map(Vec::as_slice).unwrap_or_default()
+}
+
+/// Whether log lines carry the formatter's colours (standard error is a terminal).
+static COLOURS: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Standard error with every line's secrets masked (the configuration's, URL query values and
+/// token-shaped words, whoever logs them: rmcp logs a failed upstream's whole URL) and every
+/// character that could start another line or steer a terminal escaped
+/// ([`toolgate_mcp::redact::escape_line`]): each event is written in one call, so a value a
+/// client, an upstream or a token put in it stays inside its own line.
+struct RedactedStderr;
+
+impl std::io::Write for RedactedStderr {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let text = String::from_utf8_lossy(buf);
+        let masked = toolgate_mcp::redact::redact(&text, secrets());
+        let colours = COLOURS.load(std::sync::atomic::Ordering::Relaxed);
+        std::io::stderr().write_all(toolgate_mcp::redact::escape_line(&masked, colours).as_bytes())?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        std::io::stderr().flush()
+    }
+}
+
+/// Logs to stderr, secrets masked and lines escaped, filtered by `RUST_LOG` if set, else by
+/// `default`; and the audit trail, every level of it, to the audit log once one is opened
+/// ([`open_audit`]).
+pub(crate) fn init(default: String) {
+    use std::io::IsTerminal;
+    use tracing_subscriber::Layer;
+    use tracing_subscriber::layer::SubscriberExt;
+    use tracing_subscriber::util::SubscriberInitExt;
+    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
+    let colours = std::io::stderr().is_terminal();
+    COLOURS.store(colours, std::sync::atomic::Ordering::Relaxed);
+    let text = tracing_subscriber::fmt::layer()
+        .with_writer(|| RedactedStderr)
+        .with_ansi(colours)
+        .with_filter(filter);
+    let audit = AuditLog.with_filter(tracing_subscriber::filter::filter_fn(|meta| meta.target() == TARGET));
+    let _ = tracing_subscriber::registry().with(text).with(audit).try_init();
 }
 
 #[cfg(test)]
