@@ -57,8 +57,9 @@ export const b64url = (buffer) => Buffer.from(buffer).toString('base64url');
 export const claimsOf = (jwt) => JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString());
 export const headerOf = (jwt) => JSON.parse(Buffer.from(jwt.split('.')[0], 'base64url').toString());
 
-/** One JSON-RPC message to the gateway; returns the status, headers and the answer, if any. */
-export async function rpc(url, token, message, session) {
+/** One JSON-RPC message to the gateway; returns the status, headers and the answer, if any.
+ * With `timeoutMs`, a reply that takes longer is given up (the fetch throws). */
+export async function rpc(url, token, message, session, timeoutMs) {
   const headers = {
     'content-type': 'application/json',
     accept: 'application/json, text/event-stream',
@@ -66,7 +67,8 @@ export async function rpc(url, token, message, session) {
   };
   if (token) headers.authorization = `Bearer ${token}`;
   if (session) headers['mcp-session-id'] = session;
-  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(message) });
+  const signal = timeoutMs ? AbortSignal.timeout(timeoutMs) : undefined;
+  const response = await fetch(url, { method: 'POST', headers, body: JSON.stringify(message), signal });
   const text = await response.text();
   let answer = null;
   for (const line of text.split('\n')) {
