@@ -61,6 +61,20 @@ def tool_names_gemini(body: dict) -> list[str]:
     return names
 
 
+def code_mode_tools(body: dict) -> list[str] | None:
+    """Under Codex's code mode (one freeform `exec` tool, in the request's `additional_tools`),
+    the tools `exec` declares (`declare const tools: { NAME(args: ...` in its description);
+    None outside code mode."""
+    for item in body.get("input", []):
+        if item.get("type") != "additional_tools":
+            continue
+        for namespace in item.get("tools", []):
+            for tool in namespace.get("tools", []):
+                if tool.get("type") == "custom" and tool.get("name") == "exec":
+                    return re.findall(r"declare const tools: \{ ([A-Za-z0-9_$]+)\(", tool.get("description", ""))
+    return None
+
+
 def find(names: list[str], suffix: str) -> str | None:
     return next((n for n in names if n.endswith(suffix)), None)
 
@@ -186,6 +200,10 @@ class Handler(BaseHTTPRequestHandler):
     def anthropic(self, body: dict) -> None:
         transcript = json.dumps(body.get("messages", []), ensure_ascii=False)
         kind, what, args = self.plan.next(tool_names_anthropic(body), transcript)
+        self.emit_anthropic(body, kind, what, args)
+
+    def emit_anthropic(self, body: dict, kind: str, what: str, args: dict | None) -> None:
+        """Answers a Messages request with a tool call (`kind` "call") or text ("say")."""
         message_id = self._id("msg_")
         model = body.get("model", "claude-sonnet-4-5")
         usage = {"input_tokens": 10, "output_tokens": 5}
@@ -221,12 +239,37 @@ class Handler(BaseHTTPRequestHandler):
     # OpenAI Responses --------------------------------------------------------------------
     def openai(self, body: dict) -> None:
         transcript = json.dumps(body.get("input", []), ensure_ascii=False)
+        declared = code_mode_tools(body)
+        if declared is not None:
+            # Codex's code mode: the plan's calls become JavaScript run by `exec`.
+            kind, what, args = self.plan.next(declared, transcript)
+            if kind == "call":
+                script = (
+                    f"const answer = await tools.{what}({json.dumps(args)});\n"
+                    'text(answer.content.map((c) => c.text ?? "").join("\\n"));'
+                )
+                return self.emit_openai(body, "custom", "exec", script)
+            return self.emit_openai(body, kind, what, args)
         kind, what, args = self.plan.next(tool_names_openai(body), transcript)
+        self.emit_openai(body, kind, what, args)
+
+    def emit_openai(self, body: dict, kind: str, what: str, args) -> None:
+        """Answers a Responses request with a function call ("call"), a client-executed tool
+        search ("tool_search", `what` the query), a freeform tool call ("custom", `args` its
+        input text, as Codex's code-mode `exec` takes JavaScript) or text ("say")."""
         response_id = self._id("resp_")
         model = body.get("model", "gpt-5")
-        if kind == "call":
-            namespace, name = "", what
-            for t in body.get("tools", []):
+        if kind == "tool_search":
+            item = {"type": "tool_search_call", "id": self._id("tsc_"), "call_id": self._id("call_"),
+                    "execution": "client", "arguments": {"query": what}, "status": "completed"}
+        elif kind == "custom":
+            item = {"type": "custom_tool_call", "id": self._id("ctc_"), "call_id": self._id("call_"),
+                    "name": what, "input": args, "status": "completed"}
+        elif kind == "call":
+            # A name, split at the namespace of the request's tools it belongs to, or an
+            # explicit (namespace, name) for a tool a tool search returned.
+            namespace, name = what if isinstance(what, tuple) else ("", what)
+            for t in body.get("tools", []) if not namespace else []:
                 if t.get("type") == "namespace" and what.startswith(t.get("name", "")):
                     namespace, name = t["name"], what[len(t["name"]):]
             item = {"type": "function_call", "id": self._id("fc_"), "call_id": self._id("call_"),
@@ -252,6 +295,10 @@ class Handler(BaseHTTPRequestHandler):
     def gemini(self, body: dict, path: str) -> None:
         transcript = json.dumps(body.get("contents", []), ensure_ascii=False)
         kind, what, args = self.plan.next(tool_names_gemini(body), transcript)
+        self.emit_gemini(body, path, kind, what, args)
+
+    def emit_gemini(self, body: dict, path: str, kind: str, what: str, args: dict | None) -> None:
+        """Answers a Gemini request with a function call ("call") or text ("say")."""
         if kind == "call":
             # Gemini CLI adds `wait_for_previous` to every MCP tool and tells the model to set
             # it; a model that does sends it along with the tool's own arguments.
@@ -279,6 +326,16 @@ class Handler(BaseHTTPRequestHandler):
             self._send(200, [response])
 
 
+def serve(handler: type[Handler], port_file: str) -> None:
+    """Serves `handler` on a free loopback port, written to `port_file` once listening."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    with open(port_file + ".tmp", "w") as f:
+        f.write(str(server.server_address[1]))
+    import os
+    os.replace(port_file + ".tmp", port_file)
+    server.serve_forever()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--port-file", required=True)
@@ -287,12 +344,7 @@ def main() -> None:
     args = parser.parse_args()
     Handler.plan = Plan(args.notes)
     Handler.log_path = args.log
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    with open(args.port_file + ".tmp", "w") as f:
-        f.write(str(server.server_address[1]))
-    import os
-    os.replace(args.port_file + ".tmp", args.port_file)
-    server.serve_forever()
+    serve(Handler, args.port_file)
 
 
 if __name__ == "__main__":

@@ -310,10 +310,12 @@ fn clients(
                            toolgate's tools are never deferred by its own tool search{token}.{vars}"),
          "snippet": format!("claude mcp add-json -s user toolgate {}", quote(&claude.to_string()))},
         {"client": "Codex CLI",
-         "needs": format!("required = true, so that it waits for toolgate before its first request; it ignores \
-                           list_changed, so toolgate gives it bridge exposure (tool_search and call_tool).{vars}"),
+         "needs": format!("required = true, so that it waits for toolgate before its first request; omit_tools_from \
+                           = [\"deferred\"], so that its own tool search does not hide toolgate's behind it; it \
+                           ignores list_changed, so toolgate gives it bridge exposure (tool_search and call_tool).{vars}"),
          "snippet": format!("# ~/.codex/config.toml\n[mcp_servers.toolgate]\ncommand = {program:?}\nargs = {args}\n\
-                             default_tools_approval_mode = \"approve\"\nrequired = true\nstartup_timeout_sec = 60{codex_env}")},
+                             default_tools_approval_mode = \"approve\"\nrequired = true\nstartup_timeout_sec = 60\n\
+                             omit_tools_from = [\"deferred\"]{codex_env}")},
         {"client": "Gemini CLI",
          "needs": format!("--trust, so that a non-interactive run may call toolgate's tools.{vars}"),
          "snippet": format!("gemini mcp add -s user --trust toolgate {} {}", quote(&program), gemini_args.join(" "))},

@@ -4,6 +4,9 @@
 //! against the first request with everything deferred: the core tools' definitions, the
 //! `tool_search` meta-tool and the frozen announcement of the deferred names, exactly as the
 //! library's facade renders that request.
+//!
+//! With `--count FILE`, it counts each line of FILE instead (one text a line, such as the
+//! parts of each model request a proxy or a scripted model logged), with the same tokenizer.
 
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -21,9 +24,34 @@ use crate::Outcome;
 pub(crate) struct Args {
     #[command(flatten)]
     source: crate::subject::Source,
+    /// Count the tokens of each line of FILE (`-` for standard input) instead: one text a line,
+    /// such as the JSON of what a model read on each request.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["catalog", "config"])]
+    count: Option<std::path::PathBuf>,
     /// Print the stable JSON object instead of a table.
     #[arg(long)]
     json: bool,
+}
+
+/// `--count FILE`: the tokens of each line, one number a line, or `{"tokenizer", "tokens":
+/// [...]}` with `--json`.
+fn count_lines(file: &std::path::Path, json: bool, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    use anyhow::Context;
+    let text = if file.as_os_str() == "-" {
+        std::io::read_to_string(std::io::stdin()).context("cannot read standard input")?
+    } else {
+        std::fs::read_to_string(file).with_context(|| format!("cannot read {}", file.display()))?
+    };
+    let counter = TokenCounter::get();
+    let counts: Vec<usize> = text.lines().map(|line| counter.count(line)).collect();
+    if json {
+        writeln!(out, "{}", json!({"tokenizer": TokenCounter::NAME, "tokens": counts}))?;
+    } else {
+        for n in &counts {
+            writeln!(out, "{n}")?;
+        }
+    }
+    Ok(if counts.is_empty() { Outcome::Nothing } else { Outcome::Found })
 }
 
 /// The tools and definition tokens of one server.
@@ -100,6 +128,9 @@ fn count(catalog: &toolgate::Catalog) -> anyhow::Result<Figures> {
 }
 
 pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
+    if let Some(file) = &args.count {
+        return count_lines(file, args.json, out);
+    }
     let catalog = args.source.catalog()?;
     let f = count(&catalog)?;
     if args.json {

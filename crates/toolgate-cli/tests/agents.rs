@@ -299,38 +299,45 @@ fn claude_code_does_not_defer_tool_search_even_when_registered_without_the_snipp
     assert!(first["messages"].to_string().contains("<available-deferred-tools>"), "{}", first["messages"]);
 }
 
-#[test]
-fn codex_runs_a_task_through_toolgate_in_the_bridge_it_picks_for_codex() {
-    let task = Task::new("codex");
-    let model = Model::start(&task);
+/// Registers toolgate in Codex (`$CODEX_HOME/config.toml`) as `docs/gateway.md` says, with
+/// `model`, against the scripted model; `codex exec "read the notes file"`'s output.
+fn codex_ask(task: &Task, model: &Model, name: &str) -> String {
     let codex_home = task.home.join(".codex");
     std::fs::create_dir_all(&codex_home).unwrap();
     let args: Vec<String> = task.toolgate_args();
     // The snippet of docs/gateway.md: `required = true` makes Codex wait for toolgate before
-    // its first request (an optional server that is still starting is left out of it), and
-    // `startup_timeout_sec` gives toolgate, waiting for its own servers, the time it needs.
+    // its first request (an optional server that is still starting is left out of it),
+    // `startup_timeout_sec` gives toolgate, waiting for its own servers, the time it needs, and
+    // `omit_tools_from` keeps toolgate's tools out from behind Codex's own tool search.
     std::fs::write(
         codex_home.join("config.toml"),
         format!(
-            "model = \"gpt-5\"\nmodel_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\n\
+            "model = \"{name}\"\nmodel_provider = \"scripted\"\n\n[model_providers.scripted]\nname = \"scripted\"\n\
              base_url = \"{}/v1\"\nwire_api = \"responses\"\nenv_key = \"SCRIPTED_API_KEY\"\n\n\
              [mcp_servers.toolgate]\ncommand = {:?}\nargs = {:?}\ndefault_tools_approval_mode = \"approve\"\n\
-             required = true\nstartup_timeout_sec = 60\n",
+             required = true\nstartup_timeout_sec = 60\nomit_tools_from = [\"deferred\"]\n",
             model.url, args[0], &args[1..]
         ),
     )
     .unwrap();
     let codex = bin("codex");
     let listed =
-        run(cli(&task, &codex).env("CODEX_HOME", &codex_home).args(["mcp", "list"]), "codex mcp list");
+        run(cli(task, &codex).env("CODEX_HOME", &codex_home).args(["mcp", "list"]), "codex mcp list");
     assert!(listed.contains("toolgate"), "{listed}");
-    let mut ask = cli(&task, &codex);
+    let mut ask = cli(task, &codex);
     ask.env("CODEX_HOME", &codex_home).env("SCRIPTED_API_KEY", "scripted").args([
         "exec",
         "--skip-git-repo-check",
         "read the notes file",
     ]);
-    let out = run(&mut ask, "codex exec");
+    run(&mut ask, "codex exec")
+}
+
+#[test]
+fn codex_runs_a_task_through_toolgate_in_the_bridge_it_picks_for_codex() {
+    let task = Task::new("codex");
+    let model = Model::start(&task);
+    let out = codex_ask(&task, &model, "gpt-5");
     assert!(out.contains("The notes say: buy oat milk"), "{out}");
 
     let requests = task.requests();
@@ -455,5 +462,53 @@ fn claude_code_over_http_runs_the_task_with_what_its_model_reads() {
         })
     });
     assert!(carried, "no tool_use carried a grant");
+    assert!(!task.memory.exists(), "the memory server stored something");
+}
+
+#[test]
+fn codex_code_mode_reaches_toolgate_from_inside_exec_and_the_invariant_holds() {
+    // gpt-6-sol is one of the code-mode-only models of Codex 0.171's catalog: its model gets
+    // one freeform `exec` tool that runs JavaScript, and MCP tools are `tools.NAME(...)` in it.
+    let task = Task::new("codex-code");
+    let model = Model::start(&task);
+    let out = codex_ask(&task, &model, "gpt-6-sol");
+    assert!(out.contains("The notes say: buy oat milk"), "{out}");
+
+    let requests = task.requests();
+    let first = &requests[0];
+    let exec = first["input"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|i| i["type"] == "additional_tools")
+        .flat_map(|i| i["tools"].as_array().unwrap())
+        .flat_map(|n| n["tools"].as_array().cloned().unwrap_or_default())
+        .find(|t| t["type"] == "custom" && t["name"] == "exec")
+        .expect("code mode: one exec tool");
+    assert!(
+        first["tools"].as_array().is_none_or(|t| t.is_empty()),
+        "no other tool offered: {}",
+        first["tools"]
+    );
+    // toolgate's two tools are declared inside exec, their descriptions as doc comments that
+    // say how a loaded tool is run here.
+    let declared = exec["description"].as_str().unwrap();
+    for name in ["mcp__toolgate__tool_search", "mcp__toolgate__call_tool"] {
+        assert!(declared.contains(&format!("declare const tools: {{ {name}(")), "{name} not declared");
+    }
+    let search_doc = &declared[declared.find("### `mcp__toolgate__tool_search`").expect("its section")..];
+    assert!(search_doc.contains("Run a loaded tool on your next step with call_tool"), "{search_doc}");
+    assert!(declared.contains("<available-deferred-tools>"), "the announcement reaches the model");
+    // Every call went through exec: the search, the never-loaded tool (refused by toolgate,
+    // never sent to the memory server) and the reader the search loaded.
+    let scripts: Vec<String> = requests
+        .iter()
+        .flat_map(|b| b["input"].as_array().cloned().unwrap_or_default())
+        .filter(|i| i["type"] == "custom_tool_call")
+        .map(|i| i["input"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert!(scripts.iter().any(|s| s.contains("tools.mcp__toolgate__tool_search(")), "{scripts:?}");
+    let all = serde_json::to_string(&requests).unwrap();
+    assert!(all.contains("memory__create_entities` is not loaded"), "the refusal reached the model");
     assert!(!task.memory.exists(), "the memory server stored something");
 }

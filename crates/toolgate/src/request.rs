@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use serde_json::json;
 
 use crate::catalog::{Catalog, Tool};
+use crate::config::Exposure;
 use crate::defer::Deferral;
 
 pub use crate::catalog::TOOL_SEARCH;
@@ -21,18 +22,27 @@ pub const DEFAULT_SEARCH_LIMIT: usize = 5;
 /// Most tools one `tool_search` call may load.
 pub const MAX_SEARCH_LIMIT: usize = 20;
 
-/// The `tool_search` meta-tool as the model sees it.
+/// The `tool_search` meta-tool as the model sees it when loaded tools join its tool list
+/// (native exposure).
 pub fn tool_search_tool() -> Tool {
+    tool_search_tool_in(Exposure::Native)
+}
+
+/// The `tool_search` meta-tool as the model sees it under `exposure`: loaded tools are called
+/// directly (native), or run with `call_tool` (bridge), which is also what a client that turns
+/// MCP tools into code declarations (Codex's code mode) shows as the tool's doc comment.
+pub fn tool_search_tool_in(exposure: Exposure) -> Tool {
+    let then = match exposure {
+        Exposure::Native => "Loaded tools are callable directly on your next step.",
+        Exposure::Bridge => "Run a loaded tool on your next step with call_tool {\"name\", \"arguments\"}.",
+    };
     Tool::meta(
         TOOL_SEARCH,
-        "Load tools that are not in your tool list yet. The tools you can load are listed in \
-         <available-deferred-tools>, by server (\"SERVER: TOOL, TOOL\"); a tool's name is SERVER__TOOL. \
-         Loaded tools are callable directly on your next step.\n\
-         Query forms:\n\
-         - \"select:name_a,name_b\": load these tools by exact name (best when you know the names)\n\
-         - keywords, in any language (\"send slack message\", \"截图 网页\"): search names, descriptions and parameters\n\
-         - \"server__\": the tools of one server\n\
-         - \"+term\": a term every result must match",
+        &format!(
+            "Load tools that are not in your tool list yet. The tools you can load are listed in \
+             <available-deferred-tools>, by server (\"SERVER: TOOL, TOOL\"); a tool's name is SERVER__TOOL. \
+             {then}\n{QUERY_FORMS}"
+        ),
         json!({
             "type": "object",
             "properties": {
@@ -58,6 +68,13 @@ pub fn tool_search_tool() -> Tool {
         }),
     )
 }
+
+/// The query forms `tool_search`'s description lists.
+const QUERY_FORMS: &str = "Query forms:\n\
+    - \"select:name_a,name_b\": load these tools by exact name (best when you know the names)\n\
+    - keywords, in any language (\"send slack message\", \"截图 网页\"): search names, descriptions and parameters\n\
+    - \"server__\": the tools of one server\n\
+    - \"+term\": a term every result must match";
 
 /// Most bytes of the announcement [`grouped_announcement`] writes, whatever the catalog
 /// (about 3,500 tokens).
@@ -186,10 +203,13 @@ impl Told {
 /// `tool_search` with news for a model whose announcement no longer lists every deferred name:
 /// the names that became loadable since (`late`, grouped by server as in the announcement,
 /// within [`NEWS_BUDGET`] bytes) follow the usual description. `None` when nothing is late.
-pub(crate) fn tool_search_with_news<'a>(late: impl IntoIterator<Item = &'a str>) -> Option<Tool> {
+pub(crate) fn tool_search_with_news<'a>(
+    exposure: Exposure,
+    late: impl IntoIterator<Item = &'a str>,
+) -> Option<Tool> {
     let mut late = late.into_iter().peekable();
     late.peek()?;
-    let usual = tool_search_tool();
+    let usual = tool_search_tool_in(exposure);
     let news = grouped_block(
         "\n\nLoadable since <available-deferred-tools> was written (servers that finished starting \
          later); load them the same way:\n<deferred-tools-added>\n",

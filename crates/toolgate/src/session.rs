@@ -52,8 +52,14 @@ impl SearchResult {
             .filter(|t| !self.already_loaded.contains(t) && !self.also_found.contains(t))
     }
 
-    /// The result as the model reads it.
+    /// The result as the model reads it, where loaded tools join its tool list.
     pub fn render(&self, catalog: &Catalog) -> String {
+        self.render_for(catalog, false)
+    }
+
+    /// The result as the model reads it; with `bridge`, where loaded tools are run with
+    /// `call_tool` rather than called directly.
+    pub fn render_for(&self, catalog: &Catalog, bridge: bool) -> String {
         let mut out = String::new();
         // First, so that a search that found nothing is never read as "no such tool" while
         // the server that has it is still starting.
@@ -67,10 +73,12 @@ impl SearchResult {
         let loaded: Vec<ToolId> = self.loaded().collect();
         if !loaded.is_empty() {
             let s = if loaded.len() == 1 { "" } else { "s" };
-            out.push_str(&format!(
-                "{LOADED_HEADER}{} tool{s}; call directly on your next step:\n",
-                loaded.len()
-            ));
+            let then = if bridge {
+                "run with call_tool on your next step"
+            } else {
+                "call directly on your next step"
+            };
+            out.push_str(&format!("{LOADED_HEADER}{} tool{s}; {then}:\n", loaded.len()));
             for id in &loaded {
                 let t = catalog.tool(*id);
                 out.push_str(&format!("- {}: {}\n", t.qualified_name(), t.short_description(200)));

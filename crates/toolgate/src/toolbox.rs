@@ -179,7 +179,7 @@ impl ToolboxBuilder {
         let deferral = Deferral::decide(&visible, &DeferConfig { mode, ..self.defer });
         let mut meta = Vec::new();
         if deferral.enabled() {
-            meta.push(request::tool_search_tool());
+            meta.push(request::tool_search_tool_in(self.exposure));
             if self.exposure == Exposure::Bridge {
                 meta.push(if self.granted { granted::call_tool_tool() } else { call_tool_tool() });
             }

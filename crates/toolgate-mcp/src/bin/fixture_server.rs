@@ -29,7 +29,8 @@
 //! revision and older only (a `server/discover` probe is refused as most servers today refuse
 //! it); by default it speaks every revision rmcp knows, 2026-07-28 included.
 //!
-//! `FIXTURE_TOOLS=FILE` serves the tools of FILE (a JSON array of MCP tool objects, as a hostile
+//! `FIXTURE_PAGE_SIZE=N` lists N tools a page instead of two (a bench set's server of a
+//! thousand tools, served as its publisher would). `FIXTURE_TOOLS=FILE` serves the tools of FILE (a JSON array of MCP tool objects, as a hostile
 //! or changing upstream would list them) in place of the four above; a call of one of them
 //! answers `ran NAME`. The file is read again every 50 ms, and a change sends
 //! `notifications/tools/list_changed` (rename, redefine, grow or shrink a listing from a test).
@@ -64,6 +65,11 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
 
 const PAGE: usize = 2;
+
+/// Tools a page of `tools/list`: `FIXTURE_PAGE_SIZE`, else [`PAGE`].
+fn page_size() -> usize {
+    std::env::var("FIXTURE_PAGE_SIZE").ok().and_then(|v| v.parse().ok()).filter(|n| *n > 0).unwrap_or(PAGE)
+}
 
 /// The creation and update time of every task (the fixture's tasks need no real clock).
 const STAMP: &str = "2026-01-01T00:00:00Z";
@@ -395,10 +401,11 @@ impl ServerHandler for Fixture {
             return Ok(result);
         }
         let all = self.tools();
-        let page: Vec<Tool> = all.iter().skip(start).take(PAGE).cloned().collect();
+        let size = page_size();
+        let page: Vec<Tool> = all.iter().skip(start).take(size).cloned().collect();
         let mut result = ListToolsResult::with_all_items(page);
-        if start + PAGE < all.len() {
-            result.next_cursor = Some((start + PAGE).to_string());
+        if start + size < all.len() {
+            result.next_cursor = Some((start + size).to_string());
         }
         Ok(result)
     }

@@ -60,7 +60,7 @@ impl Toolbox {
                     .filter(|&id| self.deferral.is_deferred(id))
                     .map(|id| visible.tool(id).qualified_name())
                     .filter(|name| !told.covers(name));
-                request::tool_search_with_news(late)
+                request::tool_search_with_news(self.exposure, late)
             })
             .clone()
     }

@@ -48,7 +48,7 @@ impl<'a> SearchOutcome<'a> {
                 self.changed.join(", ")
             ));
         }
-        text.push_str(&self.result.render(catalog));
+        text.push_str(&self.result.render_for(catalog, self.toolbox.exposure == Exposure::Bridge));
         if !self.toolbox.failed.is_empty() {
             let failed: Vec<String> =
                 self.toolbox.failed.iter().map(|(s, why)| format!("{s} ({})", one_line(why))).collect();
