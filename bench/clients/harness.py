@@ -58,6 +58,7 @@ CLIENTS = {
     "codex": ["direct", "listing", "toolgate"],
     "codex-code": ["direct", "toolgate"],
     "gemini": ["direct", "toolgate"],
+    "copilot": ["direct", "listing", "toolgate"],
 }
 
 # Words a request uses to address the answer or frame the task, not to say what it needs:
@@ -300,6 +301,33 @@ def run_gemini(lab: Lab, run: Path, arm: str, query: str, model: Model, calls: P
     return run_cli(command, env, run)
 
 
+def run_copilot(lab: Lab, run: Path, arm: str, query: str, model: Model, calls: Path) -> list[str]:
+    """GitHub Copilot CLI with its own provider (BYOK) pointed at the scripted model, offline."""
+    home = run / "home" / ".copilot"
+    home.mkdir(parents=True, exist_ok=True)
+    servers = {}
+    if arm == "toolgate":
+        config = lab.toolgate_config(run, calls)
+        # docs/gateway.md's snippet for Copilot CLI.
+        servers["toolgate"] = {"type": "local", "command": str(lab.toolgate), "args": lab.toolgate_args(config), "tools": ["*"], "deferTools": "never"}
+    else:
+        for server in lab.servers:
+            servers[server] = {"type": "local", "command": str(lab.fixture), "args": [], "env": lab.server_env(server, calls), "tools": ["*"]}
+    (home / "mcp-config.json").write_text(json.dumps({"mcpServers": servers}), encoding="utf-8")
+    if arm == "listing":
+        (home / "settings.json").write_text(json.dumps({"toolSearch": False}), encoding="utf-8")
+    command = [str(BIN / "copilot"), "-p", query, "-s", "--no-auto-update"]
+    env = base_env(run / "home") | {
+        "COPILOT_OFFLINE": "true",
+        "COPILOT_PROVIDER_BASE_URL": model.url,
+        "COPILOT_PROVIDER_TYPE": "anthropic",
+        "COPILOT_PROVIDER_API_KEY": "scripted",
+        "COPILOT_MODEL": "claude-sonnet-4.5",
+        "COPILOT_ALLOW_ALL": "true",
+    }
+    return run_cli(command, env, run)
+
+
 def run_cli(command: list[str], env: dict[str, str], run: Path) -> list[str]:
     """Runs an agent CLI to its end (at most three minutes); its problems, if any."""
     (run / "home").mkdir(parents=True, exist_ok=True)
@@ -319,7 +347,12 @@ def read_part(path: str, body: dict) -> tuple[bool, str]:
     """Whether a request is one of the agent's turns (it offers tools), and the JSON text of
     what the model reads, in the order a provider caches it: tools, system, conversation."""
     if "/v1/messages" in path:
-        parts = {k: body.get(k) for k in ("tools", "system", "messages")}
+        # A tool sent with `defer_loading` is not in the model's context until a
+        # `tool_reference` in the conversation loads it (Anthropic's tool search).
+        referenced = set(re.findall(r'"tool_reference",\s*"(?:tool_)?name":\s*"([^"]+)"', json.dumps(body.get("messages", []))))
+        referenced |= set(re.findall(r'"(?:tool_)?name":\s*"([^"]+)",\s*"type":\s*"tool_reference"', json.dumps(body.get("messages", []))))
+        tools = [t for t in body.get("tools", []) if not t.get("defer_loading") or t.get("name") in referenced]
+        parts = {"tools": tools, "system": body.get("system"), "messages": body.get("messages")}
         turn = bool(body.get("tools"))
     elif "responses" in path:
         parts = {k: body.get(k) for k in ("tools", "instructions", "input")}
@@ -364,6 +397,8 @@ def measure(lab: Lab, client: str, arm: str, form: str, query: dict, scratch: Pa
             problems = run_claude(lab, run, arm, query["query"], model, calls)
         elif client in ("codex", "codex-code"):
             problems = run_codex(lab, run, arm, query["query"], model, calls, client == "codex-code")
+        elif client == "copilot":
+            problems = run_copilot(lab, run, arm, query["query"], model, calls)
         else:
             problems = run_gemini(lab, run, arm, query["query"], model, calls)
     finally:
@@ -379,7 +414,8 @@ def measure(lab: Lab, client: str, arm: str, form: str, query: dict, scratch: Pa
         for line in log.read_text(encoding="utf-8").splitlines():
             if line.strip():
                 made.append((log.stem, json.loads(line)["tool"]))
-    searched = any('"ToolSearch"' in p or "tool_search" in p for p, _ in turns[1:]) if turns else False
+    # The model searched on its first turn and went on (with no search it ends there).
+    searched = len(turns) >= 2
     record = {
         "client": client,
         "arm": arm,

@@ -152,14 +152,21 @@ class Bench:
                     results.append((block.get("tool_use_id"), texts(block.get("content"))))
         if len(uses) >= 2 or len(results) >= MAX_TURNS:
             return ("say", "done", None)
-        gateway_search = next((n for n in tools if n.startswith("mcp__") and n.endswith("__tool_search")), None)
-        search = gateway_search or ("ToolSearch" if "ToolSearch" in tools else None)
+        # The gateway's search, however the CLI names an MCP tool (`mcp__toolgate__tool_search`
+        # in Claude Code, `toolgate-tool_search` in Copilot CLI), else the CLI's own.
+        gateway_search = next((n for n in tools if n.endswith("tool_search") and n != "tool_search"), None)
+        own = "ToolSearch" if "ToolSearch" in tools else ("tool_search_tool" if "tool_search_tool" in tools else None)
+        search = gateway_search or own
         if not uses:
             if search is None:
                 return ("say", "done", None)
+            if search == "tool_search_tool":
+                # Copilot CLI's own search takes a regular expression: the query's words, any of them.
+                words = [re.escape(w) for w in re.findall(r"[^\W_]{3,}", self.query)]
+                return ("call", search, {"pattern": "|".join(words)[:200] or self.query[:200]})
             return ("call", search, {"query": self.query})
         found = dict(results).get(uses[0].get("id"), "")
-        if uses[0].get("name") == "ToolSearch":
+        if uses[0].get("name") in ("ToolSearch", "tool_search_tool"):
             for raw in FUNCTION.findall(found):
                 try:
                     function = json.loads(raw)

@@ -22,6 +22,7 @@ CLIENT_NAMES = {
     "codex": "Codex 0.171 (gpt-5.5)",
     "codex-code": "Codex 0.171 code mode (gpt-6-sol)",
     "gemini": "Gemini CLI 0.61",
+    "copilot": "GitHub Copilot CLI 1.0.102",
 }
 ARM_NAMES = {
     "direct": "own search",
@@ -29,7 +30,7 @@ ARM_NAMES = {
     "toolgate": "toolgate",
 }
 COLOURS = {"direct": "#d62728", "listing": "#7f7f7f", "toolgate": "#1f77b4"}
-DASHES = {"claude": "", "codex": "6,3", "codex-code": "2,3", "gemini": "10,3,2,3"}
+DASHES = {"claude": "", "codex": "6,3", "codex-code": "2,3", "gemini": "10,3,2,3", "copilot": "1,2"}
 
 
 def mean(values: list[float]) -> float:

@@ -164,7 +164,7 @@ async fn serve(args: Args, config: Option<Config>, mut settings: Settings) -> an
     let (gateway, loading) = match &config {
         Some(config) => {
             let (gateway, loading) =
-                Gateway::builder(settings).begin(config).with_context(|| path.clone())?;
+                Gateway::builder(settings).remember_listings().begin(config).with_context(|| path.clone())?;
             (gateway, Some(loading))
         }
         None => {

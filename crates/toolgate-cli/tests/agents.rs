@@ -268,6 +268,36 @@ fn claude_code_runs_a_task_through_toolgate_and_its_model_reads_every_deferred_t
 }
 
 #[test]
+fn registered_plainly_claude_codes_first_request_names_a_slow_servers_tools_from_its_last_listing() {
+    // `claude mcp add` with no alwaysLoad: Claude Code sends its first request without waiting
+    // for its MCP servers. The memory server takes 3 s to start. toolgate has seen it before
+    // (a first run that waited, as one registered with the snippet does), so the next start
+    // answers at once, announcing the memory server's tools as it listed them last time.
+    let task = Task::new("claude-plain-slow");
+    let model = Model::start(&task);
+    claude_add(&task, true);
+    claude_ask_with(&task, &model, &[("MCP_CONNECTION_NONBLOCKING", "0")]);
+    let kept = task.home.join(".local/share/toolgate/listings");
+    let files = std::fs::read_dir(&kept).map(|d| d.count()).unwrap_or(0);
+    assert!(files >= 2, "toolgate kept its servers' listings in {}: {files} files", kept.display());
+    let before = task.requests().len();
+
+    let answer = claude_ask(&task, &model);
+    assert_eq!(answer["result"], "The notes say: buy oat milk", "{answer}");
+    let turns: Vec<Value> = task.requests().into_iter().skip(before).collect();
+    let first = turns
+        .iter()
+        .find(|b| b["tools"].as_array().is_some_and(|t| !t.is_empty()))
+        .expect("the agent's first request");
+    let offered = first["tools"].to_string();
+    assert!(offered.contains("mcp__toolgate__tool_search"), "toolgate is in the first request: {offered}");
+    let read = first["messages"].to_string();
+    assert!(names_every_deferred_tool(&read), "the slow server's tools are named at once: {read}");
+    assert!(read.contains("Starting, with the tools they had last time"), "{read}");
+    assert!(!task.memory.exists(), "the memory server stored something");
+}
+
+#[test]
 fn claude_code_does_not_defer_tool_search_even_when_registered_without_the_snippet() {
     let task = Task::new("claude-plain");
     let model = Model::start(&task);

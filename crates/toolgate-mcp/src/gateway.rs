@@ -131,6 +131,11 @@ pub(crate) struct Inner {
     pub(crate) serving_lock: std::sync::OnceLock<std::fs::File>,
     /// The places of HTTP sessions, `max_sessions` of them ([`crate::session::Seat`]).
     pub(crate) seats: Arc<tokio::sync::Semaphore>,
+    /// Where servers' last listings are kept, when this gateway remembers them
+    /// ([`crate::upstream::remembered`]).
+    pub(crate) remembered: std::sync::OnceLock<Option<crate::upstream::remembered::Remembered>>,
+    /// The configuration file the gateway serves, if any.
+    pub(crate) source: Option<std::path::PathBuf>,
 }
 
 impl Inner {
@@ -175,6 +180,8 @@ impl Inner {
             metrics: Default::default(),
             page_secret: toolgate::secret::random_secret(),
             serving_lock: std::sync::OnceLock::new(),
+            remembered: std::sync::OnceLock::new(),
+            source: config.source.clone(),
             seats: Arc::new(tokio::sync::Semaphore::new(
                 settings_max_sessions.min(tokio::sync::Semaphore::MAX_PERMITS),
             )),
@@ -199,7 +206,18 @@ impl Gateway {
             Transport::Http { .. } => Kind::Http,
             _ => Kind::Stdio,
         };
-        self.add_upstream(Upstream::new(&spec.name, kind, spec.call_timeout, State::Starting));
+        let mut upstream = Upstream::new(&spec.name, kind, spec.call_timeout, State::Starting);
+        if let Some(store) = self.inner.remembered.get().and_then(Option::as_ref) {
+            let source = self.inner.source.as_deref();
+            let file = store.path(source, &spec.name, &spec.transport);
+            if let Some(tools) = store.load(&file).filter(|t| !t.is_empty()) {
+                tracing::info!(upstream = %spec.name, tools = tools.len(), "serving its tools as it listed them last time until it lists them again");
+                upstream.tools = tools;
+                upstream.remembered = true;
+            }
+            upstream.listing_file = Some(file);
+        }
+        self.add_upstream(upstream);
         if let Err(e) = self.rebuild(None) {
             tracing::error!("{e}");
         }

@@ -34,15 +34,22 @@ impl Host for Gateway {
         tools: Option<Vec<ToolSpec>>,
         peer: Option<Peer<RoleClient>>,
     ) {
-        {
+        let keep = {
             let mut pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
             let Some(u) = pool.get_mut(name) else { return };
             if state != State::Ready {
-                u.tools.clear();
+                // A server starting the first time keeps what it listed last time, if anything.
+                if !(state == State::Starting && u.remembered) {
+                    u.tools.clear();
+                    u.remembered = false;
+                }
                 u.peer = None;
             }
+            let mut keep = None;
             if let Some(tools) = tools {
                 u.tools = tools.into_iter().map(std::sync::Arc::new).collect();
+                u.remembered = false;
+                keep = u.listing_file.clone().map(|file| (file, u.tools.clone()));
             }
             if peer.is_some() {
                 u.peer = peer;
@@ -64,6 +71,12 @@ impl Host for Gateway {
                 _ => u.starting_since = None,
             }
             u.state = state;
+            keep
+        };
+        if let (Some((file, tools)), Some(store)) =
+            (keep, self.inner.remembered.get().and_then(Option::as_ref))
+        {
+            store.save(&file, &tools);
         }
         // Required tools that do not fit are a configuration error, never a silent drop: the
         // rebuild fails this server with that message.
@@ -159,13 +172,6 @@ impl Upstreams<'_> {
         let (tx, rx) = mpsc::channel(4);
         let cancel = CancellationToken::new();
         let run = Run::new(rx, cancel.clone());
-        let (peer, timeout) = match self.peer(owner, tool) {
-            Ok(found) => found,
-            Err(why) => {
-                let _ = tx.try_send(Event::Done(error_result(why)));
-                return run;
-            }
-        };
         params.name = tool.name().to_owned().into();
         // The client's own _meta (its progress token, its revision) is not the upstream's
         // business; a 2026-07-28 upstream gets the client's capabilities below.
@@ -173,11 +179,20 @@ impl Upstreams<'_> {
         let gateway = self.gateway.clone();
         let owner = owner.to_owned();
         let qualified = tool.qualified_name().to_owned();
+        let shown = tool.hash();
+        let tool = tool.clone();
         tokio::spawn(async move {
+            let upstreams = gateway.upstreams();
+            let (peer, timeout) = match upstreams.peer_when_ready(&owner, &tool, shown).await {
+                Ok(found) => found,
+                Err(why) => {
+                    let _ = tx.send(Event::Done(error_result(why))).await;
+                    return;
+                }
+            };
             let inflight = gateway.inner.inflight.clone();
             let declared = caller.capabilities.elicitation.is_some();
             let _entry = inflight.open(&owner, caller.session, declared.then(|| tx.clone()));
-            let upstreams = gateway.upstreams();
             let answer = tokio::select! {
                 answer = upstreams.call_rounds(&owner, &qualified, &peer, timeout, params, &caller, &tx) => answer,
                 () = cancel.cancelled() => {
@@ -188,6 +203,44 @@ impl Upstreams<'_> {
             let _ = tx.send(Event::Done(answer)).await;
         });
         run
+    }
+
+    /// [`Upstreams::peer`], once upstream `owner` is past starting: a tool it listed last time
+    /// ([`crate::upstream::remembered`]) is called once the server is up (within its
+    /// `startup_timeout_secs`), and only if the definition it lists then is `shown`, the one
+    /// the model was shown.
+    async fn peer_when_ready(
+        &self,
+        owner: &str,
+        tool: &Tool,
+        shown: toolgate::catalog::DefinitionHash,
+    ) -> Result<(Peer<RoleClient>, Duration), String> {
+        let starting = || {
+            let pool = self.gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+            pool.get(owner).is_some_and(|u| u.state == State::Starting)
+        };
+        if starting() {
+            let mut changes = self.gateway.inner.changes.subscribe();
+            let waited = tokio::time::timeout(self.gateway.settings().startup_timeout, async {
+                while starting() {
+                    if changes.changed().await.is_err() {
+                        return;
+                    }
+                }
+            });
+            let _ = waited.await;
+            let snapshot = self.gateway.snapshot();
+            let catalog = &snapshot.state.catalog;
+            let now = catalog.get(tool.qualified_name()).map(|id| catalog.tool(id).hash());
+            if !starting() && now != Some(shown) {
+                return Err(format!(
+                    "server `{owner}` started and no longer lists `{}` as it was when you loaded it; load it \
+                     again with tool_search before calling it",
+                    tool.qualified_name()
+                ));
+            }
+        }
+        self.peer(owner, tool)
     }
 
     /// The connection to upstream `owner` and its call timeout, or the tool error that says why

@@ -22,6 +22,8 @@ use crate::pins::Pins;
 pub(crate) enum Standing<'a> {
     /// Starting: its tools are not listed yet.
     Starting,
+    /// Starting, its tools served as it listed them last time.
+    Remembered,
     /// Ready or static: its tools are served.
     Serving,
     /// Failed, with the reason.
@@ -60,6 +62,7 @@ impl Snapshot {
         let mut specs: Vec<Arc<ToolSpec>> = Vec::new();
         let mut owners: Vec<Arc<str>> = Vec::new();
         let mut starting = Vec::new();
+        let mut reconnecting = Vec::new();
         let mut failed = Vec::new();
         let mut seen: HashSet<(&str, &str)> = HashSet::new();
         for listing in listings {
@@ -73,6 +76,7 @@ impl Snapshot {
                     continue;
                 }
                 Standing::Disabled => continue,
+                Standing::Remembered => reconnecting.push(listing.upstream.to_owned()),
                 Standing::Serving => {}
             }
             let owner: Arc<str> = Arc::from(listing.upstream);
@@ -108,7 +112,7 @@ impl Snapshot {
                 // Names are non-empty and pairs unique by now, so this cannot happen; serve
                 // nothing rather than something unchecked.
                 tracing::error!("the merged catalog is invalid ({e}); serving no tools");
-                let state = CatalogState { starting, failed, ..CatalogState::default() };
+                let state = CatalogState { starting, reconnecting, failed, ..CatalogState::default() };
                 return Snapshot { state, ..Snapshot::default() };
             }
         };
@@ -127,6 +131,7 @@ impl Snapshot {
             catalog,
             served_by: Arc::new(served_by),
             starting,
+            reconnecting,
             failed,
             ..CatalogState::default()
         };

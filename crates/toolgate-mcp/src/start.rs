@@ -35,13 +35,14 @@ pub struct GatewayBuilder {
     settings: Settings,
     policy: Config,
     catalogs: Vec<(String, Catalog)>,
+    remember: bool,
 }
 
 impl Gateway {
     /// Builds a gateway with `settings` ([`GatewayBuilder`]): it serves nothing and allows
     /// every tool until the builder is told otherwise.
     pub fn builder(settings: Settings) -> GatewayBuilder {
-        GatewayBuilder { settings, policy: Config::default(), catalogs: Vec::new() }
+        GatewayBuilder { settings, policy: Config::default(), catalogs: Vec::new(), remember: false }
     }
 }
 
@@ -57,6 +58,16 @@ impl GatewayBuilder {
     /// and answer "not connected" when called.
     pub fn catalog(mut self, name: &str, catalog: &Catalog) -> GatewayBuilder {
         self.catalogs.push((name.to_owned(), catalog.clone()));
+        self
+    }
+
+    /// Keeps each live server's listing, and serves a server starting again with what it
+    /// listed last time until it lists again ([`crate::upstream::remembered`]): a client that
+    /// does not wait for its servers is answered at once, with their tools named. For a
+    /// gateway that serves clients (`toolgate serve`); a gateway asked to report what its
+    /// servers list now (`doctor`) leaves it off.
+    pub fn remember_listings(mut self) -> GatewayBuilder {
+        self.remember = true;
         self
     }
 
@@ -88,7 +99,12 @@ impl GatewayBuilder {
         // Before anything starts: a configuration that starts toolgate on itself would start
         // processes without end.
         let serving = crate::upstream::itself::refuse(config)?;
+        let remember = self.remember;
         let gateway = GatewayBuilder { policy: config.clone(), ..self }.build()?;
+        if remember {
+            let store = crate::upstream::remembered::Remembered::open(config.search.index_cache.as_deref());
+            let _ = gateway.inner.remembered.set(store);
+        }
         if let Some(lock) = serving.lock {
             let _ = gateway.inner.serving_lock.set(lock);
         }

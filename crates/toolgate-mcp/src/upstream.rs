@@ -22,6 +22,7 @@ pub(crate) mod elicit;
 pub(crate) mod itself;
 pub(crate) mod progress;
 pub mod redact;
+pub(crate) mod remembered;
 
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::process::Stdio;
@@ -109,6 +110,10 @@ pub(crate) struct Upstream {
     pub(crate) starting_since: Option<Instant>,
     /// How long it last took to start and list its tools.
     pub(crate) started_in: Option<Duration>,
+    /// Whether `tools` is what it listed last time, served while it starts ([`remembered`]).
+    pub(crate) remembered: bool,
+    /// Where its listing is kept, when the gateway remembers listings.
+    pub(crate) listing_file: Option<std::path::PathBuf>,
 }
 
 impl Upstream {
@@ -123,6 +128,8 @@ impl Upstream {
             last_error: None,
             starting_since: (state == State::Starting).then(Instant::now),
             started_in: None,
+            remembered: false,
+            listing_file: None,
             state,
         }
     }
@@ -130,6 +137,7 @@ impl Upstream {
     /// What the snapshot needs of this upstream.
     pub(crate) fn listing(&self) -> Listing<'_> {
         let standing = match &self.state {
+            State::Starting if self.remembered => Standing::Remembered,
             State::Starting => Standing::Starting,
             State::Ready | State::Static => Standing::Serving,
             State::Failed(reason) => Standing::Failed(reason),

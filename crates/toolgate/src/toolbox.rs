@@ -86,6 +86,7 @@ pub struct ToolboxBuilder {
     exposure: Exposure,
     index: IndexBuilder,
     starting: Vec<String>,
+    reconnecting: Vec<String>,
     failed: Vec<(String, String)>,
     validators: Arc<Validators>,
     quarantined: Catalog,
@@ -125,6 +126,14 @@ impl ToolboxBuilder {
     /// Servers still starting (not listed yet), named in search results.
     pub fn starting(mut self, servers: Vec<String>) -> ToolboxBuilder {
         self.starting = servers;
+        self
+    }
+
+    /// Servers starting whose tools are served as they listed them last time (a host that keeps
+    /// its servers' last listings), named in the instructions: their tools are announced and
+    /// searchable at once, and a call waits for the server.
+    pub fn reconnecting(mut self, servers: Vec<String>) -> ToolboxBuilder {
+        self.reconnecting = servers;
         self
     }
 
@@ -213,6 +222,7 @@ impl ToolboxBuilder {
             meta,
             exposure: self.exposure,
             starting: self.starting,
+            reconnecting: self.reconnecting,
             failed: self.failed,
             validators: self.validators,
             quarantined: self.quarantined,
@@ -246,6 +256,7 @@ pub struct Toolbox {
     meta: Vec<Tool>,
     exposure: Exposure,
     starting: Vec<String>,
+    reconnecting: Vec<String>,
     failed: Vec<(String, String)>,
     validators: Arc<Validators>,
     /// Tools withheld until approved, for the refusal's reason.
@@ -346,6 +357,7 @@ impl Toolbox {
             exposure: Exposure::Native,
             index: Index::builder(),
             starting: Vec::new(),
+            reconnecting: Vec::new(),
             failed: Vec::new(),
             validators: Arc::default(),
             quarantined: Catalog::default(),

@@ -39,8 +39,10 @@ pub struct CatalogState {
     pub catalog: Catalog,
     /// Tools withheld from every subject until an operator approves them.
     pub held: Catalog,
-    /// Servers still starting.
+    /// Servers still starting, not listed yet.
     pub starting: Vec<String>,
+    /// Servers starting whose tools the catalog holds as they listed them last time.
+    pub reconnecting: Vec<String>,
     /// Servers that failed, each with its reason.
     pub failed: Vec<(String, String)>,
     /// The server serving each tool of another server (a catalog file that holds several
@@ -199,6 +201,7 @@ impl Toolboxes {
             .builder(&self.state.catalog, policy, exposure, granted)
             .quarantined(self.state.held.clone())
             .starting(self.state.starting.clone())
+            .reconnecting(self.state.reconnecting.clone())
             .failed(self.state.failed.clone());
         match sibling {
             Some(index) => builder.shared_index(index),

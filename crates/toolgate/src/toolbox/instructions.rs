@@ -53,6 +53,12 @@ impl Briefing<'_> {
         if toolbox.exposure == Exposure::Bridge {
             out.push_str(&format!(" Run a loaded tool with {CALL_TOOL} {{\"name\", \"arguments\"}}."));
         }
+        if !toolbox.reconnecting.is_empty() {
+            out.push_str(&format!(
+                " Starting, with the tools they had last time (a call waits for them): {}.",
+                toolbox.reconnecting.join(", ")
+            ));
+        }
         if !toolbox.starting.is_empty() {
             out.push_str(&format!(
                 " Still connecting (search again later for their tools): {}.",

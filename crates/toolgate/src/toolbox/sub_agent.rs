@@ -21,6 +21,7 @@ impl Toolbox {
             .exposure(self.exposure)
             .index(self.index_builder.clone())
             .starting(self.starting.clone())
+            .reconnecting(self.reconnecting.clone())
             .failed(self.failed.clone())
             .validators(self.validators.clone())
             .granted(self.granted)
