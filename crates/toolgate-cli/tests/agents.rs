@@ -22,6 +22,13 @@
 //! - Claude Code again, registered as an `http` server against `toolgate serve --http`: it
 //!   speaks 2026-07-28 there, with no session, so its model reads the bridge and its call
 //!   carries the grant the search result showed it.
+//! - Claude Code registered with a plain `claude mcp add`, which does not wait for its servers:
+//!   toolgate, having seen the slow server before, answers at once and names its tools.
+//! - Codex with a code-mode model (`gpt-6-sol`): toolgate's tools are declared inside `exec`,
+//!   and the search, the refused never-loaded tool and the reader all run from JavaScript.
+//! - GitHub Copilot CLI (npm `@github/copilot`, its own provider pointed at the scripted model,
+//!   offline): it never shows its model a server's instructions, so toolgate's announcement
+//!   comes in `tool_search`'s description.
 //!
 //! In all of them, the memory server never sees a call (its file is never written). The CLIs and
 //! servers are installed by `e2e/setup.sh`; none needs an account.
@@ -540,5 +547,55 @@ fn codex_code_mode_reaches_toolgate_from_inside_exec_and_the_invariant_holds() {
     assert!(scripts.iter().any(|s| s.contains("tools.mcp__toolgate__tool_search(")), "{scripts:?}");
     let all = serde_json::to_string(&requests).unwrap();
     assert!(all.contains("memory__create_entities` is not loaded"), "the refusal reached the model");
+    assert!(!task.memory.exists(), "the memory server stored something");
+}
+
+#[test]
+fn copilot_cli_reads_the_announcement_in_tool_search_and_runs_the_task() {
+    // GitHub Copilot CLI with its own provider (BYOK) pointed at the scripted model, offline:
+    // it shows its model the tools and never the server's instructions, so toolgate puts its
+    // announcement in tool_search's description for it.
+    let task = Task::new("copilot");
+    let model = Model::start(&task);
+    let home = task.home.join(".copilot");
+    std::fs::create_dir_all(&home).unwrap();
+    let args = task.toolgate_args();
+    let entry = serde_json::json!({"type": "local", "command": args[0], "args": args[1..], "tools": ["*"]});
+    std::fs::write(
+        home.join("mcp-config.json"),
+        serde_json::json!({"mcpServers": {"toolgate": entry}}).to_string(),
+    )
+    .unwrap();
+    let mut ask = cli(&task, &bin("copilot"));
+    ask.args(["-p", "read the notes file", "-s", "--no-auto-update"])
+        .env("COPILOT_OFFLINE", "true")
+        .env("COPILOT_PROVIDER_BASE_URL", &model.url)
+        .env("COPILOT_PROVIDER_TYPE", "anthropic")
+        .env("COPILOT_PROVIDER_API_KEY", "scripted")
+        .env("COPILOT_MODEL", "claude-sonnet-4.5")
+        .env("COPILOT_ALLOW_ALL", "true");
+    let out = run(&mut ask, "copilot -p");
+    assert!(out.contains("The notes say: buy oat milk"), "{out}");
+
+    let requests = task.requests();
+    let first = requests
+        .iter()
+        .find(|b| {
+            b["tools"].as_array().is_some_and(|t| t.iter().any(|t| t["name"] == "toolgate-tool_search"))
+        })
+        .expect("a request offering toolgate's tool_search");
+    let search =
+        first["tools"].as_array().unwrap().iter().find(|t| t["name"] == "toolgate-tool_search").unwrap();
+    assert_ne!(search["defer_loading"], true, "not deferred behind Copilot's own search: {search}");
+    // The instructions never reach its model; the announcement does, in the tool's description.
+    assert!(!first["messages"].to_string().contains("<available-deferred-tools>"));
+    let described = search["description"].as_str().unwrap();
+    assert!(names_every_deferred_tool(described), "{described}");
+    let loaded = requests.iter().any(|b| {
+        b["tools"]
+            .as_array()
+            .is_some_and(|t| t.iter().any(|t| t["name"] == "toolgate-filesystem__read_text_file"))
+    });
+    assert!(loaded, "the loaded reader joined the tool list");
     assert!(!task.memory.exists(), "the memory server stored something");
 }

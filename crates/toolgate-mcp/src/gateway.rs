@@ -64,6 +64,12 @@ impl ResourceRoutes {
 /// allows no other properties (`tool_search`'s, or an upstream's) does not refuse the call.
 pub const INJECTED_ARGUMENTS: &[(&str, &str)] = &[("gemini-cli", "wait_for_previous")];
 
+/// Clients (by a word of their name) that do not show their model the server's instructions,
+/// where toolgate's announcement of the deferred tools goes: their `tool_search` carries it
+/// instead ([`toolgate::Conversation::announce_in_tool_search`]). GitHub Copilot CLI 1.0.102
+/// reads the tools, never the instructions (seen in its model's requests).
+pub const INSTRUCTIONS_UNREAD: &[&str] = &["copilot-cli"];
+
 /// One subject's view: the snapshot and the toolbox the decider built over it.
 #[derive(Debug, Clone)]
 pub(crate) struct View {

@@ -295,6 +295,19 @@ pub struct Conversation {
     /// `tool_search` with the names that became loadable since the announcement was fixed,
     /// when there are any (worked out when the conversation meets a new toolbox).
     news: Option<Tool>,
+    /// Whether `tool_search`'s description carries the announcement itself, for a client that
+    /// does not show its model the host's instructions ([`Conversation::announce_in_tool_search`]).
+    in_search: bool,
+}
+
+impl Conversation {
+    /// For a client that does not show its model the host's instructions (the MCP server
+    /// instructions, where the announcement of the deferred names goes): `tool_search`'s
+    /// description carries the announcement it refers to, so the model still reads which tools
+    /// it can load. Not saved with the conversation: the host sets it for the client at hand.
+    pub fn announce_in_tool_search(&mut self) {
+        self.in_search = true;
+    }
 }
 
 /// What a conversation was shown under one name.
@@ -471,10 +484,29 @@ impl Toolbox {
     /// tell whether a conversation's list changed). Call [`Toolbox::resume`] first when the
     /// conversation may come from another toolbox.
     pub fn preview<'a>(&'a self, conversation: &Conversation) -> Vec<Listed<'a>> {
-        // `tool_search` carries the news of late servers, when the conversation has any.
-        let meta = self.meta.iter().map(|m| match &conversation.news {
-            Some(news) if m.qualified_name() == request::TOOL_SEARCH => Listed::Owned(news.clone()),
-            _ => Listed::Borrowed(m),
+        // `tool_search` carries the news of late servers, when the conversation has any, and
+        // for a client that reads no instructions, the announcement itself.
+        let meta = self.meta.iter().map(|m| {
+            if m.qualified_name() != request::TOOL_SEARCH {
+                return Listed::Borrowed(m);
+            }
+            let base = conversation.news.as_ref().unwrap_or(m);
+            if !conversation.in_search {
+                return if conversation.news.is_some() {
+                    Listed::Owned(base.clone())
+                } else {
+                    Listed::Borrowed(m)
+                };
+            }
+            let announcement = conversation
+                .announcement
+                .as_deref()
+                .unwrap_or_else(|| self.briefing().current_announcement());
+            if announcement.is_empty() {
+                return Listed::Owned(base.clone());
+            }
+            let description = format!("{}\n\n{announcement}", base.description());
+            Listed::Owned(Tool::meta(request::TOOL_SEARCH, &description, base.input_schema().clone()))
         });
         match self.exposure {
             Exposure::Bridge => meta.collect(),

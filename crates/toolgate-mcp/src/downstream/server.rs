@@ -619,6 +619,10 @@ impl ServerHandler for GatewayServer {
         let view = self.view();
         let tools = {
             let mut state = self.state();
+            let client = state.client.to_lowercase();
+            if crate::gateway::INSTRUCTIONS_UNREAD.iter().any(|word| client.contains(word)) {
+                state.conversation.announce_in_tool_search();
+            }
             let list = view
                 .toolbox
                 .tools(&mut state.conversation)

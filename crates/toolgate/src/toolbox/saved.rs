@@ -110,6 +110,7 @@ impl Conversation {
             changed,
             announcement,
             news: None,
+            in_search: false,
         })
     }
 }
