@@ -373,6 +373,16 @@ def count_tokens(toolgate: Path, texts: list[str], scratch: Path) -> list[int]:
     return json.loads(out.stdout)["tokens"]
 
 
+def common_prefix_chars(previous: str, current: str) -> int:
+    """How many characters two texts share from their start."""
+    common = 0
+    for x, y in zip(previous, current):
+        if x != y:
+            break
+        common += 1
+    return common
+
+
 def changed_prefix_bytes(previous: str, current: str) -> int:
     """How many bytes of the previous request's text are not a prefix of this one's: what a
     provider's prompt cache cannot reuse."""
@@ -409,6 +419,11 @@ def measure(lab: Lab, client: str, arm: str, form: str, query: dict, scratch: Pa
     tokens = count_tokens(lab.toolgate, [p for _, p in parts], run)
     turns = [(p, t) for (turn, p), t in zip(parts, tokens) if turn]
     changed = [changed_prefix_bytes(a, b) for (a, _), (b, _) in zip(turns, turns[1:])]
+    # What a provider's prompt cache cannot serve: the first turn whole, then each turn's text
+    # after the prefix it shares with the one before (side requests whole).
+    suffixes = [b[common_prefix_chars(a, b):] for (a, _), (b, _) in zip(turns, turns[1:])]
+    side = sum(t for (turn, _), t in zip(parts, tokens) if not turn)
+    uncached = side + (turns[0][1] if turns else 0) + sum(count_tokens(lab.toolgate, suffixes, run))
     made = []
     for log in sorted(calls.glob("*.jsonl")):
         for line in log.read_text(encoding="utf-8").splitlines():
@@ -428,6 +443,7 @@ def measure(lab: Lab, client: str, arm: str, form: str, query: dict, scratch: Pa
         "requests": len(requests),
         "turns": len(turns),
         "input_tokens": sum(tokens),
+        "uncached_tokens": uncached,
         "turn_tokens": [t for _, t in turns],
         "prefix_changed_bytes": changed,
         "searched": searched,

@@ -274,7 +274,9 @@ class Bench:
                     responses.append(part["functionResponse"])
         if len(calls) >= 2 or len(responses) >= MAX_TURNS:
             return ("say", "done", None)
-        search = next((n for n in declared if n.endswith("tool_search")), None)
+        # Gemini CLI names an MCP tool `mcp_<server>_<tool>`: toolgate's search is
+        # `mcp_toolgate_tool_search` (a catalog's own `mcp_metatool_search` is not a search).
+        search = next((n for n in declared if n.endswith("_toolgate_tool_search")), None)
         if not calls:
             return ("call", search, {"query": self.query}) if search else ("say", "done", None)
         found = texts(responses[0] if responses else "")

@@ -102,8 +102,9 @@ async fn one_deny_spelling_hides_tools_prompts_and_resources_alike() {
         let prompt = peer.get_prompt(GetPromptRequestParams::new("acme_everything__greet")).await;
         assert!(prompt.is_err(), "{deny}: a denied server's prompt");
     }
-    // Not denied: all three are there.
+    // Not denied: all three are there, once the server (remembered from the runs before) is up.
     let s = Session::start(&dir, &up.table("acme.everything", ""), &[]).await;
+    s.settled().await;
     let prompts = s.service.peer().list_all_prompts().await.unwrap();
     assert_eq!(prompts.iter().map(|p| p.name.as_str()).collect::<Vec<_>>(), ["acme_everything__greet"]);
     assert!(up.calls().is_empty());
@@ -229,6 +230,7 @@ async fn an_upstreams_own_always_load_is_not_trusted() {
     // that message rather than being loaded past it.
     let trusted = format!("{budget}{}", up.table("pushy", "max_active = 2\ntrust_always_load = true"));
     let s = Session::start(&dir, &trusted, &[]).await;
+    s.settled().await;
     assert_eq!(s.names().await, ["tool_search"]);
     let r = s.call("pushy__core3", json!({})).await;
     assert!(refused(&r) && text(&r).contains("first-turn budget"), "{}", text(&r));

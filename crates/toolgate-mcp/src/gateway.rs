@@ -223,8 +223,22 @@ impl Gateway {
             }
             upstream.listing_file = Some(file);
         }
+        let remembered = upstream.remembered;
         self.add_upstream(upstream);
-        if let Err(e) = self.rebuild(None) {
+        let mut built = self.rebuild(None);
+        if let (Err(e), true) = (&built, remembered) {
+            // The last listing no longer fits the rules as they are now: the server starts from
+            // nothing, and its own listing meets the rules when it comes.
+            tracing::warn!(upstream = %spec.name, "its last listing is not served: {e}");
+            let mut pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some(u) = pool.get_mut(&spec.name) {
+                u.tools.clear();
+                u.remembered = false;
+            }
+            drop(pool);
+            built = self.rebuild(None);
+        }
+        if let Err(e) = built {
             tracing::error!("{e}");
         }
         self.track(tokio::spawn(upstream::run(self.clone(), spec)));

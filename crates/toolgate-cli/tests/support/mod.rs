@@ -140,7 +140,12 @@ impl Session {
         let path = dir.join("toolgate.toml");
         std::fs::write(&path, config).unwrap();
         let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_toolgate"));
-        cmd.args(["serve", "--stdio", "--config"]).arg(&path).args(flags);
+        // A data directory of the test's own: the keys and the remembered listings (a restart
+        // in the same directory starts from the listings of the session before it).
+        cmd.args(["serve", "--stdio", "--config"])
+            .arg(&path)
+            .args(flags)
+            .env("XDG_DATA_HOME", dir.join("data"));
         let (transport, _) =
             TokioChildProcess::builder(cmd).stderr(Stdio::null()).spawn().expect("toolgate starts");
         let (tx, changed) = mpsc::unbounded_channel();
@@ -171,6 +176,22 @@ impl Session {
     /// Forgets the `list_changed` notices received so far.
     pub fn drain(&mut self) {
         while self.changed.try_recv().is_ok() {}
+    }
+
+    /// Waits until no server is starting any more: a search names none pending or
+    /// reconnecting. A gateway started again serves a server's last listing while the server
+    /// starts; a test of what the live server does waits for it here.
+    pub async fn settled(&self) {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        let busy = |found: &Value, key: &str| found[key].as_array().is_some_and(|p| !p.is_empty());
+        loop {
+            let found = self.search("settled").await;
+            if !busy(&found, "pending_servers") && !busy(&found, "reconnecting_servers") {
+                return;
+            }
+            assert!(tokio::time::Instant::now() < deadline, "a server is still starting: {found}");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Waits until a search for `query` finds nothing: the gateway has taken in an upstream's

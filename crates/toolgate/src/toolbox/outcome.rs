@@ -115,6 +115,7 @@ impl<'a> SearchOutcome<'a> {
             "also_found": names(&mut self.result.also_found.iter().map(|&id| catalog.tool(id))),
             "unmatched_terms": self.result.unmatched_terms,
             "pending_servers": self.result.starting_servers,
+            "reconnecting_servers": self.toolbox.reconnecting,
             "unloaded": self.unloaded.iter().map(|e| e.tool.as_str()).collect::<Vec<_>>(),
             "changed": self.changed,
             "failed_servers": failed,
