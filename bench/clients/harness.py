@@ -23,8 +23,9 @@ CLI). Each request is asked twice, with its text (`text`) and with a short keywo
     python3 bench/clients/harness.py --toolgate target/release/toolgate \\
         --fixture target/release/toolgate-fixture-server --set livemcpbench --out OUT
 
-writes OUT/runs.jsonl (one line per run), OUT/summary.json, OUT/table.md and OUT/chart.svg
-(`report.py` makes the last three from the first).
+writes OUT/runs.jsonl (one line per run), OUT/summary.json, OUT/table.md, OUT/chart.svg
+(cumulative tokens per turn) and OUT/tasks.svg (tokens per task); `report.py` makes the last
+four from the first.
 """
 
 from __future__ import annotations

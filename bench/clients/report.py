@@ -4,9 +4,10 @@ several concatenated).
     python3 bench/clients/report.py RUNS.jsonl [RUNS2.jsonl ...] --out DIR
 
 writes DIR/summary.json, DIR/table.md (one table per catalog: client × arm × query form, with
-the gold-tool rate, mean input tokens per task, mean bytes of the cached prefix changed per
-turn, turns and seconds) and DIR/chart.svg (mean cumulative input tokens per turn, one line
-per client and arm, one panel per catalog, keyword-form queries).
+the gold-tool rate, mean input tokens per task and those past the cached prefix, mean bytes of
+the cached prefix changed per turn, turns and seconds), DIR/chart.svg (mean cumulative input
+tokens per turn, one line per client and arm, one panel per catalog, keyword-form queries) and
+DIR/tasks.svg (mean input tokens per task and the gold rate, a bar per client and arm).
 """
 
 from __future__ import annotations
@@ -84,7 +85,7 @@ def table(rows: list[dict]) -> str:
     return "\n".join(out)
 
 
-def chart(rows: list[dict], form: str = "keywords") -> str:
+def bars(rows: list[dict], form: str = "keywords") -> str:
     """An SVG of mean input tokens per task: one panel per catalog, a row per client, a bar
     per arm, with its gold rate beside it."""
     catalogs = sorted({r["catalog"] for r in rows})
@@ -130,6 +131,70 @@ def chart(rows: list[dict], form: str = "keywords") -> str:
     return "\n".join(svg) + "\n"
 
 
+def chart(runs: list[dict], form: str = "keywords") -> str:
+    """An SVG of mean cumulative input tokens per turn: one panel per catalog, a line per
+    client and arm (colour the arm, dashes the client), a dot at each model request."""
+    catalogs = sorted({r["catalog"] for r in runs})
+    width, plot, pad = 640, 330, 70
+    dashes = {"claude": "", "codex": "7,3", "codex-code": "2,3", "gemini": "10,3,2,3", "copilot": "1,2"}
+    panels = []
+    for catalog in catalogs:
+        series = {}
+        for client in CLIENT_NAMES:
+            for arm in ARMS:
+                group = [
+                    r for r in runs
+                    if r["catalog"] == catalog and r["client"] == client and r["arm"] == arm and r["form"] == form and r["turn_tokens"]
+                ]
+                if group:
+                    longest = max(len(r["turn_tokens"]) for r in group)
+                    series[(client, arm)] = [mean([sum(r["turn_tokens"][: t + 1]) for r in group]) for t in range(longest)]
+        panels.append((catalog, series))
+    rows = max([len(series) for _, series in panels] + [0])
+    height = plot + 60 + rows * 15
+    svg = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width * len(catalogs)}" height="{height}" '
+        'font-family="sans-serif" font-size="12">',
+        '<rect width="100%" height="100%" fill="white"/>',
+    ]
+    for panel, (catalog, series) in enumerate(panels):
+        if not series:
+            continue
+        x0 = panel * width
+        top = max(max(p) for p in series.values())
+        turns = max(len(p) for p in series.values())
+        sx = lambda i: x0 + pad + (width - 2 * pad) * (i / max(turns - 1, 1))  # noqa: E731
+        sy = lambda v: 30 + (plot - 60) * (1 - v / top)  # noqa: E731
+        svg.append(
+            f'<text x="{x0 + width / 2}" y="18" text-anchor="middle" font-weight="bold">'
+            f"{catalog}: mean cumulative input tokens per turn ({form} queries)</text>"
+        )
+        svg.append(f'<line x1="{x0 + pad}" y1="{plot - 30}" x2="{x0 + width - pad}" y2="{plot - 30}" stroke="black"/>')
+        svg.append(f'<line x1="{x0 + pad}" y1="30" x2="{x0 + pad}" y2="{plot - 30}" stroke="black"/>')
+        for k in range(5):
+            v = top * k / 4
+            svg.append(f'<text x="{x0 + pad - 6}" y="{sy(v) + 4:.1f}" text-anchor="end">{v / 1000:.0f}k</text>')
+            svg.append(f'<line x1="{x0 + pad}" y1="{sy(v):.1f}" x2="{x0 + width - pad}" y2="{sy(v):.1f}" stroke="#eee"/>')
+        for i in range(turns):
+            svg.append(f'<text x="{sx(i):.1f}" y="{plot - 14}" text-anchor="middle">{i + 1}</text>')
+        svg.append(f'<text x="{x0 + width / 2}" y="{plot + 2}" text-anchor="middle">model request (turn)</text>')
+        order = sorted(series.items(), key=lambda kv: (list(CLIENT_NAMES).index(kv[0][0]), ARMS.index(kv[0][1])))
+        for n, ((client, arm), points) in enumerate(order):
+            dash = f' stroke-dasharray="{dashes[client]}"' if dashes[client] else ""
+            path = " ".join(f"{sx(i):.1f},{sy(v):.1f}" for i, v in enumerate(points))
+            svg.append(f'<polyline points="{path}" fill="none" stroke="{COLOURS[arm]}" stroke-width="2"{dash}/>')
+            for i, v in enumerate(points):
+                svg.append(f'<circle cx="{sx(i):.1f}" cy="{sy(v):.1f}" r="3" fill="{COLOURS[arm]}"/>')
+            ly = plot + 22 + n * 15
+            svg.append(f'<line x1="{x0 + pad}" y1="{ly - 4}" x2="{x0 + pad + 28}" y2="{ly - 4}" stroke="{COLOURS[arm]}" stroke-width="2"{dash}/>')
+            svg.append(
+                f'<text x="{x0 + pad + 34}" y="{ly}">{CLIENT_NAMES[client]}, {ARM_NAMES[arm]}: '
+                f"{points[-1]:,.0f} after {len(points)}</text>"
+            )
+    svg.append("</svg>")
+    return "\n".join(svg) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("runs", nargs="+", type=Path)
@@ -140,7 +205,8 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "summary.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
     (args.out / "table.md").write_text(table(rows), encoding="utf-8")
-    (args.out / "chart.svg").write_text(chart(rows), encoding="utf-8")
+    (args.out / "chart.svg").write_text(chart(runs), encoding="utf-8")
+    (args.out / "tasks.svg").write_text(bars(rows), encoding="utf-8")
     print(table(rows))
 
 
