@@ -62,8 +62,9 @@ impl GatewayBuilder {
     }
 
     /// Keeps each live server's listing, and serves a server starting again with what it
-    /// listed last time until it lists again ([`crate::upstream::remembered`]): a client that
-    /// does not wait for its servers is answered at once, with their tools named. For a
+    /// listed last time until it lists again (one HMAC-authenticated file a server, beside the
+    /// index cache or in the data directory's `listings`): a client that does not wait for its
+    /// servers is answered at once, with their tools named. For a
     /// gateway that serves clients (`toolgate serve`); a gateway asked to report what its
     /// servers list now (`doctor`) leaves it off.
     pub fn remember_listings(mut self) -> GatewayBuilder {
