@@ -40,7 +40,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
 use crate::budget::{ActiveBudget, OverHardLimit, Recency};
 use crate::catalog::{Catalog, DefinitionHash, Tool, ToolId};
@@ -63,6 +63,7 @@ pub use crate::request::TOOL_SEARCH;
 pub use crate::schema::Validators;
 pub use crate::session::SearchResult;
 pub use about::About;
+pub use bridge::{BridgeCall, call_tool_tool};
 pub use decider::{CatalogState, Decider, HostSettings, Toolboxes};
 pub use explained::{Explained, ExplainedHit};
 pub use granted::Grants;
@@ -190,7 +191,7 @@ impl ToolboxBuilder {
         if deferral.enabled() {
             meta.push(request::tool_search_tool_in(self.exposure));
             if self.exposure == Exposure::Bridge {
-                meta.push(if self.granted { granted::call_tool_tool() } else { call_tool_tool() });
+                meta.push(if self.granted { bridge::granted_call_tool_tool() } else { call_tool_tool() });
             }
         }
         let required = self.policy.required(&visible, &deferral, meta.len())?;
@@ -705,6 +706,15 @@ impl Toolbox {
         name: &str,
         arguments: &Value,
     ) -> Decision<'a> {
+        // The bridge's `call_tool` is checked as the call it carries.
+        if name == CALL_TOOL && self.exposure == Exposure::Bridge {
+            return match BridgeCall::parse(arguments) {
+                Ok(call) => self.check(conversation, &call.name, &Value::Object(call.arguments)),
+                Err(problems) => {
+                    Decision::Deny(Denial::InvalidArguments { name: CALL_TOOL.to_owned(), problems })
+                }
+            };
+        }
         self.resume(conversation);
         let id = match self.resolve(name) {
             Ok(id) => id,
@@ -747,29 +757,9 @@ impl Toolbox {
     }
 }
 
-/// The bridge meta-tool `call_tool {name, arguments}`.
-pub fn call_tool_tool() -> Tool {
-    Tool::meta(
-        CALL_TOOL,
-        &format!(
-            "Run a tool loaded with {}. Load it first (tool_search returns its name and input \
-             schema), then call call_tool with that name and arguments matching the schema.",
-            request::TOOL_SEARCH
-        ),
-        json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "The tool's name as tool_search returned it."},
-                "arguments": {"type": "object", "description": "The tool's arguments, matching its input schema."}
-            },
-            "required": ["name"],
-            "additionalProperties": false
-        }),
-    )
-}
-
 mod about;
 mod announce;
+mod bridge;
 mod decider;
 mod explained;
 mod granted;

@@ -287,20 +287,12 @@ impl GatewayServer {
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
         let outer = Value::Object(request.arguments.take().unwrap_or_default());
-        let Some(name) = outer.get("name").and_then(Value::as_str).map(str::to_owned) else {
-            return error_result(format!(
-                "{CALL_TOOL} needs {{\"name\": TOOL, \"arguments\": {{...}}}} with the tool's name as a string"
-            ));
+        let call = match toolgate::toolbox::BridgeCall::parse(&outer) {
+            Ok(call) => call,
+            Err(problem) => return error_result(problem),
         };
-        let arguments = match outer.get("arguments") {
-            None | Some(Value::Null) => Default::default(),
-            Some(Value::Object(map)) => map.clone(),
-            Some(other) => {
-                return error_result(format!("{CALL_TOOL}: `arguments` must be an object, not {other}"));
-            }
-        };
-        request.arguments = Some(arguments);
-        let grant = outer.get("grant").and_then(Value::as_str).map(str::to_owned);
+        request.arguments = Some(call.arguments);
+        let (name, grant) = (call.name, call.grant);
         self.call_through_gate(&name, request, context, grant).await
     }
 

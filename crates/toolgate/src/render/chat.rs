@@ -6,7 +6,7 @@ use serde_json::{Value, json};
 
 use super::{Call, RenderError};
 use crate::catalog::Tool;
-use crate::toolbox::CALL_TOOL;
+use crate::toolbox::{BridgeCall, CALL_TOOL};
 
 /// What names a provider accepts.
 #[derive(Debug, Clone, Copy)]
@@ -208,10 +208,10 @@ pub(super) fn gemini_calls(reply: &Value) -> Vec<Call> {
 fn call(id: String, name: &str, arguments: Value, bridge: bool) -> Call {
     match name {
         crate::request::TOOL_SEARCH => Call::Search { id, arguments },
-        CALL_TOOL if bridge => Call::Tool {
-            id,
-            name: arguments["name"].as_str().unwrap_or_default().to_owned(),
-            arguments: arguments.get("arguments").cloned().unwrap_or_else(|| json!({})),
+        // A malformed call stays `call_tool`'s, for the check to refuse with what is wrong.
+        CALL_TOOL if bridge => match BridgeCall::parse(&arguments) {
+            Ok(call) => Call::Tool { id, name: call.name, arguments: Value::Object(call.arguments) },
+            Err(_) => Call::Tool { id, name: CALL_TOOL.to_owned(), arguments },
         },
         _ => Call::Tool { id, name: name.to_owned(), arguments },
     }

@@ -5,7 +5,7 @@ use serde_json::{Value, json};
 
 use super::*;
 use crate::defer::{DeferConfig, DeferMode};
-use crate::gate::Denial;
+use crate::gate::{Decision, Denial};
 use crate::{Catalog, Policy, ToolSpec};
 
 const SHOT: &str = "playwright__playwright_screenshot";
@@ -221,6 +221,21 @@ fn bridge_sends_two_tools_forever_and_reads_call_tool_as_the_tool_it_names() {
     };
     assert_eq!(name, SHOT);
     assert!(tb.check(&mut chat, &name, &arguments).is_allow());
+    // The same call_tool handed to the check whole is checked as the call it carries.
+    let whole = json!({"name": SHOT, "arguments": {"name": "page"}});
+    assert!(tb.check(&mut chat, "call_tool", &whole).is_allow());
+    // A malformed one is refused with what is wrong, not read as a call of no tool.
+    let reply = json!({"tool_calls": [{"id": "c3", "function": {"name": "call_tool",
+        "arguments": json!({"name": SHOT, "arguments": "page"}).to_string()}}]});
+    let Call::Tool { name, arguments, .. } = calls(Provider::Bridge, &reply).remove(0) else {
+        panic!("a call")
+    };
+    assert_eq!(name, "call_tool");
+    let refused = tb.check(&mut chat, &name, &arguments);
+    assert!(
+        matches!(&refused, Decision::Deny(d) if d.to_string().contains("`arguments` must be an object")),
+        "{refused:?}"
+    );
     // A native toolbox cannot render bridge mode, nor a bridge toolbox the others.
     assert!(matches!(
         render(&tb, &mut chat, Provider::Chat(Dialect::OPENAI)),

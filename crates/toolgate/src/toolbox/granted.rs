@@ -4,12 +4,10 @@
 
 use std::time::SystemTime;
 
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use super::{BadSearch, CALL_TOOL, Conversation, SearchOutcome, Shown, Toolbox};
-use crate::catalog::Tool;
+use super::{BadSearch, Conversation, SearchOutcome, Shown, Toolbox};
 use crate::grant::{GrantKey, GrantProblem};
-use crate::request;
 
 /// A toolbox's side of grants under one key at one moment ([`Toolbox::grants`]), for callers
 /// the host keeps no conversation for.
@@ -99,28 +97,4 @@ impl<'a> Grants<'a> {
             })
             .collect()
     }
-}
-
-/// The bridge meta-tool of a toolbox whose callers present grants
-/// ([`ToolboxBuilder::granted`]): `call_tool {name, arguments, grant}`.
-pub(super) fn call_tool_tool() -> Tool {
-    Tool::meta(
-        CALL_TOOL,
-        &format!(
-            "Run a tool loaded with {}. Load it first (tool_search returns its name, input schema \
-             and grant), then call call_tool with that name, arguments matching the schema, and \
-             the grant exactly as tool_search gave it.",
-            request::TOOL_SEARCH
-        ),
-        json!({
-            "type": "object",
-            "properties": {
-                "name": {"type": "string", "description": "The tool's name as tool_search returned it."},
-                "arguments": {"type": "object", "description": "The tool's arguments, matching its input schema."},
-                "grant": {"type": "string", "description": "The tool's grant as tool_search returned it."}
-            },
-            "required": ["name", "grant"],
-            "additionalProperties": false
-        }),
-    )
 }
