@@ -38,6 +38,36 @@ pub(crate) const SESSION_HEADER: &str = "mcp-session-id";
 /// The HTTP header that opens a session under a profile (`[profiles.NAME]`).
 pub const PROFILE_HEADER: &str = "x-toolgate-profile";
 
+/// Why `name` is not a profile of `gateway`, with the profiles it has.
+pub(crate) fn unknown_profile(gateway: &Gateway, name: &str) -> String {
+    format!(
+        "no profile `{name}` in the configuration ([profiles.{name}]); known profiles: {}",
+        crate::gateway::known_profiles(gateway.decider())
+    )
+}
+
+/// The profile a request's `X-Toolgate-Profile` asks for (`None` without the header), checked
+/// once for every door that reads it: it must be configured and, for a request that came by a
+/// profile's path (`path`), be that profile.
+pub(crate) fn asked_profile(
+    gateway: &Gateway,
+    parts: &axum::http::request::Parts,
+    path: Option<&str>,
+) -> Result<Option<String>, rmcp::ErrorData> {
+    let Some(value) = parts.headers.get(PROFILE_HEADER) else { return Ok(None) };
+    let name = value.to_str().unwrap_or("\u{fffd}").to_owned();
+    if !gateway.decider().has_profile(&name) {
+        return Err(rmcp::ErrorData::invalid_params(unknown_profile(gateway, &name), None));
+    }
+    match path {
+        Some(path) if path != name => Err(rmcp::ErrorData::invalid_params(
+            format!("{PROFILE_HEADER} names `{name}` but the path serves profile `{path}`"),
+            None,
+        )),
+        _ => Ok(Some(name)),
+    }
+}
+
 /// A JSON-RPC error response with no id, as an HTTP response of `status`.
 pub(crate) fn jsonrpc_error(status: StatusCode, message: &str) -> Response {
     let body =

@@ -19,7 +19,7 @@ use rmcp::transport::streamable_http_server::session::SessionRestoreMarker;
 use rmcp::{ErrorData, RoleServer};
 use toolgate::Conversation;
 
-use crate::downstream::door::{PROFILE_HEADER, SESSION_HEADER};
+use crate::downstream::door::{PROFILE_HEADER, SESSION_HEADER, asked_profile};
 use crate::downstream::server::GatewayServer;
 use crate::gateway::Gateway;
 use crate::store::{Saved, StoreError};
@@ -188,24 +188,11 @@ impl Record<'_> {
         parts: &axum::http::request::Parts,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let header = parts.headers.get(PROFILE_HEADER).map(|v| v.to_str().unwrap_or("\u{fffd}").to_owned());
+        let path = self.server.state().profile.clone();
+        let asked = asked_profile(self.server.gateway(), parts, path.as_deref())?;
         let mut state = self.server.state();
-        if let Some(name) = header {
-            if !self.server.gateway().decider().has_profile(&name) {
-                return Err(ErrorData::invalid_params(
-                    format!("no profile `{name}` in the configuration ([profiles.{name}])"),
-                    None,
-                ));
-            }
-            match &state.profile {
-                Some(path) if *path != name => {
-                    return Err(ErrorData::invalid_params(
-                        format!("{PROFILE_HEADER} names `{name}` but the path serves profile `{path}`"),
-                        None,
-                    ));
-                }
-                _ => state.profile = Some(name),
-            }
+        if let Some(name) = asked {
+            state.profile = Some(name);
         }
         state.granted = true;
         // rmcp may have read the server's info before this request's subject was known, and

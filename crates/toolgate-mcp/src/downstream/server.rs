@@ -35,6 +35,7 @@ use crate::pool::Caller;
 use crate::upstream::error_result;
 
 pub use crate::downstream::door::PROFILE_HEADER;
+use crate::downstream::door::asked_profile;
 
 /// How long a loading `tool_search` waits, once the client listed the tools again, so that the
 /// list's reply reaches the client before the search's.
@@ -59,14 +60,6 @@ pub const GRANT_META: &str = "toolgate/grant";
 /// How long a client may keep a list of a session-less request (`ttlMs`): the list is the same
 /// for every request of its subject until the catalog changes.
 const STATELESS_LIST_TTL_MS: u64 = 60_000;
-
-/// The error for a profile the configuration does not define.
-fn unknown_profile(gateway: &Gateway, name: &str) -> String {
-    format!(
-        "no profile `{name}` in the configuration ([profiles.{name}]); known profiles: {}",
-        crate::gateway::known_profiles(gateway.decider())
-    )
-}
 
 impl Gateway {
     /// A downstream MCP server for one new session.
@@ -105,7 +98,7 @@ impl GatewayServer {
     /// allows, within what the gateway offers.
     pub fn with_profile(gateway: Gateway, name: &str) -> Result<GatewayServer, String> {
         if !gateway.decider().has_profile(name) {
-            return Err(unknown_profile(&gateway, name));
+            return Err(crate::downstream::door::unknown_profile(&gateway, name));
         }
         let server = GatewayServer::new(gateway);
         server.state().profile = Some(name.to_owned());
@@ -554,32 +547,18 @@ impl ServerHandler for GatewayServer {
         }
         context.peer.set_peer_info(request.clone());
         let client = format!("{} {}", request.client_info.name, request.client_info.version);
-        let asked = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.headers.get(PROFILE_HEADER))
-            .map(|v| v.to_str().unwrap_or("\u{fffd}").to_owned());
-        if let Some(name) = asked {
-            if !self.gateway.decider().has_profile(&name) {
-                return Err(ErrorData::invalid_params(unknown_profile(&self.gateway, &name), None));
-            }
+        let path = self.state().profile.clone();
+        let asked = match context.extensions.get::<axum::http::request::Parts>() {
+            Some(parts) => asked_profile(&self.gateway, parts, path.as_deref())?,
+            None => None,
+        };
+        if let (Some(name), None) = (asked, path) {
+            // Anything rmcp had the server write before (its info) was for another subject:
+            // it is written again for this one.
             let mut state = self.state();
-            match &state.profile {
-                Some(path) if *path != name => {
-                    return Err(ErrorData::invalid_params(
-                        format!("{PROFILE_HEADER} names `{name}` but the path serves profile `{path}`"),
-                        None,
-                    ));
-                }
-                Some(_) => {}
-                None => {
-                    // Anything rmcp had the server write before (its info) was for another
-                    // subject: it is written again for this one.
-                    state.profile = Some(name);
-                    state.instructions = None;
-                    state.conversation = toolgate::Conversation::default();
-                }
-            }
+            state.profile = Some(name);
+            state.instructions = None;
+            state.conversation = toolgate::Conversation::default();
         }
         self.record().begin(&request, &context).await?;
         let exposure = self.gateway.settings().exposure_for(&request.client_info.name);
