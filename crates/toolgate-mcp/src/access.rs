@@ -34,24 +34,44 @@ impl fmt::Debug for Token {
     }
 }
 
-/// Who sent an HTTP request, as the access guard found it: put on the request for the
-/// session, which answers only the token it was opened with.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// Who is asking, settled once by the access guard for every HTTP request: each later stage
+/// (the body limits, the door, the session cap, the server's handlers, a session's restore)
+/// reads this, and none of them reads the request's `Authorization`, `Mcp-Session-Id` or
+/// `X-Toolgate-Profile` header again. A session answers only the caller it was opened by.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub(crate) struct Caller {
     /// Who the caller is: the name of its token (`[tokens.NAME]`), or the issuer and subject
-    /// of its OAuth access token ([`Identity::key`](crate::oauth::resource::Identity::key)).
+    /// of its OAuth access token ([`Identity::key`](crate::oauth::resource::Identity::key));
+    /// `None` when the gateway asks for no token.
     pub(crate) token: Option<String>,
     /// The OAuth access token it sent, for an upstream that acts for each user (token
     /// exchange); never for a static token.
     pub(crate) bearer: Option<std::sync::Arc<str>>,
+    /// The profile it asks for besides its path's: its `X-Toolgate-Profile` header, else the
+    /// profile its token serves. Whether that profile exists, and agrees with the path, is
+    /// [`crate::downstream::door::asked_profile`]'s to say.
+    pub(crate) profile: Option<String>,
+    /// The session it names (`Mcp-Session-Id`), if any.
+    pub(crate) session: Option<String>,
+}
+
+impl Caller {
+    /// The caller of the HTTP request whose head is `parts`, as the access guard settled it.
+    pub(crate) fn of(parts: &axum::http::request::Parts) -> Option<&Caller> {
+        parts.extensions.get::<Caller>()
+    }
+
+    /// The caller of the HTTP request behind `context`; `None` on stdio.
+    pub(crate) fn behind(context: &rmcp::service::RequestContext<rmcp::RoleServer>) -> Option<&Caller> {
+        Caller::of(context.extensions.get::<axum::http::request::Parts>()?)
+    }
 }
 
 /// The OAuth access token of the HTTP request behind `context`, if its caller sent one.
 pub(crate) fn bearer_of(
     context: &rmcp::service::RequestContext<rmcp::RoleServer>,
 ) -> Option<std::sync::Arc<str>> {
-    let parts = context.extensions.get::<axum::http::request::Parts>()?;
-    parts.extensions.get::<Caller>()?.bearer.clone()
+    Caller::behind(context)?.bearer.clone()
 }
 
 /// Which hosts, origins and tokens the HTTP endpoints accept.

@@ -1,5 +1,6 @@
 //! downstream: the gateway's side of its clients: the MCP server each session gets
-//! (`server`, with what it adds in `asking`, `instructions`, `tasks` and `resume`), the
+//! (`server`, with what it adds in `asking`, `instructions`, `tasks` and `resume`, and
+//! what it says of a refused call, `refusal`), the
 //! passthrough of prompts, resources and logs, and the transports (`stdio`, `http` with its
 //! session `door`).
 
@@ -8,6 +9,7 @@ pub(crate) mod door;
 pub mod http;
 pub(crate) mod instructions;
 pub(crate) mod passthrough;
+pub(crate) mod refusal;
 pub(crate) mod resume;
 pub mod server;
 pub(crate) mod stdio;

@@ -167,7 +167,7 @@ impl Upstreams<'_> {
         owner: &str,
         tool: &Tool,
         mut params: CallToolRequestParams,
-        caller: Caller,
+        downstream: Downstream,
     ) -> Run {
         let (tx, rx) = mpsc::channel(4);
         let cancel = CancellationToken::new();
@@ -191,10 +191,10 @@ impl Upstreams<'_> {
                 }
             };
             let inflight = gateway.inner.inflight.clone();
-            let declared = caller.capabilities.elicitation.is_some();
-            let _entry = inflight.open(&owner, caller.session, declared.then(|| tx.clone()));
+            let declared = downstream.capabilities.elicitation.is_some();
+            let _entry = inflight.open(&owner, downstream.session, declared.then(|| tx.clone()));
             let answer = tokio::select! {
-                answer = upstreams.call_rounds(&owner, &qualified, &peer, timeout, params, &caller, &tx) => answer,
+                answer = upstreams.call_rounds(&owner, &qualified, &peer, timeout, params, &downstream, &tx) => answer,
                 () = cancel.cancelled() => {
                     tracing::debug!(upstream = %owner, tool = %qualified, "the client's call was cancelled");
                     return;
@@ -278,7 +278,7 @@ impl Upstreams<'_> {
         peer: &Peer<RoleClient>,
         timeout: Duration,
         mut params: CallToolRequestParams,
-        caller: &Caller,
+        downstream: &Downstream,
         events: &mpsc::Sender<Event>,
     ) -> CallToolResponse {
         let modern_upstream = crate::upstream::is_modern(peer);
@@ -287,21 +287,21 @@ impl Upstreams<'_> {
             if modern_upstream {
                 // The upstream asks only what the client that made the call can answer.
                 let mut meta = RequestMetaObject::new();
-                meta.set_client_capabilities(relayed_capabilities(&caller.capabilities));
+                meta.set_client_capabilities(relayed_capabilities(&downstream.capabilities));
                 options.meta = Some(meta);
             }
             // The caller's token rides beside the request, never sent: the upstream's HTTP
             // client exchanges it for a token of the caller's own.
             let request = crate::oauth::client::for_caller(
                 ClientRequest::CallToolRequest(CallToolRequest::new(params.clone())),
-                caller.on_behalf.as_ref(),
+                downstream.on_behalf.as_ref(),
             );
             let handle = match peer.send_request_with_option(request, options).await {
                 Ok(h) => h,
                 Err(e) => return transport_error(owner, qualified, &e),
             };
             let relay = self.gateway.inner.progress.clone();
-            let _route = caller
+            let _route = downstream
                 .progress
                 .clone()
                 .map(|(client, token)| relay.open(owner, &handle.progress_token, client, token));
@@ -314,7 +314,7 @@ impl Upstreams<'_> {
                     return CallToolResponse::Complete(complete::call(result));
                 }
                 Ok(ServerResult::InputRequiredResult(asked)) => asked,
-                Ok(ServerResult::CreateTaskResult(task)) if caller.capabilities.supports_tasks() => {
+                Ok(ServerResult::CreateTaskResult(task)) if downstream.capabilities.supports_tasks() => {
                     return CallToolResponse::Task(task);
                 }
                 Ok(ServerResult::CreateTaskResult(_)) => {
@@ -344,7 +344,7 @@ impl Upstreams<'_> {
             let mut questions = Vec::new();
             for (key, request) in &requests {
                 match request {
-                    InputRequest::Elicitation(e) if caller.capabilities.elicitation.is_some() => {
+                    InputRequest::Elicitation(e) if downstream.capabilities.elicitation.is_some() => {
                         questions.push((key.clone(), e.params.clone()));
                     }
                     other => {
@@ -360,7 +360,7 @@ impl Upstreams<'_> {
                     }
                 }
             }
-            if caller.modern {
+            if downstream.modern {
                 // The client answers in its own retry; the upstream's state goes to it untouched.
                 return CallToolResponse::InputRequired(asked);
             }
@@ -426,9 +426,10 @@ impl Upstreams<'_> {
     }
 }
 
-/// Who made a forwarded call: what the upstream may ask of them and where progress goes.
+/// The downstream end of a forwarded call: the session that made it, what the upstream may
+/// ask of its client, and where progress goes.
 #[derive(Debug, Clone)]
-pub(crate) struct Caller {
+pub(crate) struct Downstream {
     /// The session that made the call (its slot's address), to route questions to.
     pub(crate) session: usize,
     /// The capabilities the client declared (for this request, on 2026-07-28).

@@ -530,3 +530,46 @@ async fn a_catalog_upstreams_own_rules_hide_the_tools_it_serves_for_other_server
     let shot = client.call("tool_search", json!({"query": format!("select:{PLAYWRIGHT_SHOT}")})).await;
     assert_eq!(shot.structured_content.unwrap()["loaded"], json!([PLAYWRIGHT_SHOT]), "the rest is served");
 }
+
+/// Sends `head` (with its header bytes as they are, not text) and an empty body; the whole
+/// response.
+async fn raw(addr: &str, head: &[u8]) -> String {
+    let mut stream = tokio::net::TcpStream::connect(addr).await.unwrap();
+    stream.write_all(head).await.unwrap();
+    let mut response = Vec::new();
+    stream.read_to_end(&mut response).await.unwrap();
+    String::from_utf8_lossy(&response).into_owned()
+}
+
+#[tokio::test]
+async fn a_session_or_profile_header_that_is_not_text_names_nothing_and_is_refused() {
+    let gateway = embedded(Exposure::Native);
+    let (_url, addr, shutdown) = serve_http(&gateway).await;
+    let id = open_session(&addr).await;
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    for (verb, header) in [
+        ("POST", [b"Mcp-Session-Id: ".as_slice(), id.as_bytes(), b"\xff"].concat()),
+        ("DELETE", [b"Mcp-Session-Id: ".as_slice(), id.as_bytes(), b"\xff"].concat()),
+        ("POST", b"X-Toolgate-Profile: r\xe9ader".to_vec()),
+    ] {
+        let head = [
+            format!(
+                "{verb} /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n\
+                 Accept: application/json, text/event-stream\r\nContent-Length: {}\r\nConnection: close\r\n",
+                list.len()
+            )
+            .as_bytes(),
+            &header,
+            b"\r\n\r\n",
+            list.as_bytes(),
+        ]
+        .concat();
+        let response = raw(&addr, &head).await;
+        assert!(response.starts_with("HTTP/1.1 400"), "{verb}: {response}");
+        assert!(response.contains("header is not text"), "{verb}: {response}");
+    }
+    // The session those requests came close to naming is still there, untouched.
+    let listed = post(&addr, Some(&id), json!({"jsonrpc": "2.0", "id": 3, "method": "tools/list"})).await;
+    assert!(listed.starts_with("HTTP/1.1 200") && listed.contains("tool_search"), "{listed}");
+    shutdown.cancel();
+}

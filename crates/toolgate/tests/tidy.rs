@@ -360,3 +360,33 @@ fn every_file_architecture_names_exists() {
     assert!(named > 50, "{named} file names read");
     assert!(missing.is_empty(), "ARCHITECTURE.md names files that do not exist: {missing:?}");
 }
+
+#[test]
+fn only_the_access_guard_reads_who_is_asking_from_a_request() {
+    // The request headers that say who is asking: read once, by the access guard
+    // (`downstream/http.rs`), into `access::Caller`, which every later stage reads instead.
+    let reads = [
+        "get(SESSION_HEADER)",
+        "get(PROFILE_HEADER)",
+        "contains_key(SESSION_HEADER)",
+        "contains_key(PROFILE_HEADER)",
+        "get(\"authorization\")",
+        "get(header::AUTHORIZATION)",
+        "get(\"mcp-session-id\")",
+        "get(\"x-toolgate-profile\")",
+    ];
+    let dir = root().join("crates/toolgate-mcp/src");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let mut readers = BTreeSet::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+        // A response's `Mcp-Session-Id` (the one rmcp gave a new session) is not a request's.
+        let text = text.replace("response.headers().get(SESSION_HEADER)", "");
+        if reads.iter().any(|r| text.contains(r)) {
+            readers.insert(file.strip_prefix(&dir).unwrap().to_string_lossy().into_owned());
+        }
+    }
+    assert_eq!(readers, BTreeSet::from(["downstream/http.rs".to_owned()]));
+}

@@ -46,16 +46,16 @@ pub(crate) fn unknown_profile(gateway: &Gateway, name: &str) -> String {
     )
 }
 
-/// The profile a request's `X-Toolgate-Profile` asks for (`None` without the header), checked
-/// once for every door that reads it: it must be configured and, for a request that came by a
-/// profile's path (`path`), be that profile.
+/// The profile a request's caller asks for besides its path (its `X-Toolgate-Profile` header,
+/// else its token's profile; `None` when neither), checked once for every door that reads it:
+/// it must be configured and, for a request that came by a profile's path (`path`), be that
+/// profile.
 pub(crate) fn asked_profile(
     gateway: &Gateway,
     parts: &axum::http::request::Parts,
     path: Option<&str>,
 ) -> Result<Option<String>, rmcp::ErrorData> {
-    let Some(value) = parts.headers.get(PROFILE_HEADER) else { return Ok(None) };
-    let name = value.to_str().unwrap_or("\u{fffd}").to_owned();
+    let Some(name) = Caller::of(parts).and_then(|c| c.profile.clone()) else { return Ok(None) };
     if !gateway.decider().has_profile(&name) {
         return Err(rmcp::ErrorData::invalid_params(unknown_profile(gateway, &name), None));
     }
@@ -187,20 +187,22 @@ impl std::fmt::Debug for Door {
     }
 }
 
-/// What a request asks to be: its token (by name) and the profile of its path or header.
-fn caller(request: &Request) -> Owner {
-    let token = request.extensions().get::<Caller>().and_then(|c| c.token.clone());
+/// What a request asks to be: its caller's token (by name) and the profile of its path, else
+/// the one its caller asks for.
+fn owner_asked(request: &Request, caller: &Caller) -> Owner {
     let from_path = request.uri().path().strip_prefix("/mcp/").map(str::to_owned);
-    let header = request.headers().get(PROFILE_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
-    Owner { token, profile: from_path.or(header) }
+    Owner { token: caller.token.clone(), profile: from_path.or_else(|| caller.profile.clone()) }
 }
 
 /// Around the MCP endpoints, after the access guard: the session's owner, or the owner of a
 /// session being opened.
 pub(crate) async fn guard(State(door): State<Door>, mut request: Request, next: Next) -> Response {
-    let asking = caller(&request);
-    let Some(id) = request.headers().get(SESSION_HEADER).map(|v| v.to_str().unwrap_or("\u{fffd}").to_owned())
-    else {
+    // The access guard, outside this one, settles every request's caller.
+    let Some(caller) = request.extensions().get::<Caller>().cloned() else {
+        return jsonrpc_error(StatusCode::INTERNAL_SERVER_ERROR, "the request's caller was not settled");
+    };
+    let asking = owner_asked(&request, &caller);
+    let Some(id) = caller.session else {
         return open(&door, asking, request, next).await;
     };
     let settings = door.gateway.settings();

@@ -130,7 +130,8 @@ async fn limits_guard(State(gateway): State<Gateway>, request: Request, next: Ne
         return jsonrpc_error(status, &why.to_string());
     }
     // Only a request naming no session can open one: the others are not read twice.
-    let opening = !parts.headers.contains_key(SESSION_HEADER) && opens_a_session(&bytes);
+    let names_a_session = crate::access::Caller::of(&parts).is_some_and(|c| c.session.is_some());
+    let opening = !names_a_session && opens_a_session(&bytes);
     let mut request = Request::from_parts(parts, axum::body::Body::from(bytes));
     if opening {
         request.extensions_mut().insert(Opening);
@@ -154,12 +155,22 @@ fn opens_a_session(bytes: &[u8]) -> bool {
 /// request, and may not see the status page, which shows every subject's sessions.
 async fn access_guard(State(gateway): State<Gateway>, mut request: Request, next: Next) -> Response {
     let headers = request.headers();
+    // The headers that say who is asking are read here alone, and must be text.
+    for name in [SESSION_HEADER, PROFILE_HEADER] {
+        if headers.get(name).is_some_and(|v| v.to_str().is_err()) {
+            let message =
+                format!("the {name} header is not text (visible ASCII): it names no session or profile");
+            return jsonrpc_error(StatusCode::BAD_REQUEST, &message);
+        }
+    }
     let get = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
     let authority = request.uri().authority().map(|a| a.as_str().to_owned());
     let host = get("host").map(str::to_owned).or(authority);
     let path = request.uri().path().to_owned();
     let from_path = path.strip_prefix("/mcp/").map(str::to_owned);
-    let asked = from_path.clone().or_else(|| get(PROFILE_HEADER).map(str::to_owned));
+    let header_profile = get(PROFILE_HEADER).map(str::to_owned);
+    let session = get(SESSION_HEADER).map(str::to_owned);
+    let asked = from_path.clone().or_else(|| header_profile.clone());
     // The operator's pages (not MCP) also take the login cookie a browser got on `/login`,
     // which stands for the token it logged in with; `/login` itself needs no token yet. Host
     // and Origin are checked either way.
@@ -227,20 +238,17 @@ async fn access_guard(State(gateway): State<Gateway>, mut request: Request, next
             return response;
         }
     };
-    request.extensions_mut().insert(crate::access::Caller { token: identity, bearer });
-    if let Some(serves) = serves {
-        if !path.starts_with("/mcp") && !open_path {
-            let message = format!(
-                "this caller serves profile `{serves}`; the status page shows every subject and needs a token without a profile"
-            );
-            return jsonrpc_error(StatusCode::FORBIDDEN, &message);
-        }
-        if from_path.is_none()
-            && let Ok(value) = HeaderValue::from_str(&serves)
-        {
-            request.headers_mut().insert(PROFILE_HEADER, value);
-        }
+    if let Some(serves) = &serves
+        && !path.starts_with("/mcp")
+        && !open_path
+    {
+        let message = format!(
+            "this caller serves profile `{serves}`; the status page shows every subject and needs a token without a profile"
+        );
+        return jsonrpc_error(StatusCode::FORBIDDEN, &message);
     }
+    let profile = header_profile.or(serves);
+    request.extensions_mut().insert(crate::access::Caller { token: identity, bearer, profile, session });
     next.run(request).await
 }
 
@@ -292,7 +300,7 @@ async fn resource_metadata(State(gateway): State<Gateway>) -> Response {
 /// session that ended.
 async fn sessions_guard(State(gateway): State<Gateway>, mut request: Request, next: Next) -> Response {
     let settings = gateway.settings();
-    let session = request.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned);
+    let session = request.extensions().get::<crate::access::Caller>().and_then(|c| c.session.clone());
     if session.is_none() && request.extensions().get::<Opening>().is_some() {
         // The place is taken before the request goes on, and given back if no session takes it:
         // requests released together cannot all pass a count made before any registers.

@@ -19,7 +19,8 @@ use rmcp::transport::streamable_http_server::session::SessionRestoreMarker;
 use rmcp::{ErrorData, RoleServer};
 use toolgate::Conversation;
 
-use crate::downstream::door::{PROFILE_HEADER, SESSION_HEADER, asked_profile};
+use crate::access::Caller;
+use crate::downstream::door::asked_profile;
 use crate::downstream::server::GatewayServer;
 use crate::gateway::Gateway;
 use crate::store::{Saved, StoreError};
@@ -30,8 +31,8 @@ fn http_parts(context: &RequestContext<RoleServer>) -> Option<&axum::http::reque
 }
 
 /// The caller's token (by name) as the access guard found it.
-fn caller(parts: &axum::http::request::Parts) -> Option<String> {
-    parts.extensions.get::<crate::access::Caller>().and_then(|c| c.token.clone())
+fn token_of(parts: &axum::http::request::Parts) -> Option<String> {
+    Caller::of(parts).and_then(|c| c.token.clone())
 }
 
 /// A request of an HTTP session that [`Record::check_caller`] let through.
@@ -76,7 +77,7 @@ impl Record<'_> {
         let Some(parts) = http_parts(context) else {
             return Ok(());
         };
-        let token = caller(parts);
+        let token = token_of(parts);
         {
             let mut state = self.server.state();
             state.stored.token = token.clone();
@@ -99,9 +100,7 @@ impl Record<'_> {
             return Err(refuse("the request's bearer token is not the one that opened the session".into()));
         }
         let asked =
-            self.server.state().profile.clone().or_else(|| {
-                parts.headers.get(PROFILE_HEADER).and_then(|v| v.to_str().ok()).map(str::to_owned)
-            });
+            self.server.state().profile.clone().or_else(|| Caller::of(parts).and_then(|c| c.profile.clone()));
         let profile = match (asked, saved.profile.clone()) {
             (Some(asked), Some(was)) if asked != was => {
                 return Err(refuse(format!("the session was opened under profile `{was}`, not `{asked}`")));
@@ -164,12 +163,12 @@ impl Record<'_> {
             self.adopt_subject(parts, context)?;
             return Ok(None);
         }
-        let token = caller(parts);
+        let token = token_of(parts);
         let mut state = self.server.state();
         if state.stored.token != token {
             return Err(other_token());
         }
-        let header = parts.headers.get(SESSION_HEADER).and_then(|v| v.to_str().ok());
+        let header = Caller::of(parts).and_then(|c| c.session.as_deref());
         match (&state.stored.id, header) {
             (None, Some(header)) => state.stored.id = Some(header.to_owned()),
             (Some(id), Some(header)) if id != header => {

@@ -25,13 +25,14 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use toolgate::config::Exposure;
-use toolgate::toolbox::{Decision, Denial, TOOL_SEARCH};
+use toolgate::toolbox::{Decision, TOOL_SEARCH};
 
 pub use crate::downstream::stdio::{serve_stdio, serve_stdio_on};
 use crate::upstream::convert::mcp_from_tool;
 
+use crate::downstream::refusal::Refused;
 use crate::gateway::{Busy, CALL_TOOL, Gateway, SessionSlot, SessionState, View, fingerprint};
-use crate::pool::Caller;
+use crate::pool::Downstream;
 use crate::upstream::error_result;
 
 pub use crate::downstream::door::PROFILE_HEADER;
@@ -171,9 +172,7 @@ impl GatewayServer {
         // rmcp serves a 2026-07-28 request on its own whatever `Mcp-Session-Id` it carries.
         self.http
             && (is_modern(context)
-                || context.extensions.get::<axum::http::request::Parts>().is_some_and(|parts| {
-                    !parts.headers.contains_key(crate::downstream::door::SESSION_HEADER)
-                }))
+                || crate::access::Caller::behind(context).is_some_and(|c| c.session.is_none()))
     }
 
     /// This session's exposure (chosen for its client at `initialize`; for a request with no
@@ -323,41 +322,7 @@ impl GatewayServer {
         let tool = match decision {
             Decision::Allow(tool) => tool,
             Decision::Deny(denial) => {
-                let subject = view.toolbox.about().subject();
-                match view.toolbox.refusal(&denial) {
-                    Some(event) => audit_event!(&event),
-                    None => {
-                        tracing::info!(target: "toolgate::audit", %subject, tool = name, action = "refused",
-                        reason = denial.reason(), "{denial}")
-                    }
-                }
-                // The policy rule that refused it, or what the model was told.
-                let rule = match &denial {
-                    Denial::Forbidden { rule, .. } => rule.to_string(),
-                    other => other.to_string(),
-                };
-                self.gateway.inner.metrics.refused(crate::metrics::Refusal {
-                    session: self.state().id,
-                    subject: subject.to_string(),
-                    tool: name.to_owned(),
-                    reason: denial.reason(),
-                    rule,
-                });
-                if let Denial::Unknown { .. } = denial
-                    && let Some(why) = self.gateway.upstreams().unavailable(name)
-                {
-                    return error_result(why);
-                }
-                if let (Denial::NotLoaded { .. }, Some(problem)) = (&denial, &grant_problem) {
-                    tracing::info!(target: "toolgate::audit", %subject, tool = name, "grant refused: {problem}");
-                    return error_result(format!("{denial} ({problem})"));
-                }
-                if let (Denial::NotLoaded { .. }, true) = (&denial, view.toolbox.about().is_granted()) {
-                    return error_result(format!(
-                        "{denial}, passing the grant it gives with the call ({CALL_TOOL} {{\"name\", \"grant\", \"arguments\"}})"
-                    ));
-                }
-                return error_result(denial.to_string());
+                return Refused { name, denial, grant: grant_problem }.answer(self, &view);
             }
         };
         let Some(owner) = view.owner(tool) else {
@@ -373,14 +338,14 @@ impl GatewayServer {
                 self.resume_call(tool.qualified_name(), state, &request, context).await
             }
             _ => {
-                let caller = Caller {
+                let downstream = Downstream {
                     session: self.session_key(),
                     capabilities: context.client_capabilities().unwrap_or_default(),
                     modern: is_modern(context),
                     progress: context.meta.get_progress_token().map(|token| (context.peer.clone(), token)),
                     on_behalf: crate::access::bearer_of(context),
                 };
-                let run = self.gateway.upstreams().start_call(owner, tool, request, caller);
+                let run = self.gateway.upstreams().start_call(owner, tool, request, downstream);
                 let answer = self.drive(tool.qualified_name(), run, 0, context).await;
                 self.tasks().record(&answer, owner, tool.qualified_name());
                 answer
