@@ -8,7 +8,8 @@ Makes catalogs of N tools by repeating LiveMCPBench's 527 (bench/livemcpbench/ca
 under new server names, in a temporary directory. For each N, three runs of
 `/usr/bin/time -v toolgate serve --stdio` answering one `initialize` and one `tool_search`:
 the time to each answer and the peak RSS. Then one `toolgate serve --http` on a free loopback
-port with the largest catalog: RSS (VmRSS) before and after opening the sessions (each an
+port with the largest catalog: RSS (VmRSS) before (after one status page, which loads the
+tokenizer) and after opening the sessions (each an
 `initialize` and `notifications/initialized`, nothing after), after they hibernate (the run
 sets `[gateway] session_hibernate_secs`, `--hibernate`; a quiet session with no event stream
 then keeps only its record in the session store), after a hundred of them are asked for
@@ -157,6 +158,10 @@ def sessions_run(toolgate, config, count, directory, hibernate):
         if status != 200 or not first:
             raise RuntimeError(f"initialize answered {status}")
         post(port, INITIALIZED, first)
+        # The status page counts tokens: its first answer loads the tokenizer's vocabulary
+        # (about 28 MB, kept for the process's life), which belongs to "before", not to the
+        # sessions.
+        live_sessions(port)
         time.sleep(2)
         before = rss_mb(p.pid)
         ids = []

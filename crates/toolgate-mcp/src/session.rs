@@ -276,3 +276,43 @@ pub(crate) struct TaskOwner {
     /// The tool whose call it is (qualified name).
     pub(crate) tool: String,
 }
+
+/// Says that sessions closed (ended, hibernated or deleted). Once no session has closed for
+/// [`QUIET_AFTER_CLOSING`], every worker thread of the runtime gets a moment of work: what a
+/// closed session freed belongs to the threads that allocated it, and a host can return such
+/// memory only from those threads, when they next go idle (the `toolgate` binary does so in
+/// `on_thread_park`, at most once a second a thread; `docs/deploy.md`). Waiting for the quiet
+/// lets a burst of closes end first, and lets each thread's once-a-second allowance come
+/// round again, so the last close of a burst is returned too.
+pub(crate) fn closed_sessions() {
+    use std::sync::atomic::AtomicBool;
+    use std::time::{Duration, Instant};
+    static ANCHOR: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
+    static LAST_CLOSE: AtomicU64 = AtomicU64::new(0);
+    static WAITING: AtomicBool = AtomicBool::new(false);
+    let anchor = *ANCHOR.get_or_init(Instant::now);
+    let now = move || anchor.elapsed().as_millis() as u64;
+    LAST_CLOSE.store(now(), Ordering::Release);
+    if WAITING.swap(true, Ordering::AcqRel) {
+        return;
+    }
+    tokio::spawn(async move {
+        let quiet = QUIET_AFTER_CLOSING.as_millis() as u64;
+        loop {
+            let since = now().saturating_sub(LAST_CLOSE.load(Ordering::Acquire));
+            if since >= quiet {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(quiet - since)).await;
+        }
+        WAITING.store(false, Ordering::Release);
+        let workers = tokio::runtime::Handle::current().metrics().num_workers();
+        for _ in 0..2 * workers {
+            tokio::spawn(tokio::task::yield_now());
+        }
+    });
+}
+
+/// How long after the last closed session the worker threads are woken
+/// ([`closed_sessions`]): past the once-a-second allowance of a thread's collection.
+const QUIET_AFTER_CLOSING: std::time::Duration = std::time::Duration::from_millis(1200);

@@ -278,6 +278,7 @@ pub(crate) async fn guard(State(door): State<Door>, mut request: Request, next: 
         }
         door.close(&id).await;
         tracing::info!(session = %id, "session ended by its client (DELETE)");
+        crate::session::closed_sessions();
         return match response.status() {
             StatusCode::FORBIDDEN | StatusCode::BAD_REQUEST => response,
             _ => StatusCode::NO_CONTENT.into_response(),

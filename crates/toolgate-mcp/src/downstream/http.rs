@@ -428,21 +428,8 @@ async fn reap_idle(door: crate::downstream::door::Door, shutdown: CancellationTo
         first_seen.retain(|id, _| present.contains(id));
         door.retain(&present);
         if closed > 0 {
-            tokio::spawn(wake_every_worker());
+            crate::session::closed_sessions();
         }
-    }
-}
-
-/// Gives every worker thread of the runtime a moment of work, half a second after sessions
-/// closed: what a closed session freed belongs to the threads that allocated it, and a host
-/// can return such memory only from those threads, when they next go idle (the `toolgate`
-/// binary does so in `on_thread_park`, `docs/deploy.md`). A thread parked since would
-/// otherwise keep it until traffic came back.
-async fn wake_every_worker() {
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    let workers = tokio::runtime::Handle::current().metrics().num_workers();
-    for _ in 0..2 * workers {
-        tokio::spawn(tokio::task::yield_now());
     }
 }
 
