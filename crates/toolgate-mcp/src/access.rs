@@ -38,7 +38,8 @@ impl fmt::Debug for Token {
 /// (the body limits, the door, the session cap, the server's handlers, a session's restore)
 /// reads this, and none of them reads the request's `Authorization`, `Mcp-Session-Id` or
 /// `X-Toolgate-Profile` header again. A session answers only the caller it was opened by.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// There is no default caller: only the access guard makes one.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Caller {
     /// Who the caller is: the name of its token (`[tokens.NAME]`), or the issuer and subject
     /// of its OAuth access token ([`Identity::key`](crate::oauth::resource::Identity::key));

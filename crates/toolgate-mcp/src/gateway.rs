@@ -232,8 +232,7 @@ impl Gateway {
             tracing::warn!(upstream = %spec.name, "its last listing is not served: {e}");
             let mut pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
             if let Some(u) = pool.get_mut(&spec.name) {
-                u.tools.clear();
-                u.remembered = false;
+                u.forget_tools();
             }
             drop(pool);
             built = self.rebuild(None);

@@ -40,8 +40,7 @@ impl Host for Gateway {
             if state != State::Ready {
                 // A server starting the first time keeps what it listed last time, if anything.
                 if !(state == State::Starting && u.remembered) {
-                    u.tools.clear();
-                    u.remembered = false;
+                    u.forget_tools();
                 }
                 u.peer = None;
             }

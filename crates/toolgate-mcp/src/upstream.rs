@@ -146,9 +146,16 @@ impl Upstream {
         Listing { upstream: &self.name, standing, tools: &self.tools }
     }
 
-    /// Marks the upstream failed: it serves nothing until it restarts.
-    pub(crate) fn fail(&mut self, reason: String) {
+    /// Drops the tools it serves, its last listing among them ([`remembered`]).
+    pub(crate) fn forget_tools(&mut self) {
         self.tools.clear();
+        self.remembered = false;
+    }
+
+    /// Marks the upstream failed: it serves nothing until it restarts, and its next start is
+    /// a start from nothing, not its last listing.
+    pub(crate) fn fail(&mut self, reason: String) {
+        self.forget_tools();
         self.last_error = Some(reason.clone());
         self.state = State::Failed(reason);
     }
