@@ -23,8 +23,9 @@ pub(crate) mod itself;
 pub(crate) mod progress;
 pub mod redact;
 pub(crate) mod remembered;
+mod stderr;
 
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use std::collections::{BTreeMap, HashMap};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -44,7 +45,6 @@ use rmcp::{
     ClientCacheConfig, ClientHandler, ClientLifecycleMode, ClientServiceExt, Peer, RoleClient, ServiceError,
 };
 use serde_json::{Value, json};
-use tokio::io::AsyncBufReadExt;
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use toolgate::ToolSpec;
@@ -54,6 +54,7 @@ use crate::snapshot::{Listing, Standing};
 use crate::upstream::convert::spec_from_mcp;
 use crate::upstream::progress::Relay;
 use crate::upstream::redact::redact;
+use crate::upstream::stderr::StderrTail;
 
 /// The longest wait between two restarts.
 const MAX_BACKOFF: Duration = Duration::from_secs(60);
@@ -484,54 +485,6 @@ async fn connect_and_serve<H: Host>(gateway: &H, spec: &Spec) -> Ended {
                 return Ended::Shutdown;
             }
         }
-    }
-}
-
-/// The last lines a child wrote to stderr (also logged), to explain why it failed.
-#[derive(Clone, Default)]
-struct StderrTail {
-    lines: Arc<std::sync::Mutex<VecDeque<String>>>,
-    /// Closed when the child's stderr ends.
-    ended: Arc<Notify>,
-    done: Arc<std::sync::atomic::AtomicBool>,
-}
-
-impl StderrTail {
-    const KEEP: usize = 3;
-
-    /// Reads `stderr` line by line into the log and the tail, `secrets` and token-shaped
-    /// words masked.
-    fn follow(&self, name: String, stderr: tokio::process::ChildStderr, secrets: Vec<String>) {
-        let tail = self.clone();
-        tokio::spawn(async move {
-            let mut lines = tokio::io::BufReader::new(stderr).lines();
-            while let Ok(Some(line)) = lines.next_line().await {
-                let line = redact(&line, &secrets);
-                tracing::info!(target: "toolgate::upstream::stderr", upstream = %name, "{line}");
-                let mut kept = tail.lines.lock().unwrap_or_else(|e| e.into_inner());
-                if kept.len() == Self::KEEP {
-                    kept.pop_front();
-                }
-                kept.push_back(line);
-            }
-            tail.done.store(true, std::sync::atomic::Ordering::SeqCst);
-            tail.ended.notify_waiters();
-        });
-    }
-
-    /// `reason`, with the child's last stderr lines once its stderr has ended (waiting a moment
-    /// for that).
-    async fn explain(&self, reason: String) -> String {
-        let ended = self.ended.notified();
-        if !self.done.load(std::sync::atomic::Ordering::SeqCst) {
-            let _ = tokio::time::timeout(Duration::from_millis(300), ended).await;
-        }
-        let kept = self.lines.lock().unwrap_or_else(|e| e.into_inner());
-        if kept.is_empty() {
-            return reason;
-        }
-        let last: Vec<&str> = kept.iter().map(String::as_str).collect();
-        format!("{reason}; its last stderr lines: {}", last.join(" | "))
     }
 }
 
