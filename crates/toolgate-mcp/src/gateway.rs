@@ -387,17 +387,18 @@ impl Gateway {
     /// tool list is not what it was last served.
     fn notify_changed_lists(&self) {
         for slot in self.inner.sessions.live() {
-            let (profile, exposure, granted) = {
+            let (profile, exposure, sessionless) = {
                 let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-                (state.profile.clone(), state.exposure_under(self.inner.settings.exposure), state.granted)
+                let profile = state.profile().map(str::to_owned);
+                (profile, state.exposure_under(self.inner.settings.exposure), state.is_sessionless())
             };
-            let view = if granted {
+            let view = if sessionless {
                 self.granted_view(profile.as_deref())
             } else {
                 self.view(profile.as_deref(), exposure)
             };
             let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-            let changed = view.toolbox.resume(&mut state.conversation);
+            let changed = view.toolbox.resume(state.conversation_mut());
             self.inner.metrics.unloaded(changed.len());
             for tool in &changed {
                 tracing::info!(target: "toolgate::audit", subject = %view.toolbox.about().subject(), tool = %tool,
@@ -405,14 +406,14 @@ impl Gateway {
             }
             // A bridge session's list never changes; the list of requests with no session does
             // when the catalog does.
-            if exposure != Exposure::Native && !granted {
+            if exposure != Exposure::Native && !sessionless {
                 continue;
             }
-            let Some(before) = state.listed else { continue };
-            if fingerprint(&view.toolbox.preview(&state.conversation)) == before {
+            let Some(before) = state.listed() else { continue };
+            if fingerprint(&view.toolbox.preview(state.conversation())) == before {
                 continue;
             }
-            state.listed = None;
+            state.list_changed();
             let notice = state.list_changed_notice();
             tokio::spawn(notice);
         }

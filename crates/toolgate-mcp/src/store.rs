@@ -378,12 +378,6 @@ pub(crate) struct Saved {
 }
 
 impl Saved {
-    /// Whether a request with `token` may use the session: the token that opened it (its
-    /// owner, written with the record's first version), and no other.
-    pub(crate) fn answers(&self, token: &Option<String>) -> bool {
-        self.token == *token
-    }
-
     /// A record as the store keeps it.
     pub(crate) fn to_text(&self) -> String {
         json!({

@@ -55,7 +55,7 @@ impl GatewayServer {
                     until: std::time::Instant::now() + self.gateway().settings().call_timeout,
                     rounds,
                 };
-                let state = self.state().waiting.park(parked);
+                let state = self.state().waiting().park(parked);
                 let requests = InputRequests::from([(QUESTION.to_owned(), question)]);
                 return CallToolResponse::InputRequired(InputRequiredResult::new(
                     Some(requests),
@@ -84,7 +84,7 @@ impl GatewayServer {
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let Some(parked) = self.state().waiting.take(state) else {
+        let Some(parked) = self.state().waiting().take(state) else {
             return error_result(format!(
                 "requestState `{state}` names no call waiting in this session (it expired, was answered, \
                  or belongs to another session); call `{tool}` again"

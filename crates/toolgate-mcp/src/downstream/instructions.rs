@@ -12,15 +12,15 @@ impl GatewayServer {
     /// requests too), they are written afresh and not kept: instructions fixed while servers
     /// start would announce their tools as missing for the whole session.
     pub(crate) fn fixed_instructions(&self) -> Arc<str> {
-        if let Some(fixed) = &self.state().instructions {
-            return fixed.clone();
+        if let Some(fixed) = self.state().instructions() {
+            return fixed;
         }
         if !self.gateway().is_ready() {
             return self.draft_instructions();
         }
         // Written without holding the state: they read the session's subject.
         let fresh = self.instructions();
-        self.state().instructions.get_or_insert(fresh).clone()
+        self.state().fix_instructions(fresh)
     }
 
     /// What the client is told about this server when it connects: how to load tools and the
@@ -28,7 +28,7 @@ impl GatewayServer {
     /// refers to), written by the session's toolbox.
     fn instructions(&self) -> Arc<str> {
         let view = self.view();
-        view.toolbox.briefing().instructions(&mut self.state().conversation)
+        view.toolbox.briefing().instructions(self.state().conversation_mut())
     }
 
     /// The instructions as they would read now, without fixing this session's announcement.

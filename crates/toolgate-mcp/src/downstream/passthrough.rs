@@ -105,20 +105,16 @@ impl Passthrough<'_> {
         });
         params.meta = None;
         for slot in self.gateway.sessions().live() {
-            let profile = slot.state.lock().unwrap_or_else(|e| e.into_inner()).profile.clone();
+            let profile = slot.state.lock().unwrap_or_else(|e| e.into_inner()).profile().map(str::to_owned);
             let view = self.gateway.view(profile.as_deref(), Exposure::Native);
             if !offers_data(&view, upstream, ServerData::Logs) {
                 continue;
             }
             let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-            if state.log_level.is_some_and(|wanted| rank(params.level) < rank(wanted)) {
+            if state.log_level().is_some_and(|wanted| rank(params.level) < rank(wanted)) {
                 continue;
             }
-            // 2026-07-28 has no logging on the connection (SEP-2577): only older clients hear it.
-            if state.is_modern() {
-                continue;
-            }
-            let Some(peer) = state.peer.clone() else { continue };
+            let Some(peer) = state.log_listener() else { continue };
             let params = params.clone();
             tokio::spawn(async move {
                 if let Err(e) = peer.notify_logging_message(params).await {
@@ -134,7 +130,7 @@ impl Passthrough<'_> {
             .sessions()
             .live()
             .iter()
-            .filter_map(|slot| slot.state.lock().unwrap_or_else(|e| e.into_inner()).log_level)
+            .filter_map(|slot| slot.state.lock().unwrap_or_else(|e| e.into_inner()).log_level())
             .min_by_key(|l| rank(*l))
     }
 
@@ -167,8 +163,7 @@ impl Passthrough<'_> {
     pub(crate) fn relay_list_changed(&self, prompts: bool) {
         for slot in self.gateway.sessions().live() {
             let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-            let peer = state.connection_notices();
-            let sinks = state.subscriptions.clone();
+            let (peer, sinks) = state.change_listeners();
             tokio::spawn(async move {
                 if let Some(peer) = peer {
                     let sent = if prompts {

@@ -43,7 +43,7 @@ impl Refused<'_> {
         };
         let gateway = server.gateway();
         gateway.inner.metrics.refused(crate::metrics::Refusal {
-            session: server.state().id,
+            session: server.state().number(),
             subject: subject.to_string(),
             tool: name.to_owned(),
             reason: denial.reason(),

@@ -10,7 +10,7 @@
 //! gateway's catalog and policy ([`Toolbox::resume`](toolgate::Toolbox::resume)).
 //!
 //! A session answers only the bearer token it was opened with, in this process and on any
-//! other. A store that cannot be reached leaves the session to this process's own state, with
+//! other: the door checks that before rmcp routes a request to a session. A store that cannot be reached leaves the session to this process's own state, with
 //! a warning: the answer may then miss what another replica loaded, never allow more.
 
 use rmcp::model::InitializeRequestParams;
@@ -35,23 +35,6 @@ fn token_of(parts: &axum::http::request::Parts) -> Option<String> {
     Caller::of(parts).and_then(|c| c.token.clone())
 }
 
-/// A request of an HTTP session that [`Record::check_caller`] let through.
-#[derive(Debug)]
-pub(crate) struct Checked {
-    /// The session's `Mcp-Session-Id`, once a request named it.
-    session: Option<String>,
-    /// The caller's token, by name.
-    token: Option<String>,
-}
-
-fn other_token() -> ErrorData {
-    ErrorData::invalid_request(
-        "this session was opened with another bearer token or identity; a session answers only \
-             the static token, or the OAuth issuer and subject, that opened it (start a new session with initialize)",
-        None,
-    )
-}
-
 impl GatewayServer {
     /// This session's record in the session store.
     pub(crate) fn record(&self) -> Record<'_> {
@@ -59,8 +42,9 @@ impl GatewayServer {
     }
 }
 
-/// An HTTP session's record in the session store, and who may use the session: a view of its
-/// server with no state of its own.
+/// An HTTP session's record in the session store: a view of its server with no state of its
+/// own. Who may use the session is the door's one check ([`crate::downstream::door`]), made
+/// before rmcp routes the request here.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Record<'a> {
     server: &'a GatewayServer,
@@ -77,12 +61,7 @@ impl Record<'_> {
         let Some(parts) = http_parts(context) else {
             return Ok(());
         };
-        let token = token_of(parts);
-        {
-            let mut state = self.server.state();
-            state.stored.token = token.clone();
-            state.stored.initialize = serde_json::to_value(request).ok();
-        }
+        self.server.state().owned_by(token_of(parts), serde_json::to_value(request).ok());
         let Some(marker) = context.extensions.get::<SessionRestoreMarker>() else {
             return Ok(());
         };
@@ -96,17 +75,10 @@ impl Record<'_> {
             Ok(None) => return Err(refuse("the session is not in the session store any more".into())),
             Err(e) => return Err(refuse(e.to_string())),
         };
-        if !saved.answers(&token) {
-            return Err(refuse("the request's bearer token is not the one that opened the session".into()));
-        }
-        let asked =
-            self.server.state().profile.clone().or_else(|| Caller::of(parts).and_then(|c| c.profile.clone()));
-        let profile = match (asked, saved.profile.clone()) {
-            (Some(asked), Some(was)) if asked != was => {
-                return Err(refuse(format!("the session was opened under profile `{was}`, not `{asked}`")));
-            }
-            (asked, was) => asked.or(was),
-        };
+        // The door let only the session's owner through, under its profile.
+        let path = self.server.state().profile().map(str::to_owned);
+        let profile =
+            path.or_else(|| Caller::of(parts).and_then(|c| c.profile.clone())).or(saved.profile.clone());
         if let Some(name) = &profile
             && !self.server.gateway().decider().has_profile(name)
         {
@@ -118,13 +90,7 @@ impl Record<'_> {
             None => None,
             Some(value) => Some(Conversation::from_json(value).map_err(|e| refuse(e.to_string()))?),
         };
-        let mut state = self.server.state();
-        state.profile = profile;
-        if let Some(conversation) = conversation {
-            state.conversation = conversation;
-        }
-        state.stored.id = Some(id.clone());
-        state.stored.seq = saved.seq;
+        self.server.state().restored(id.clone(), &saved, profile, conversation);
         let store = self.server.gateway().settings().sessions.describe();
         tracing::info!(session = %id, seq = saved.seq, store = %store, "session resumed from the store");
         Ok(())
@@ -148,130 +114,68 @@ impl Record<'_> {
         }
     }
 
-    /// Before any request of an HTTP session: refuses a token other than the one that opened
-    /// it and a request naming another session. `None` on stdio, and for a request with no
-    /// session (2026-07-28), which takes its subject from its own path, header and token
-    /// ([`Record::adopt_subject`]).
-    pub(crate) fn check_caller(
-        &self,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Option<Checked>, ErrorData> {
+    /// Before any request of an HTTP session: binds the session to the id the request names
+    /// (refusing one naming another session) and answers that id. `None` on a connection of
+    /// its own, and for a request with no session (2026-07-28), which becomes its own subject
+    /// from its path, header and token.
+    pub(crate) fn enter(&self, context: &RequestContext<RoleServer>) -> Result<Option<String>, ErrorData> {
         let Some(parts) = http_parts(context) else {
             return Ok(None);
         };
+        let caller = Caller::of(parts);
         if self.server.is_stateless(context) {
-            self.adopt_subject(parts, context)?;
+            let path = self.server.state().profile().map(str::to_owned);
+            let asked = asked_profile(self.server.gateway(), parts, path.as_deref())?;
+            let client = context.client_info().map(|info| format!("{} {}", info.name, info.version));
+            self.server.state().sessionless(asked, context.protocol_version(), client);
             return Ok(None);
         }
-        let token = token_of(parts);
-        let mut state = self.server.state();
-        if state.stored.token != token {
-            return Err(other_token());
-        }
-        let header = Caller::of(parts).and_then(|c| c.session.as_deref());
-        match (&state.stored.id, header) {
-            (None, Some(header)) => state.stored.id = Some(header.to_owned()),
-            (Some(id), Some(header)) if id != header => {
-                return Err(ErrorData::invalid_request("the request names another session", None));
-            }
-            _ => {}
-        }
-        Ok(Some(Checked { session: state.stored.id.clone(), token }))
+        let header = caller.and_then(|c| c.session.as_deref());
+        self.server.state().named(header).map_err(|why| ErrorData::invalid_request(why, None))
     }
 
-    /// A request with no session is its own subject: the profile of its path, else of the
-    /// header `X-Toolgate-Profile` (which the access guard sets from a profile-bound token, and
-    /// refuses when it names another), seen in bridge exposure with grants.
-    fn adopt_subject(
-        &self,
-        parts: &axum::http::request::Parts,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<(), ErrorData> {
-        let path = self.server.state().profile.clone();
-        let asked = asked_profile(self.server.gateway(), parts, path.as_deref())?;
-        let mut state = self.server.state();
-        if let Some(name) = asked {
-            state.profile = Some(name);
-        }
-        state.granted = true;
-        // rmcp may have read the server's info before this request's subject was known, and
-        // that froze an announcement of another subject: this request starts from nothing.
-        state.instructions = None;
-        state.conversation = Conversation::default();
-        state.revision = context.protocol_version();
-        if let Some(info) = context.client_info() {
-            state.client = format!("{} {}", info.name, info.version);
-        }
-        Ok(())
-    }
-
-    /// Before a request that reads the conversation: [`Record::check_caller`], then
-    /// takes a newer record written by another gateway.
-    pub(crate) async fn pull(&self, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        let Some(Checked { session: Some(id), token }) = self.check_caller(context)? else {
-            return Ok(());
-        };
-        let saved = match self.saved(&id, context).await {
+    /// Before a request that reads the conversation of session `id` (as [`Record::enter`]
+    /// answered it): takes a newer record written by another gateway.
+    pub(crate) async fn pull(&self, id: &str, context: &RequestContext<RoleServer>) {
+        let saved = match self.saved(id, context).await {
             Ok(Some(saved)) => saved,
-            Ok(None) => return Ok(()),
+            Ok(None) => return,
             Err(e) => {
                 tracing::warn!(session = %id, "{e}; answering from this gateway's own state");
-                return Ok(());
+                return;
             }
         };
-        if !saved.answers(&token) {
-            return Err(other_token());
+        if !self.server.state().is_newer(&saved) {
+            return;
         }
-        let mut state = self.server.state();
-        if saved.seq > state.stored.seq {
-            match saved.conversation.as_ref().map(Conversation::from_json) {
-                Some(Ok(conversation)) => state.conversation = conversation,
-                Some(Err(e)) => tracing::warn!(session = %id, "{e}; keeping this gateway's own"),
-                None => {}
+        let conversation = match saved.conversation.as_ref().map(Conversation::from_json) {
+            Some(Ok(conversation)) => Some(conversation),
+            Some(Err(e)) => {
+                tracing::warn!(session = %id, "{e}; keeping this gateway's own");
+                None
             }
-            state.stored.seq = saved.seq;
-            state.stored.pushed = None;
-        }
-        Ok(())
+            None => None,
+        };
+        self.server.state().caught_up(&saved, conversation);
     }
 
     /// After a request that may have changed the conversation: writes the session's record
     /// when it did.
     pub(crate) async fn push(&self) {
-        let writing = self.server.state().stored.writing.clone();
+        let Some(writing) = self.server.state().writing() else { return };
         let _writing = writing.lock().await;
-        let (id, saved) = {
-            let mut state = self.server.state();
-            let Some(id) = state.stored.id.clone() else {
-                return;
-            };
-            let conversation = state.conversation.to_json();
-            let digest = digest(&conversation);
-            if state.stored.pushed == Some(digest) {
-                return;
-            }
-            state.stored.seq += 1;
-            state.stored.pushed = Some(digest);
-            let saved = Saved {
-                seq: state.stored.seq,
-                initialize: state.stored.initialize.clone().unwrap_or_default(),
-                token: state.stored.token.clone(),
-                profile: state.profile.clone(),
-                conversation: Some(conversation),
-            };
-            (id, saved)
-        };
+        let Some((id, saved)) = self.server.state().next_record() else { return };
         let settings = self.server.gateway().settings();
         if let Err(e) = settings.sessions.save(&id, &saved.to_text(), settings.session_idle).await {
             tracing::warn!(session = %id, "{e}; the session's changes live only in this gateway");
-            self.server.state().stored.pushed = None;
+            self.server.state().not_written();
         }
     }
 
     /// After a search that changed this session's tool list: tells the other gateways, one of
     /// which may hold the client's event stream.
     pub(crate) async fn announce(&self) {
-        let Some(id) = self.server.state().stored.id.clone() else {
+        let Some(id) = self.server.state().session_id().map(str::to_owned) else {
             return;
         };
         if let Err(e) = self.server.gateway().settings().sessions.announce(&id).await {
@@ -302,20 +206,12 @@ impl Gateway {
                 };
                 for slot in gateway.sessions().live() {
                     let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-                    if state.stored.id.as_deref() == Some(id.as_str()) {
-                        state.listed = None;
+                    if state.session_id() == Some(id.as_str()) {
+                        state.list_changed();
                         tokio::spawn(state.list_changed_notice());
                     }
                 }
             }
         });
     }
-}
-
-/// A digest of a conversation's saved form.
-fn digest(value: &serde_json::Value) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::collections::hash_map::DefaultHasher::new();
-    value.to_string().hash(&mut hasher);
-    hasher.finish()
 }

@@ -74,25 +74,24 @@ impl Gateway {
 pub struct GatewayServer {
     gateway: Gateway,
     slot: Arc<SessionSlot>,
-    /// Whether the server answers streamable HTTP, where a 2026-07-28 request has no session:
-    /// every such request gets a server of its own, and what it was shown travels as grants.
-    http: bool,
 }
 
 impl GatewayServer {
     /// A server for one new session of `gateway` on a connection of its own (stdio, a pipe).
     pub fn new(gateway: Gateway) -> GatewayServer {
-        let slot = Arc::new(SessionSlot::new(gateway.inner.changes.clone()));
-        GatewayServer { gateway, slot, http: false }
+        GatewayServer::holding(gateway, SessionState::new(false, None))
+    }
+
+    fn holding(gateway: Gateway, state: SessionState) -> GatewayServer {
+        let slot = Arc::new(SessionSlot::new(gateway.inner.changes.clone(), state));
+        GatewayServer { gateway, slot }
     }
 
     /// A server for one new streamable HTTP session (`initialize`), or for one request with no
     /// session (2026-07-28), seeing what `profile` allows (or, with `None`, what the header
     /// `X-Toolgate-Profile` names, if any).
     pub(crate) fn for_http(gateway: Gateway, profile: Option<String>) -> GatewayServer {
-        let server = GatewayServer { http: true, ..GatewayServer::new(gateway) };
-        server.state().profile = profile;
-        server
+        GatewayServer::holding(gateway, SessionState::new(true, profile))
     }
 
     /// A server for one new session that sees only what profile `name` (`[profiles.NAME]`)
@@ -101,9 +100,7 @@ impl GatewayServer {
         if !gateway.decider().has_profile(name) {
             return Err(crate::downstream::door::unknown_profile(&gateway, name));
         }
-        let server = GatewayServer::new(gateway);
-        server.state().profile = Some(name.to_owned());
-        Ok(server)
+        Ok(GatewayServer::holding(gateway, SessionState::new(false, Some(name.to_owned()))))
     }
 
     /// Registers this session (once) for the status page and list change notices, with the
@@ -113,31 +110,17 @@ impl GatewayServer {
             let mut state = self.state();
             // A request with no session is no session: only its subscription is registered
             // (for list changes), by `listen`.
-            if state.granted {
+            if state.is_sessionless() {
                 return;
             }
-            if state.peer.is_none() {
-                state.peer = Some(context.peer.clone());
-            }
-            if state.revision.is_none() {
-                state.revision = context.protocol_version();
-            }
-            if state.client.is_empty()
-                && let Some(info) = context.client_info()
-            {
-                state.client = format!("{} {}", info.name, info.version);
-            }
+            let client = context.client_info().map(|info| format!("{} {}", info.name, info.version));
+            state.seen(&context.peer, context.protocol_version(), client);
         }
         self.gateway.register_session(&self.slot);
     }
 
     pub(crate) fn state(&self) -> std::sync::MutexGuard<'_, SessionState> {
         self.slot.state.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    /// Marks a request of this session in flight until the guard is dropped.
-    fn busy(&self) -> Busy {
-        Busy::new(&self.slot)
     }
 
     /// The gateway this session is served by.
@@ -147,19 +130,13 @@ impl GatewayServer {
 
     /// The profile this session was opened under, if any.
     fn profile(&self) -> Option<String> {
-        self.state().profile.clone()
-    }
-
-    /// Waits (until [`Settings::ready_timeout`](crate::Settings::ready_timeout) after the gateway
-    /// started) for upstreams still starting, so that a client asking at once gets their tools.
-    async fn ready(&self) {
-        self.gateway.ready_within(std::time::Duration::MAX).await;
+        self.state().profile().map(str::to_owned)
     }
 
     /// This session's subject's view: its toolbox over the current snapshot (for a request with
     /// no session, the one that hands out grants).
     pub(crate) fn view(&self) -> View {
-        if self.state().granted {
+        if self.state().is_sessionless() {
             return self.gateway.granted_view(self.profile().as_deref());
         }
         self.gateway.view(self.profile().as_deref(), self.exposure())
@@ -170,7 +147,7 @@ impl GatewayServer {
     /// shown leaves grants.
     pub(crate) fn is_stateless(&self, context: &RequestContext<RoleServer>) -> bool {
         // rmcp serves a 2026-07-28 request on its own whatever `Mcp-Session-Id` it carries.
-        self.http
+        self.state().is_http()
             && (is_modern(context)
                 || crate::access::Caller::behind(context).is_some_and(|c| c.session.is_none()))
     }
@@ -178,7 +155,7 @@ impl GatewayServer {
     /// This session's exposure (chosen for its client at `initialize`; for a request with no
     /// session, its view's).
     pub(crate) fn exposure(&self) -> Exposure {
-        if self.state().granted {
+        if self.state().is_sessionless() {
             return self.view().toolbox.about().exposure();
         }
         self.state().exposure_under(self.gateway.settings().exposure)
@@ -194,9 +171,9 @@ impl GatewayServer {
                 let key = &self.gateway.settings().grants;
                 toolbox
                     .grants(key, std::time::SystemTime::now())
-                    .tool_search(&mut state.conversation, arguments)
+                    .tool_search(state.conversation_mut(), arguments)
             } else {
-                toolbox.tool_search(&mut state.conversation, arguments)
+                toolbox.tool_search(state.conversation_mut(), arguments)
             };
             let outcome = match searched {
                 Ok(outcome) => outcome,
@@ -206,14 +183,14 @@ impl GatewayServer {
                 audit_event!(&event);
             }
             for tool in outcome.loaded() {
-                tracing::debug!(target: "toolgate::audit", session = state.id,
+                tracing::debug!(target: "toolgate::audit", session = state.number(),
                     subject = %toolbox.about().subject(), tool = tool.qualified_name(), action = "loaded",
                     query = %outcome.result.query, "loaded");
             }
-            state.activity.worked = true;
+            state.worked();
             let names = |tools: Vec<&str>| tools.join(", ");
             tracing::info!(
-                session = state.id,
+                session = state.number(),
                 query = %outcome.result.query,
                 loaded = %names(outcome.loaded().map(|t| t.qualified_name()).collect()),
                 unloaded = %names(outcome.unloaded.iter().map(|u| u.tool.as_str()).chain(outcome.changed.iter().map(String::as_str)).collect()),
@@ -226,7 +203,7 @@ impl GatewayServer {
                 || !outcome.unloaded.is_empty()
                 || !outcome.changed.is_empty();
             if relist {
-                state.listed = None;
+                state.list_changed();
             }
             (outcome.text(), outcome.to_json(), relist)
         };
@@ -239,13 +216,12 @@ impl GatewayServer {
                 let state = self.state();
                 // A client that cannot hear of the change (2026-07-28 without a subscription)
                 // is not waited for.
-                let hears = state.connection_notices().is_some() || !state.subscriptions.is_empty();
-                let wait = if state.ignores_list_changed || !hears {
+                let wait = if state.ignores_list_changed() || !state.hears_changes() {
                     None
                 } else {
                     Some(self.gateway.settings().relist_wait)
                 };
-                (state.list_changed_notice(), state.relisted.clone(), wait)
+                (state.list_changed_notice(), state.relisted(), wait)
             };
             // Listen before telling, so that a re-list that comes at once is not missed.
             let listed = relisted.notified();
@@ -257,7 +233,7 @@ impl GatewayServer {
                     tracing::debug!(
                         "the client did not list the tools again within {wait:?}; not waiting for it again"
                     );
-                    self.state().ignores_list_changed = true;
+                    self.state().ignore_list_changed();
                 } else {
                     // The re-list was seen as it was handled, before its reply went out; rmcp
                     // writes replies as their handlers finish, so without a moment here the
@@ -303,20 +279,20 @@ impl GatewayServer {
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         let (decision, grant_problem) = {
             let mut state = self.state();
-            state.activity.worked = true;
+            state.worked();
             if view.toolbox.about().is_granted() {
                 // A request with no session was given the subject's list, the same for all.
-                let _ = view.toolbox.tools(&mut state.conversation);
+                let _ = view.toolbox.tools(state.conversation_mut());
             }
             let problem = match (&grant, view.toolbox.about().is_granted()) {
                 (Some(grant), true) => view
                     .toolbox
                     .grants(&self.gateway.settings().grants, std::time::SystemTime::now())
-                    .admit(&mut state.conversation, name, grant)
+                    .admit(state.conversation_mut(), name, grant)
                     .err(),
                 _ => None,
             };
-            (view.toolbox.check(&mut state.conversation, name, &arguments), problem)
+            (view.toolbox.check(state.conversation_mut(), name, &arguments), problem)
         };
         self.record().push().await;
         let tool = match decision {
@@ -328,7 +304,7 @@ impl GatewayServer {
         let Some(owner) = view.owner(tool) else {
             return error_result(format!("tool `{}` has no server any more", tool.qualified_name()));
         };
-        tracing::debug!(target: "toolgate::audit", session = self.state().id,
+        tracing::debug!(target: "toolgate::audit", session = self.state().number(),
             subject = %view.toolbox.about().subject(), tool = tool.qualified_name(), server = owner,
             action = "allowed", "allowed");
         let started = std::time::Instant::now();
@@ -374,7 +350,7 @@ impl GatewayServer {
     /// Takes out the arguments this session's client adds to every call for its own use
     /// ([`INJECTED_ARGUMENTS`](crate::gateway::INJECTED_ARGUMENTS)).
     fn drop_injected_arguments(&self, request: &mut CallToolRequestParams) {
-        let client = self.state().client.to_lowercase();
+        let client = self.state().client().to_lowercase();
         let injected: Vec<&str> = crate::gateway::INJECTED_ARGUMENTS
             .iter()
             .filter(|(word, _)| client.contains(word))
@@ -398,7 +374,7 @@ impl GatewayServer {
     /// request that opens or restores it, else a free one; with none free, the session is
     /// refused, however the requests that opened the others were interleaved.
     fn take_seat(&self, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        if self.state().seat.is_some() {
+        if self.state().has_seat() {
             return Ok(());
         }
         let reserved = context
@@ -409,7 +385,7 @@ impl GatewayServer {
         let seat = reserved.or_else(|| self.gateway.inner.seats.clone().try_acquire_owned().ok());
         match seat {
             Some(seat) => {
-                self.state().seat = Some(seat);
+                self.state().take_seat(seat);
                 Ok(())
             }
             None => Err(ErrorData::internal_error(
@@ -426,6 +402,100 @@ impl GatewayServer {
     /// This session's key among the calls in flight (its slot's address, unique while it lives).
     fn session_key(&self) -> usize {
         Arc::as_ptr(&self.slot) as usize
+    }
+}
+
+/// A handler of a session's requests, named for its prologue ([`Handler::steps`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Handler {
+    Discover,
+    Initialize,
+    Listen,
+    ListTools,
+    CallTool,
+    SetLevel,
+    ListPrompts,
+    GetPrompt,
+    Complete,
+    ListResources,
+    ListResourceTemplates,
+    ReadResource,
+    GetTask,
+    UpdateTask,
+    CancelTask,
+}
+
+/// What a handler does before its own work, in this order.
+#[derive(Debug, Clone, Copy)]
+struct Steps {
+    /// Counts the request in flight until it is answered (a subscription is no request).
+    busy: bool,
+    /// Binds the request to its session, or makes it its own subject when it has none
+    /// ([`Record::enter`](crate::downstream::resume::Record::enter)).
+    enter: bool,
+    /// Registers the session for the status page and list change notices.
+    register: bool,
+    /// Waits for upstreams still starting, so that a client asking at once gets their tools.
+    ready: bool,
+    /// Takes a newer record of the session written by another gateway.
+    pull: bool,
+}
+
+impl Handler {
+    /// The table of every handler's prologue. `initialize` only counts itself: it opens or
+    /// restores the session, and takes its seat, itself; `server/discover` waits for the
+    /// upstreams as its transport allows.
+    const fn steps(self) -> Steps {
+        const fn steps(busy: bool, enter: bool, register: bool, ready: bool, pull: bool) -> Steps {
+            Steps { busy, enter, register, ready, pull }
+        }
+        use Handler::*;
+        match self {
+            Initialize => steps(true, false, false, false, false),
+            Listen => steps(false, true, true, false, false),
+            Discover | SetLevel => steps(true, true, true, false, false),
+            ListTools | CallTool => steps(true, true, true, true, true),
+            ListPrompts
+            | GetPrompt
+            | Complete
+            | ListResources
+            | ListResourceTemplates
+            | ReadResource
+            | GetTask
+            | UpdateTask
+            | CancelTask => steps(true, true, false, false, false),
+        }
+    }
+}
+
+/// A request past its prologue; dropped when it is answered.
+#[derive(Debug)]
+struct Entered {
+    _busy: Option<Busy>,
+}
+
+impl GatewayServer {
+    /// The one dispatch point of every handler's opening steps, from [`Handler::steps`].
+    async fn prologue(
+        &self,
+        handler: Handler,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Entered, ErrorData> {
+        let steps = handler.steps();
+        let busy = steps.busy.then(|| Busy::new(&self.slot));
+        let session = if steps.enter { self.record().enter(context)? } else { None };
+        if steps.register {
+            self.register(context);
+        }
+        if steps.ready {
+            self.gateway.ready_within(std::time::Duration::MAX).await;
+        }
+        if steps.pull
+            && let Some(id) = session
+        {
+            self.record().pull(&id, context).await;
+        }
+        Ok(Entered { _busy: busy })
     }
 }
 
@@ -466,21 +536,20 @@ impl ServerHandler for GatewayServer {
     }
 
     async fn listen(&self, context: SubscriptionContext) -> Result<(), ErrorData> {
-        self.record().check_caller(context.request_context())?;
+        let _entered = self.prologue(Handler::Listen, context.request_context()).await?;
         if self.is_stateless(context.request_context()) {
             // A change is one of the list every request of this subject gets.
             let view = self.view();
             let mut state = self.state();
-            let listed = view.toolbox.preview(&state.conversation);
-            state.listed = Some(fingerprint(&listed));
+            let listed = view.toolbox.preview(state.conversation());
+            state.follows_list(fingerprint(&listed));
             drop(state);
             self.gateway.register_session(&self.slot);
         }
-        self.register(context.request_context());
-        self.state().subscriptions.push(context.sink().clone());
+        self.state().subscribe(context.sink().clone());
         context.cancelled().await;
         let id = context.sink().id();
-        self.state().subscriptions.retain(|s| s.id() != id);
+        self.state().unsubscribe(id);
         Ok(())
     }
 
@@ -490,13 +559,11 @@ impl ServerHandler for GatewayServer {
     /// most: a client that probes with it takes a later answer for a server without
     /// 2026-07-28.
     async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
-        let _busy = self.busy();
-        self.record().check_caller(&context)?;
-        self.register(&context);
-        if self.http {
+        let _entered = self.prologue(Handler::Discover, &context).await?;
+        if self.state().is_http() {
             self.gateway.ready_within(HTTP_DISCOVER_WAIT).await;
         } else {
-            self.ready().await;
+            self.gateway.ready_within(std::time::Duration::MAX).await;
         }
         Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info()))
     }
@@ -506,13 +573,13 @@ impl ServerHandler for GatewayServer {
         request: InitializeRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
-        let _busy = self.busy();
-        if self.http {
+        let _entered = self.prologue(Handler::Initialize, &context).await?;
+        if self.state().is_http() {
             self.take_seat(&context)?;
         }
         context.peer.set_peer_info(request.clone());
         let client = format!("{} {}", request.client_info.name, request.client_info.version);
-        let path = self.state().profile.clone();
+        let path = self.profile();
         let asked = match context.extensions.get::<axum::http::request::Parts>() {
             Some(parts) => asked_profile(&self.gateway, parts, path.as_deref())?,
             None => None,
@@ -520,26 +587,18 @@ impl ServerHandler for GatewayServer {
         if let (Some(name), None) = (asked, path) {
             // Anything rmcp had the server write before (its info) was for another subject:
             // it is written again for this one.
-            let mut state = self.state();
-            state.profile = Some(name);
-            state.instructions = None;
-            state.conversation = toolgate::Conversation::default();
+            self.state().choose_profile(name);
         }
         self.record().begin(&request, &context).await?;
         let exposure = self.gateway.settings().exposure_for(&request.client_info.name);
         tracing::info!(client = %client, exposure = crate::gateway::exposure_name(exposure), "session opened");
-        {
-            let mut state = self.state();
-            state.client = client;
-            state.peer = Some(context.peer.clone());
-            state.exposure = Some(exposure);
-        }
+        self.state().opened(client, &context.peer, exposure);
         self.gateway.register_session(&self.slot);
-        self.ready().await;
+        self.gateway.ready_within(std::time::Duration::MAX).await;
         let negotiated = self.negotiate_initialize(&request)?;
         // A client that probed with `server/discover` first and then chose `initialize` (Claude
         // Code does when the probe is slow) speaks what `initialize` negotiated.
-        self.state().revision = Some(negotiated.protocol_version.clone());
+        self.state().speaks(negotiated.protocol_version.clone());
         Ok(negotiated)
     }
 
@@ -548,23 +607,19 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let _busy = self.busy();
-        self.register(&context);
-        self.ready().await;
-        self.record().pull(&context).await?;
+        let _entered = self.prologue(Handler::ListTools, &context).await?;
         let view = self.view();
         let tools = {
             let mut state = self.state();
-            let client = state.client.to_lowercase();
+            let client = state.client().to_lowercase();
             if crate::gateway::INSTRUCTIONS_UNREAD.iter().any(|word| client.contains(word)) {
-                state.conversation.announce_in_tool_search();
+                state.conversation_mut().announce_in_tool_search();
             }
             let list = view
                 .toolbox
-                .tools(&mut state.conversation)
+                .tools(state.conversation_mut())
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-            state.listed = Some(fingerprint(&list));
-            state.relisted.notify_waiters();
+            state.served_list(fingerprint(&list));
             list.iter().map(|t| mcp_from_tool(t)).collect()
         };
         self.record().push().await;
@@ -576,10 +631,7 @@ impl ServerHandler for GatewayServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let _busy = self.busy();
-        self.register(&context);
-        self.ready().await;
-        self.record().pull(&context).await?;
+        let _entered = self.prologue(Handler::CallTool, &context).await?;
         let mut request = request;
         self.drop_injected_arguments(&mut request);
         let name = request.name.clone();
@@ -608,10 +660,8 @@ impl ServerHandler for GatewayServer {
         request: SetLevelRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let _busy = self.busy();
-        self.record().check_caller(&context)?;
-        self.register(&context);
-        self.state().log_level = Some(request.level);
+        let _entered = self.prologue(Handler::SetLevel, &context).await?;
+        self.state().set_log_level(request.level);
         self.gateway.passthrough().set_log_level().await;
         Ok(())
     }
@@ -621,8 +671,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, ErrorData> {
-        let _busy = self.busy();
-        self.record().check_caller(&context)?;
+        let _entered = self.prologue(Handler::ListPrompts, &context).await?;
         Ok(self.cacheable(self.gateway.passthrough().list_prompts(self.profile().as_deref()).await, &context))
     }
 
@@ -631,8 +680,7 @@ impl ServerHandler for GatewayServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let _busy = self.busy();
-        self.record().check_caller(&context)?;
+        let _entered = self.prologue(Handler::GetPrompt, &context).await?;
         let caller = crate::access::bearer_of(&context);
         self.gateway.passthrough().get_prompt(request, self.profile().as_deref(), caller.as_ref()).await
     }
@@ -642,7 +690,7 @@ impl ServerHandler for GatewayServer {
         mut request: GetTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetTaskResult, ErrorData> {
-        let _busy = self.busy();
+        let _entered = self.prologue(Handler::GetTask, &context).await?;
         let id = std::mem::take(&mut request.task_id);
         let asked = GetTaskParams::new(id.clone());
         match self
@@ -663,7 +711,7 @@ impl ServerHandler for GatewayServer {
         request: UpdateTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let _busy = self.busy();
+        let _entered = self.prologue(Handler::UpdateTask, &context).await?;
         let asked = UpdateTaskParams::new(request.task_id.clone(), request.input_responses);
         let update = ClientRequest::UpdateTaskRequest(UpdateTaskRequest::new(asked));
         self.tasks().forward(&request.task_id, update, &context).await.map(|_| ())
@@ -674,7 +722,7 @@ impl ServerHandler for GatewayServer {
         request: CancelTaskParams,
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let _busy = self.busy();
+        let _entered = self.prologue(Handler::CancelTask, &context).await?;
         let cancel =
             ClientRequest::CancelTaskRequest(CancelTaskRequest::new(CancelTaskParams::new(&request.task_id)));
         self.tasks().forward(&request.task_id, cancel, &context).await.map(|_| ())
@@ -685,8 +733,7 @@ impl ServerHandler for GatewayServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
-        let _busy = self.busy();
-        self.record().check_caller(&context)?;
+        let _entered = self.prologue(Handler::Complete, &context).await?;
         let caller = crate::access::bearer_of(&context);
         self.gateway.passthrough().complete(request, self.profile().as_deref(), caller.as_ref()).await
     }
@@ -696,8 +743,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
-        let _busy = self.busy();
-        self.record().check_caller(&context)?;
+        let _entered = self.prologue(Handler::ListResources, &context).await?;
         Ok(self
             .cacheable(self.gateway.passthrough().list_resources(self.profile().as_deref()).await, &context))
     }
@@ -707,8 +753,7 @@ impl ServerHandler for GatewayServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
-        let _busy = self.busy();
-        self.record().check_caller(&context)?;
+        let _entered = self.prologue(Handler::ListResourceTemplates, &context).await?;
         Ok(self.cacheable(
             self.gateway.passthrough().list_resource_templates(self.profile().as_deref()).await,
             &context,
@@ -720,8 +765,7 @@ impl ServerHandler for GatewayServer {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let _busy = self.busy();
-        self.record().check_caller(&context)?;
+        let _entered = self.prologue(Handler::ReadResource, &context).await?;
         let caller = crate::access::bearer_of(&context);
         self.gateway.passthrough().read_resource(request, self.profile().as_deref(), caller.as_ref()).await
     }

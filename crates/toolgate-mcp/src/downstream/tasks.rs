@@ -35,16 +35,15 @@ impl Tasks<'_> {
     pub(crate) fn record(&self, answer: &CallToolResponse, upstream: &str, tool: &str) {
         if let CallToolResponse::Task(created) = answer {
             let owner = TaskOwner { upstream: upstream.to_owned(), tool: tool.to_owned() };
-            self.server.state().tasks.insert(created.task.task_id.clone(), owner);
+            self.server.state().task_started(created.task.task_id.clone(), owner);
         }
     }
 
     /// The upstream of task `id`, when this session started it and may still see its tool.
-    fn owner(&self, id: &str, context: &RequestContext<RoleServer>) -> Result<TaskOwner, ErrorData> {
-        self.server.record().check_caller(context)?;
+    fn owner(&self, id: &str) -> Result<TaskOwner, ErrorData> {
         let unknown =
             || ErrorData::invalid_params(format!("no task `{id}` was started in this session"), None);
-        let owner = self.server.state().tasks.get(id).cloned().ok_or_else(unknown)?;
+        let owner = self.server.state().task(id).ok_or_else(unknown)?;
         let view = self.server.view();
         if view.toolbox.visible().get(&owner.tool).is_none() {
             return Err(ErrorData::invalid_params(
@@ -63,7 +62,7 @@ impl Tasks<'_> {
         request: ClientRequest,
         context: &RequestContext<RoleServer>,
     ) -> Result<ServerResult, ErrorData> {
-        let owner = self.owner(id, context)?;
+        let owner = self.owner(id)?;
         let caps = context.client_capabilities().unwrap_or_default();
         let request = crate::oauth::client::for_caller(request, crate::access::bearer_of(context).as_ref());
         match self.server.gateway().upstreams().task_request(&owner.upstream, request, &caps).await? {

@@ -126,23 +126,22 @@ impl Report<'_> {
             .map(|slot| {
                 let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
                 let exposure = state.exposure_under(self.gateway.inner.settings.exposure);
-                let (shown, full) =
-                    self.session_tokens(state.profile.as_deref(), exposure, &state.conversation);
-                let activity = &state.activity;
+                let (shown, full) = self.session_tokens(state.profile(), exposure, state.conversation());
+                let activity = state.activity();
                 json!({
-                    "id": state.id,
-                    "client": state.client,
-                    "profile": state.profile,
+                    "id": state.number(),
+                    "client": state.client(),
+                    "profile": state.profile(),
                     "exposure": exposure_name(exposure),
-                    "revision": state.revision.as_ref().map(|v| v.as_str().to_owned()),
-                    "transport": if state.stored.id().is_some() { "http" } else { "stdio" },
+                    "revision": state.revision().map(|v| v.as_str().to_owned()),
+                    "transport": if state.is_http() { "http" } else { "stdio" },
                     "requests": activity.requests,
                     "in_flight": activity.in_flight,
                     "idle_secs": activity.last.map(|t| t.elapsed().as_secs()),
                     // A client that only listed the tools and stays connected is most likely a
                     // health check (`claude mcp list`), not an agent at work.
                     "kind": if activity.worked { "agent" } else { "listed only" },
-                    "active": state.conversation.active(),
+                    "active": state.conversation().active(),
                     "tokens": {"tool_list": shown, "full_load": full, "saved": full as i64 - shown as i64},
                 })
             })
