@@ -390,7 +390,7 @@ impl Gateway {
             let (profile, exposure, sessionless) = {
                 let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
                 let profile = state.profile().map(str::to_owned);
-                (profile, state.exposure_under(self.inner.settings.exposure), state.is_sessionless())
+                (profile, state.exposure_under(self.inner.settings.exposure), state.reach().is_sessionless())
             };
             let view = if sessionless {
                 self.granted_view(profile.as_deref())
@@ -409,12 +409,12 @@ impl Gateway {
             if exposure != Exposure::Native && !sessionless {
                 continue;
             }
-            let Some(before) = state.listed() else { continue };
+            let Some(before) = state.listener().listed() else { continue };
             if fingerprint(&view.toolbox.preview(state.conversation())) == before {
                 continue;
             }
-            state.list_changed();
-            let notice = state.list_changed_notice();
+            state.listener_mut().list_changed();
+            let notice = state.listener().list_changed_notice();
             tokio::spawn(notice);
         }
     }

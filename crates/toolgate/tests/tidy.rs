@@ -390,3 +390,29 @@ fn only_the_access_guard_reads_who_is_asking_from_a_request() {
     }
     assert_eq!(readers, BTreeSet::from(["downstream/http.rs".to_owned()]));
 }
+
+#[test]
+fn a_session_has_one_holder_whose_fields_are_private() {
+    // A downstream session's state changes only through the methods of the types that hold it:
+    // no field of theirs is visible outside their module.
+    let holders = [
+        ("crates/toolgate-mcp/src/session.rs", "pub(crate) struct SessionState {"),
+        ("crates/toolgate-mcp/src/session/listener.rs", "pub(crate) struct Listener {"),
+        ("crates/toolgate-mcp/src/session/reach.rs", "pub(crate) struct Stored {"),
+    ];
+    for (file, opening) in holders {
+        let text = std::fs::read_to_string(root().join(file)).unwrap();
+        let start = text.find(opening).unwrap_or_else(|| panic!("{file}: no `{opening}`"));
+        let body = &text[start + opening.len()..];
+        let body = &body[..body.find("\n}").expect("the struct ends")];
+        let public: Vec<&str> = body.lines().map(str::trim).filter(|l| l.starts_with("pub")).collect();
+        assert!(public.is_empty(), "{file}: {opening} has fields others may write: {public:?}");
+    }
+    // And nothing outside the session module names the old flag of a request with no session.
+    let mut files = Vec::new();
+    rust_files(&root().join("crates/toolgate-mcp/src"), &mut files);
+    for file in files {
+        let text = std::fs::read_to_string(&file).unwrap();
+        assert!(!text.contains("state.granted") && !text.contains(".granted ="), "{}", file.display());
+    }
+}

@@ -111,10 +111,10 @@ impl Passthrough<'_> {
                 continue;
             }
             let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-            if state.log_level().is_some_and(|wanted| rank(params.level) < rank(wanted)) {
+            if state.listener().log_level().is_some_and(|wanted| rank(params.level) < rank(wanted)) {
                 continue;
             }
-            let Some(peer) = state.log_listener() else { continue };
+            let Some(peer) = state.listener().log_listener() else { continue };
             let params = params.clone();
             tokio::spawn(async move {
                 if let Err(e) = peer.notify_logging_message(params).await {
@@ -130,7 +130,7 @@ impl Passthrough<'_> {
             .sessions()
             .live()
             .iter()
-            .filter_map(|slot| slot.state.lock().unwrap_or_else(|e| e.into_inner()).log_level())
+            .filter_map(|slot| slot.state.lock().unwrap_or_else(|e| e.into_inner()).listener().log_level())
             .min_by_key(|l| rank(*l))
     }
 
@@ -163,7 +163,7 @@ impl Passthrough<'_> {
     pub(crate) fn relay_list_changed(&self, prompts: bool) {
         for slot in self.gateway.sessions().live() {
             let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-            let (peer, sinks) = state.change_listeners();
+            let (peer, sinks) = state.listener().change_listeners();
             tokio::spawn(async move {
                 if let Some(peer) = peer {
                     let sent = if prompts {

@@ -61,7 +61,7 @@ impl Record<'_> {
         let Some(parts) = http_parts(context) else {
             return Ok(());
         };
-        self.server.state().owned_by(token_of(parts), serde_json::to_value(request).ok());
+        self.server.state().reach_mut().owned_by(token_of(parts), serde_json::to_value(request).ok());
         let Some(marker) = context.extensions.get::<SessionRestoreMarker>() else {
             return Ok(());
         };
@@ -131,7 +131,7 @@ impl Record<'_> {
             return Ok(None);
         }
         let header = caller.and_then(|c| c.session.as_deref());
-        self.server.state().named(header).map_err(|why| ErrorData::invalid_request(why, None))
+        self.server.state().reach_mut().named(header).map_err(|why| ErrorData::invalid_request(why, None))
     }
 
     /// Before a request that reads the conversation of session `id` (as [`Record::enter`]
@@ -145,7 +145,7 @@ impl Record<'_> {
                 return;
             }
         };
-        if !self.server.state().is_newer(&saved) {
+        if !self.server.state().reach().is_newer(&saved) {
             return;
         }
         let conversation = match saved.conversation.as_ref().map(Conversation::from_json) {
@@ -162,20 +162,20 @@ impl Record<'_> {
     /// After a request that may have changed the conversation: writes the session's record
     /// when it did.
     pub(crate) async fn push(&self) {
-        let Some(writing) = self.server.state().writing() else { return };
+        let Some(writing) = self.server.state().reach().writing() else { return };
         let _writing = writing.lock().await;
         let Some((id, saved)) = self.server.state().next_record() else { return };
         let settings = self.server.gateway().settings();
         if let Err(e) = settings.sessions.save(&id, &saved.to_text(), settings.session_idle).await {
             tracing::warn!(session = %id, "{e}; the session's changes live only in this gateway");
-            self.server.state().not_written();
+            self.server.state().reach_mut().not_written();
         }
     }
 
     /// After a search that changed this session's tool list: tells the other gateways, one of
     /// which may hold the client's event stream.
     pub(crate) async fn announce(&self) {
-        let Some(id) = self.server.state().session_id().map(str::to_owned) else {
+        let Some(id) = self.server.state().reach().session_id().map(str::to_owned) else {
             return;
         };
         if let Err(e) = self.server.gateway().settings().sessions.announce(&id).await {
@@ -206,9 +206,9 @@ impl Gateway {
                 };
                 for slot in gateway.sessions().live() {
                     let mut state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-                    if state.session_id() == Some(id.as_str()) {
-                        state.list_changed();
-                        tokio::spawn(state.list_changed_notice());
+                    if state.reach().session_id() == Some(id.as_str()) {
+                        state.listener_mut().list_changed();
+                        tokio::spawn(state.listener().list_changed_notice());
                     }
                 }
             }

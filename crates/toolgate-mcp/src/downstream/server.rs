@@ -110,7 +110,7 @@ impl GatewayServer {
             let mut state = self.state();
             // A request with no session is no session: only its subscription is registered
             // (for list changes), by `listen`.
-            if state.is_sessionless() {
+            if state.reach().is_sessionless() {
                 return;
             }
             let client = context.client_info().map(|info| format!("{} {}", info.name, info.version));
@@ -136,7 +136,7 @@ impl GatewayServer {
     /// This session's subject's view: its toolbox over the current snapshot (for a request with
     /// no session, the one that hands out grants).
     pub(crate) fn view(&self) -> View {
-        if self.state().is_sessionless() {
+        if self.state().reach().is_sessionless() {
             return self.gateway.granted_view(self.profile().as_deref());
         }
         self.gateway.view(self.profile().as_deref(), self.exposure())
@@ -147,7 +147,7 @@ impl GatewayServer {
     /// shown leaves grants.
     pub(crate) fn is_stateless(&self, context: &RequestContext<RoleServer>) -> bool {
         // rmcp serves a 2026-07-28 request on its own whatever `Mcp-Session-Id` it carries.
-        self.state().is_http()
+        self.state().reach().is_http()
             && (is_modern(context)
                 || crate::access::Caller::behind(context).is_some_and(|c| c.session.is_none()))
     }
@@ -155,7 +155,7 @@ impl GatewayServer {
     /// This session's exposure (chosen for its client at `initialize`; for a request with no
     /// session, its view's).
     pub(crate) fn exposure(&self) -> Exposure {
-        if self.state().is_sessionless() {
+        if self.state().reach().is_sessionless() {
             return self.view().toolbox.about().exposure();
         }
         self.state().exposure_under(self.gateway.settings().exposure)
@@ -203,7 +203,7 @@ impl GatewayServer {
                 || !outcome.unloaded.is_empty()
                 || !outcome.changed.is_empty();
             if relist {
-                state.list_changed();
+                state.listener_mut().list_changed();
             }
             (outcome.text(), outcome.to_json(), relist)
         };
@@ -216,12 +216,8 @@ impl GatewayServer {
                 let state = self.state();
                 // A client that cannot hear of the change (2026-07-28 without a subscription)
                 // is not waited for.
-                let wait = if state.ignores_list_changed() || !state.hears_changes() {
-                    None
-                } else {
-                    Some(self.gateway.settings().relist_wait)
-                };
-                (state.list_changed_notice(), state.relisted(), wait)
+                let wait = state.listener().relist_wait(self.gateway.settings().relist_wait);
+                (state.listener().list_changed_notice(), state.listener().relisted(), wait)
             };
             // Listen before telling, so that a re-list that comes at once is not missed.
             let listed = relisted.notified();
@@ -233,7 +229,7 @@ impl GatewayServer {
                     tracing::debug!(
                         "the client did not list the tools again within {wait:?}; not waiting for it again"
                     );
-                    self.state().ignore_list_changed();
+                    self.state().listener_mut().ignore_list_changed();
                 } else {
                     // The re-list was seen as it was handled, before its reply went out; rmcp
                     // writes replies as their handlers finish, so without a moment here the
@@ -374,7 +370,7 @@ impl GatewayServer {
     /// request that opens or restores it, else a free one; with none free, the session is
     /// refused, however the requests that opened the others were interleaved.
     fn take_seat(&self, context: &RequestContext<RoleServer>) -> Result<(), ErrorData> {
-        if self.state().has_seat() {
+        if self.state().reach().has_seat() {
             return Ok(());
         }
         let reserved = context
@@ -385,7 +381,7 @@ impl GatewayServer {
         let seat = reserved.or_else(|| self.gateway.inner.seats.clone().try_acquire_owned().ok());
         match seat {
             Some(seat) => {
-                self.state().take_seat(seat);
+                self.state().reach_mut().take_seat(seat);
                 Ok(())
             }
             None => Err(ErrorData::internal_error(
@@ -542,14 +538,14 @@ impl ServerHandler for GatewayServer {
             let view = self.view();
             let mut state = self.state();
             let listed = view.toolbox.preview(state.conversation());
-            state.follows_list(fingerprint(&listed));
+            state.listener_mut().follows_list(fingerprint(&listed));
             drop(state);
             self.gateway.register_session(&self.slot);
         }
-        self.state().subscribe(context.sink().clone());
+        self.state().listener_mut().subscribe(context.sink().clone());
         context.cancelled().await;
         let id = context.sink().id();
-        self.state().unsubscribe(id);
+        self.state().listener_mut().unsubscribe(id);
         Ok(())
     }
 
@@ -560,7 +556,7 @@ impl ServerHandler for GatewayServer {
     /// 2026-07-28.
     async fn discover(&self, context: RequestContext<RoleServer>) -> Result<DiscoverResult, ErrorData> {
         let _entered = self.prologue(Handler::Discover, &context).await?;
-        if self.state().is_http() {
+        if self.state().reach().is_http() {
             self.gateway.ready_within(HTTP_DISCOVER_WAIT).await;
         } else {
             self.gateway.ready_within(std::time::Duration::MAX).await;
@@ -574,7 +570,7 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         let _entered = self.prologue(Handler::Initialize, &context).await?;
-        if self.state().is_http() {
+        if self.state().reach().is_http() {
             self.take_seat(&context)?;
         }
         context.peer.set_peer_info(request.clone());
@@ -598,7 +594,7 @@ impl ServerHandler for GatewayServer {
         let negotiated = self.negotiate_initialize(&request)?;
         // A client that probed with `server/discover` first and then chose `initialize` (Claude
         // Code does when the probe is slow) speaks what `initialize` negotiated.
-        self.state().speaks(negotiated.protocol_version.clone());
+        self.state().listener_mut().speaks(Some(negotiated.protocol_version.clone()));
         Ok(negotiated)
     }
 
@@ -619,7 +615,7 @@ impl ServerHandler for GatewayServer {
                 .toolbox
                 .tools(state.conversation_mut())
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
-            state.served_list(fingerprint(&list));
+            state.listener_mut().served_list(fingerprint(&list));
             list.iter().map(|t| mcp_from_tool(t)).collect()
         };
         self.record().push().await;
@@ -661,7 +657,7 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
         let _entered = self.prologue(Handler::SetLevel, &context).await?;
-        self.state().set_log_level(request.level);
+        self.state().listener_mut().set_log_level(request.level);
         self.gateway.passthrough().set_log_level().await;
         Ok(())
     }
