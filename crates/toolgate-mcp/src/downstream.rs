@@ -5,6 +5,7 @@
 //! session `door`).
 
 pub(crate) mod asking;
+pub(crate) mod call;
 pub(crate) mod door;
 pub mod http;
 pub(crate) mod instructions;

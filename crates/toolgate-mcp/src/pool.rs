@@ -21,6 +21,7 @@ use crate::gateway::Gateway;
 use crate::upstream::convert::complete;
 use crate::upstream::elicit::{Ask, Event, MAX_ROUNDS, Run};
 use crate::upstream::progress::Relay;
+use crate::upstream::unreachable::Unreachable;
 use crate::upstream::{Host, State, error_result, transport_error};
 
 // Logging is deprecated in the newest protocol version but relayed for the older ones.
@@ -136,25 +137,21 @@ pub(crate) struct Upstreams<'a> {
 }
 
 impl Upstreams<'_> {
-    /// Why a name the gate does not know may still belong to an upstream that is down.
-    pub(crate) fn unavailable(&self, name: &str) -> Option<String> {
-        let bare = toolgate::naming::strip_mcp_prefix(name);
+    /// Why a name the gate does not know may still belong to an upstream that is down: the
+    /// name read as the catalog qualifies names ([`toolgate::naming::split`]).
+    pub(crate) fn unavailable(&self, name: &str) -> Option<Unreachable> {
+        let (server, own) = toolgate::naming::split(toolgate::naming::strip_mcp_prefix(name))?;
         let pool = self.gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
-        pool.values().find_map(|u| {
-            let server = toolgate::naming::normalize_server(&u.name);
-            let own = bare.strip_prefix(server.as_str())?.strip_prefix("__")?;
-            match &u.state {
-                State::Failed(reason) => Some(format!(
-                    "tool `{own}` of server `{}` is unavailable: the server failed ({reason})",
-                    u.name
-                )),
-                State::Starting => Some(format!(
-                    "server `{}` is still starting, so its tools are not available yet; try again shortly",
-                    u.name
-                )),
-                _ => None,
-            }
-        })
+        let u = pool.values().find(|u| toolgate::naming::normalize_server(&u.name) == server)?;
+        match &u.state {
+            State::Failed(reason) => Some(Unreachable::Failed {
+                server: u.name.clone(),
+                tool: own.to_owned(),
+                reason: reason.clone(),
+            }),
+            State::Starting => Some(Unreachable::Starting { server: u.name.clone() }),
+            _ => None,
+        }
     }
 
     /// Starts forwarding an allowed call of `tool` (served by upstream `owner`) under the
@@ -185,7 +182,7 @@ impl Upstreams<'_> {
             let (peer, timeout) = match upstreams.peer_when_ready(&owner, &tool, shown).await {
                 Ok(found) => found,
                 Err(why) => {
-                    let _ = tx.send(Event::Done(error_result(why))).await;
+                    let _ = tx.send(Event::Unreachable(why)).await;
                     return;
                 }
             };
@@ -213,7 +210,7 @@ impl Upstreams<'_> {
         owner: &str,
         tool: &Tool,
         shown: toolgate::catalog::DefinitionHash,
-    ) -> Result<(Peer<RoleClient>, Duration), String> {
+    ) -> Result<(Peer<RoleClient>, Duration), Unreachable> {
         let starting = || {
             let pool = self.gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
             pool.get(owner).is_some_and(|u| u.state == State::Starting)
@@ -232,38 +229,35 @@ impl Upstreams<'_> {
             let catalog = &snapshot.state.catalog;
             let now = catalog.get(tool.qualified_name()).map(|id| catalog.tool(id).hash());
             if !starting() && now != Some(shown) {
-                return Err(format!(
-                    "server `{owner}` started and no longer lists `{}` as it was when you loaded it; load it \
-                     again with tool_search before calling it",
-                    tool.qualified_name()
-                ));
+                return Err(Unreachable::Changed {
+                    server: owner.to_owned(),
+                    tool: tool.qualified_name().to_owned(),
+                });
             }
         }
         self.peer(owner, tool)
     }
 
-    /// The connection to upstream `owner` and its call timeout, or the tool error that says why
-    /// `tool` cannot be called now.
+    /// The connection to upstream `owner` and its call timeout, or why `tool` cannot be called
+    /// now.
     /// Whose token the call goes with is decided when it is sent
     /// ([`credential_of`](crate::oauth::client::credential_of)), for every kind of request.
-    fn peer(&self, owner: &str, tool: &Tool) -> Result<(Peer<RoleClient>, Duration), String> {
+    fn peer(&self, owner: &str, tool: &Tool) -> Result<(Peer<RoleClient>, Duration), Unreachable> {
         let pool = self.gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         let Some(u) = pool.get(owner) else {
-            return Err(format!("server `{owner}` is not configured any more"));
+            return Err(Unreachable::Gone { server: owner.to_owned() });
         };
         match (&u.state, &u.peer) {
-            (State::Static, _) => Err(format!(
-                "demo tool `{}`, not connected: toolgate serves it from a static catalog",
-                tool.qualified_name()
-            )),
+            (State::Static, _) => Err(Unreachable::Static { tool: tool.qualified_name().to_owned() }),
             (State::Ready, Some(peer)) => {
                 Ok((peer.clone(), u.call_timeout.unwrap_or(self.gateway.settings().call_timeout)))
             }
-            (State::Failed(reason), _) => Err(format!(
-                "tool `{}` is unavailable: server `{owner}` failed ({reason})",
-                tool.qualified_name()
-            )),
-            _ => Err(format!("server `{owner}` is not connected right now; try again shortly")),
+            (State::Failed(reason), _) => Err(Unreachable::Failed {
+                server: owner.to_owned(),
+                tool: tool.qualified_name().to_owned(),
+                reason: reason.clone(),
+            }),
+            _ => Err(Unreachable::NotConnected { server: owner.to_owned() }),
         }
     }
 

@@ -24,6 +24,7 @@ pub(crate) mod progress;
 pub mod redact;
 pub(crate) mod remembered;
 mod stderr;
+pub(crate) mod unreachable;
 
 use std::collections::{BTreeMap, HashMap};
 use std::process::Stdio;

@@ -107,6 +107,12 @@ async fn calls_are_gated_validated_and_answered_by_the_static_catalog() {
         text(&demo),
         format!("demo tool `{PLAYWRIGHT_SHOT}`, not connected: toolgate serves it from a static catalog")
     );
+    // Every refusal is written the same way, wherever it arose: the gate's (never loaded,
+    // unknown, wrong arguments) and the server's that cannot take an allowed call.
+    let status = gateway.status();
+    let reasons: Vec<&str> =
+        status["refusals"].as_array().unwrap().iter().filter_map(|r| r["reason"].as_str()).collect();
+    assert_eq!(reasons, ["not_connected", "invalid_arguments", "unknown", "not_loaded"], "{status}");
 
     let bad_search = client.call("tool_search", json!({"query": "x", "limit": 50})).await;
     assert!(is_error(&bad_search));

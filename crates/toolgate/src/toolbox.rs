@@ -748,6 +748,17 @@ impl Toolbox {
         Decision::Allow(tool)
     }
 
+    /// Whether this subject may use tool `name` now, outside a call: for following what an
+    /// earlier allowed call started (a task). The policy decides, as for a call; what the
+    /// conversation was shown and the arguments were checked when the call was made.
+    pub fn may_use(&self, name: &str) -> Result<&Tool, Denial> {
+        let tool = self.visible.tool(self.resolve(name)?);
+        match self.policy.decide(tool) {
+            Verdict::Deny(rule) => Err(Denial::Forbidden { name: tool.qualified_name().to_owned(), rule }),
+            Verdict::Allow => Ok(tool),
+        }
+    }
+
     /// The audit event of a refused call, for the host's log (policy refusals name their rule).
     pub fn refusal(&self, denial: &Denial) -> Option<AuditEvent> {
         match denial {

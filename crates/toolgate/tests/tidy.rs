@@ -416,3 +416,22 @@ fn a_session_has_one_holder_whose_fields_are_private() {
         assert!(!text.contains("state.granted") && !text.contains(".granted ="), "{}", file.display());
     }
 }
+
+#[test]
+fn only_the_refusal_type_writes_what_is_said_of_a_refused_call() {
+    // A refused call's audit record, metrics entry and the policy's refusal event are written
+    // by `downstream/refusal.rs` alone, wherever the call was refused.
+    let writes = ["action = \"refused\"", "metrics.refused(", ".refusal(&"];
+    let dir = root().join("crates/toolgate-mcp/src");
+    let mut files = Vec::new();
+    rust_files(&dir, &mut files);
+    let mut writers = BTreeSet::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
+        if writes.iter().any(|w| text.contains(w)) {
+            writers.insert(file.strip_prefix(&dir).unwrap().to_string_lossy().into_owned());
+        }
+    }
+    assert_eq!(writers, BTreeSet::from(["downstream/refusal.rs".to_owned()]));
+}

@@ -13,6 +13,7 @@ use rmcp::{ErrorData, RoleServer};
 use crate::downstream::server::{GatewayServer, is_modern};
 use crate::upstream::elicit::{Event, MAX_ROUNDS, Parked, QUESTION, Run, refused};
 use crate::upstream::error_result;
+use crate::upstream::unreachable::Unreachable;
 
 /// The client's side of the questions: a session's forwarded call driven to its answer.
 impl GatewayServer {
@@ -25,26 +26,27 @@ impl GatewayServer {
         mut run: Run,
         mut rounds: usize,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
+    ) -> Result<CallToolResponse, Unreachable> {
         loop {
             let event = tokio::select! {
                 event = run.next() => event,
                 () = context.ct.cancelled() => {
                     drop(run);
-                    return error_result(format!("the call to `{tool}` was cancelled by the client"));
+                    return Ok(error_result(format!("the call to `{tool}` was cancelled by the client")));
                 }
             };
             let ask = match event {
-                Event::Done(answer) => return answer,
+                Event::Done(answer) => return Ok(answer),
+                Event::Unreachable(why) => return Err(why),
                 Event::Ask(ask) => ask,
             };
             rounds += 1;
             if rounds > MAX_ROUNDS {
                 let _ = ask.reply.send(Err(refused("too many questions in one call")));
-                return error_result(format!(
+                return Ok(error_result(format!(
                     "`{tool}` asked the user more than {} questions; gave up",
                     MAX_ROUNDS
-                ));
+                )));
             }
             if is_modern(context) {
                 let question = InputRequest::Elicitation(ElicitRequest::new(ask.params));
@@ -57,10 +59,10 @@ impl GatewayServer {
                 };
                 let state = self.state().waiting().park(parked);
                 let requests = InputRequests::from([(QUESTION.to_owned(), question)]);
-                return CallToolResponse::InputRequired(InputRequiredResult::new(
+                return Ok(CallToolResponse::InputRequired(InputRequiredResult::new(
                     Some(requests),
                     Some(state),
-                ));
+                )));
             }
             let asked =
                 context.peer.send_request(ServerRequest::ElicitRequest(ElicitRequest::new(ask.params)));
@@ -83,18 +85,18 @@ impl GatewayServer {
         state: &str,
         request: &CallToolRequestParams,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
+    ) -> Result<CallToolResponse, Unreachable> {
         let Some(parked) = self.state().waiting().take(state) else {
-            return error_result(format!(
+            return Ok(error_result(format!(
                 "requestState `{state}` names no call waiting in this session (it expired, was answered, \
                  or belongs to another session); call `{tool}` again"
-            ));
+            )));
         };
         if parked.tool != tool {
-            return error_result(format!(
+            return Ok(error_result(format!(
                 "requestState `{state}` belongs to a call of `{}`, not of `{tool}`",
                 parked.tool
-            ));
+            )));
         }
         let answer = request
             .input_responses
@@ -109,7 +111,7 @@ impl GatewayServer {
         let bad = answer.as_ref().err().map(|e| e.message.to_string());
         let _ = parked.reply.send(answer);
         if let Some(why) = bad {
-            return error_result(format!("the answer to `{tool}`'s question was not usable: {why}"));
+            return Ok(error_result(format!("the answer to `{tool}`'s question was not usable: {why}")));
         }
         self.drive(tool, parked.run, parked.rounds, context).await
     }

@@ -25,14 +25,12 @@ use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 use toolgate::config::Exposure;
-use toolgate::toolbox::{Decision, TOOL_SEARCH};
+use toolgate::toolbox::TOOL_SEARCH;
 
 pub use crate::downstream::stdio::{serve_stdio, serve_stdio_on};
 use crate::upstream::convert::mcp_from_tool;
 
-use crate::downstream::refusal::Refused;
 use crate::gateway::{Busy, CALL_TOOL, Gateway, SessionSlot, SessionState, View, fingerprint};
-use crate::pool::Downstream;
 use crate::upstream::error_result;
 
 pub use crate::downstream::door::PROFILE_HEADER;
@@ -244,90 +242,6 @@ impl GatewayServer {
         CallToolResponse::Complete(out)
     }
 
-    /// Runs the bridge's `call_tool {name, arguments}` (`request` is the call of `call_tool`).
-    async fn bridge_call(
-        &self,
-        mut request: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-    ) -> CallToolResponse {
-        let outer = Value::Object(request.arguments.take().unwrap_or_default());
-        let call = match toolgate::toolbox::BridgeCall::parse(&outer) {
-            Ok(call) => call,
-            Err(problem) => return error_result(problem),
-        };
-        request.arguments = Some(call.arguments);
-        let (name, grant) = (call.name, call.grant);
-        self.call_through_gate(&name, request, context, grant).await
-    }
-
-    /// The toolbox's check, then the upstream. `request` carries the arguments and any
-    /// continuation of an earlier round (`inputResponses`, `requestState`), passed on as is.
-    /// A request with no session presents its `grant` first ([`toolgate::toolbox::Grants::admit`]);
-    /// the check is the same.
-    async fn call_through_gate(
-        &self,
-        name: &str,
-        request: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-        grant: Option<String>,
-    ) -> CallToolResponse {
-        let view = self.view();
-        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
-        let (decision, grant_problem) = {
-            let mut state = self.state();
-            state.worked();
-            if view.toolbox.about().is_granted() {
-                // A request with no session was given the subject's list, the same for all.
-                let _ = view.toolbox.tools(state.conversation_mut());
-            }
-            let problem = match (&grant, view.toolbox.about().is_granted()) {
-                (Some(grant), true) => view
-                    .toolbox
-                    .grants(&self.gateway.settings().grants, std::time::SystemTime::now())
-                    .admit(state.conversation_mut(), name, grant)
-                    .err(),
-                _ => None,
-            };
-            (view.toolbox.check(state.conversation_mut(), name, &arguments), problem)
-        };
-        self.record().push().await;
-        let tool = match decision {
-            Decision::Allow(tool) => tool,
-            Decision::Deny(denial) => {
-                return Refused { name, denial, grant: grant_problem }.answer(self, &view);
-            }
-        };
-        let Some(owner) = view.owner(tool) else {
-            return error_result(format!("tool `{}` has no server any more", tool.qualified_name()));
-        };
-        tracing::debug!(target: "toolgate::audit", session = self.state().number(),
-            subject = %view.toolbox.about().subject(), tool = tool.qualified_name(), server = owner,
-            action = "allowed", "allowed");
-        let started = std::time::Instant::now();
-        let answer = match request.request_state.as_deref() {
-            // The client answers a question toolgate put to it while the upstream's call waits.
-            Some(state) if state.starts_with(crate::upstream::elicit::STATE_PREFIX) => {
-                self.resume_call(tool.qualified_name(), state, &request, context).await
-            }
-            _ => {
-                let downstream = Downstream {
-                    session: self.session_key(),
-                    capabilities: context.client_capabilities().unwrap_or_default(),
-                    modern: is_modern(context),
-                    progress: context.meta.get_progress_token().map(|token| (context.peer.clone(), token)),
-                    on_behalf: crate::access::bearer_of(context),
-                };
-                let run = self.gateway.upstreams().start_call(owner, tool, request, downstream);
-                let answer = self.drive(tool.qualified_name(), run, 0, context).await;
-                self.tasks().record(&answer, owner, tool.qualified_name());
-                answer
-            }
-        };
-        let ok = !matches!(&answer, CallToolResponse::Complete(r) if r.is_error == Some(true));
-        self.gateway.inner.metrics.called(owner, ok, started.elapsed());
-        answer
-    }
-
     /// A list the subject's policy filtered, marked for a 2026-07-28 client's cache: private to
     /// the caller (another subject's list differs), and fresh for a while when it is the same
     /// for every request of the subject (no session), else not at all (a search changes it).
@@ -396,7 +310,7 @@ impl GatewayServer {
     }
 
     /// This session's key among the calls in flight (its slot's address, unique while it lives).
-    fn session_key(&self) -> usize {
+    pub(crate) fn session_key(&self) -> usize {
         Arc::as_ptr(&self.slot) as usize
     }
 }
@@ -631,7 +545,6 @@ impl ServerHandler for GatewayServer {
         let mut request = request;
         self.drop_injected_arguments(&mut request);
         let name = request.name.clone();
-        let grant = context.meta.get(GRANT_META).and_then(Value::as_str).map(str::to_owned);
         Ok(match name.as_ref() {
             TOOL_SEARCH => {
                 let arguments = Value::Object(request.arguments.unwrap_or_default());
@@ -645,8 +558,8 @@ impl ServerHandler for GatewayServer {
                     None,
                 ));
             }
-            CALL_TOOL if self.exposure() == Exposure::Bridge => self.bridge_call(request, &context).await,
-            name => self.call_through_gate(name, request, &context, grant).await,
+            CALL_TOOL if self.exposure() == Exposure::Bridge => self.call(request, &context, true).await,
+            _ => self.call(request, &context, false).await,
         })
     }
 

@@ -6,13 +6,15 @@
 //! 2025-11-25 is never told, so it never makes one). The task is recorded in the session that
 //! made the call, with the upstream and the tool; `tasks/get`, `tasks/update` and
 //! `tasks/cancel` are answered only for a task of this session whose tool the session's subject
-//! may still see, and go to the upstream that made it. Any other id is unknown, whoever asks:
+//! may still use (the toolbox decides, and a refusal is written as a call's is), and go to
+//! the upstream that made it. Any other id is unknown, whoever asks:
 //! another session of the same client, or another token's.
 
 use rmcp::model::{CallToolResponse, ClientRequest, ServerResult};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 
+use crate::downstream::refusal::{Refused, Why};
 use crate::downstream::server::GatewayServer;
 use crate::session::TaskOwner;
 
@@ -39,17 +41,17 @@ impl Tasks<'_> {
         }
     }
 
-    /// The upstream of task `id`, when this session started it and may still see its tool.
+    /// The upstream of task `id`, when this session started it and its subject may still use
+    /// the task's tool (the toolbox decides; a refusal is written as any call's is).
     fn owner(&self, id: &str) -> Result<TaskOwner, ErrorData> {
         let unknown =
             || ErrorData::invalid_params(format!("no task `{id}` was started in this session"), None);
         let owner = self.server.state().task(id).ok_or_else(unknown)?;
         let view = self.server.view();
-        if view.toolbox.visible().get(&owner.tool).is_none() {
-            return Err(ErrorData::invalid_params(
-                format!("task `{id}` belongs to `{}`, which this session may not use any more", owner.tool),
-                None,
-            ));
+        if let Err(denial) = view.toolbox.may_use(&owner.tool) {
+            let refused = Refused { name: &owner.tool, why: Why::Denied { denial, grant: None } };
+            let text = refused.write(self.server, &view);
+            return Err(ErrorData::invalid_params(format!("task `{id}` cannot be followed: {text}"), None));
         }
         Ok(owner)
     }

@@ -60,6 +60,8 @@ pub(crate) enum Event {
     Ask(Ask),
     /// The call is over: its answer for the client.
     Done(CallToolResponse),
+    /// The call never reached the upstream: its server cannot take it now.
+    Unreachable(crate::upstream::unreachable::Unreachable),
 }
 
 /// A forwarded call running in a task of its own, so that it can wait across the requests of

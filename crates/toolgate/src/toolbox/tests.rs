@@ -402,3 +402,14 @@ fn with_no_conversation_on_the_host_a_grant_is_what_shows_a_tool() {
     third.grants(&key, now).admit(&mut call, "git__git_log", &renewed).unwrap();
     assert!(third.check(&mut call, "git__git_log", &json!({})).is_allow());
 }
+
+#[test]
+fn following_a_tools_task_asks_the_policy_as_a_call_does() {
+    let specs = vec![ToolSpec::mcp("fk", "delete_repo", ""), ToolSpec::mcp("fk", "list", "")];
+    let config = config("[policy]\ndeny = [\"fk__delete_repo\"]\n");
+    let toolbox = Toolbox::builder(&catalog(specs), Policy::new(&config, None).unwrap()).build().unwrap();
+    assert_eq!(toolbox.may_use("fk__list").map(|t| t.qualified_name()), Ok("fk__list"));
+    assert!(matches!(toolbox.may_use("fk__delete_repo"), Err(Denial::Forbidden { .. })));
+    assert!(matches!(toolbox.may_use("mcp__fk__delete_repo"), Err(Denial::Forbidden { .. })));
+    assert!(matches!(toolbox.may_use("fk__nothing"), Err(Denial::Unknown { .. })));
+}

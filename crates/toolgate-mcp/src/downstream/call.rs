@@ -1,0 +1,170 @@
+//! call: a `tools/call` of an upstream's tool, as typed stages.
+//!
+//! 1. [`NamedCall`]: the tool the model named, directly or in the bridge's `call_tool`
+//!    ([`toolgate::toolbox::BridgeCall`]), with its request and the grant it presents.
+//! 2. [`AdmittedCall`]: the toolbox's one check passed ([`toolgate::Toolbox::check`]): this
+//!    conversation was shown the tool's current definition, the policy allows it for this
+//!    subject now, and its arguments validate; a request with no session presented its grant
+//!    first. It knows the upstream that serves the tool.
+//! 3. Forwarded: the upstream's answer, the questions it asks on the way
+//!    ([`crate::downstream::asking`]) and the task it may make of the call
+//!    ([`crate::downstream::tasks`]).
+//!
+//! A call refused at any stage becomes a [`Refused`], which writes what is said of it.
+
+use rmcp::RoleServer;
+use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::service::RequestContext;
+use serde_json::Value;
+use toolgate::Tool;
+use toolgate::toolbox::Decision;
+
+use crate::downstream::refusal::{Refused, Why};
+use crate::downstream::server::{GRANT_META, GatewayServer, is_modern};
+use crate::gateway::View;
+use crate::pool::Downstream;
+
+/// A call as the client named it.
+#[derive(Debug)]
+pub(crate) struct NamedCall {
+    /// The tool's name as the model wrote it.
+    name: String,
+    /// The request, with the tool's own arguments (out of `call_tool`'s, in the bridge) and
+    /// any continuation of an earlier round (`inputResponses`, `requestState`).
+    request: CallToolRequestParams,
+    /// The grant presented with the call (a request with no session), if any.
+    grant: Option<String>,
+}
+
+impl NamedCall {
+    /// Reads a `tools/call` request: the bridge's `call_tool` (`bridge`) carries the call in its
+    /// arguments, with its grant; a direct call carries its grant in `_meta`.
+    pub(crate) fn read(
+        mut request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        bridge: bool,
+    ) -> Result<NamedCall, (String, Why)> {
+        if !bridge {
+            let grant = context.meta.get(GRANT_META).and_then(Value::as_str).map(str::to_owned);
+            return Ok(NamedCall { name: request.name.to_string(), request, grant });
+        }
+        let outer = Value::Object(request.arguments.take().unwrap_or_default());
+        let call = toolgate::toolbox::BridgeCall::parse(&outer)
+            .map_err(|problem| (request.name.to_string(), Why::Malformed(problem)))?;
+        request.arguments = Some(call.arguments);
+        Ok(NamedCall { name: call.name, request, grant: call.grant })
+    }
+}
+
+/// A call the gate admitted, bound for the upstream that serves its tool.
+#[derive(Debug)]
+pub(crate) struct AdmittedCall<'v> {
+    /// The tool, as this conversation was shown it.
+    tool: &'v Tool,
+    /// The upstream that serves it.
+    owner: &'v str,
+    /// The request, passed on as it is but for the tool's name.
+    request: CallToolRequestParams,
+}
+
+impl GatewayServer {
+    /// Runs a `tools/call` of an upstream's tool through its stages: read, admitted, forwarded.
+    pub(crate) async fn call(
+        &self,
+        request: CallToolRequestParams,
+        context: &RequestContext<RoleServer>,
+        bridge: bool,
+    ) -> CallToolResponse {
+        let view = self.view();
+        let named = match NamedCall::read(request, context, bridge) {
+            Ok(named) => named,
+            Err((name, why)) => return Refused { name: &name, why }.answer(self, &view),
+        };
+        let name = named.name.clone();
+        match self.admit(named, &view).await {
+            Ok(admitted) => self.forward(admitted, &view, context).await,
+            Err(why) => Refused { name: &name, why }.answer(self, &view),
+        }
+    }
+
+    /// A named call → an admitted one: the grant it presents (a request with no session), then
+    /// the toolbox's check. What the check changed in the conversation is stored before the
+    /// answer goes out.
+    async fn admit<'v>(&self, call: NamedCall, view: &'v View) -> Result<AdmittedCall<'v>, Why> {
+        let NamedCall { name, request, grant } = call;
+        let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
+        let toolbox = &view.toolbox;
+        let (decision, grant_problem) = {
+            let mut state = self.state();
+            state.worked();
+            let granted = toolbox.about().is_granted();
+            if granted {
+                // A request with no session was given the subject's list, the same for all.
+                let _ = toolbox.tools(state.conversation_mut());
+            }
+            let problem = match (&grant, granted) {
+                (Some(grant), true) => toolbox
+                    .grants(&self.gateway().settings().grants, std::time::SystemTime::now())
+                    .admit(state.conversation_mut(), &name, grant)
+                    .err(),
+                _ => None,
+            };
+            (toolbox.check(state.conversation_mut(), &name, &arguments), problem)
+        };
+        self.record().push().await;
+        let tool = match decision {
+            Decision::Allow(tool) => tool,
+            Decision::Deny(denial) => return Err(Why::Denied { denial, grant: grant_problem }),
+        };
+        let Some(owner) = view.owner(tool) else {
+            let server = toolgate::naming::split(tool.qualified_name()).map_or("", |(s, _)| s).to_owned();
+            return Err(Why::Unreachable(crate::upstream::unreachable::Unreachable::Gone { server }));
+        };
+        tracing::debug!(target: "toolgate::audit", session = self.state().number(),
+            subject = %toolbox.about().subject(), tool = tool.qualified_name(), server = owner,
+            action = "allowed", "allowed");
+        Ok(AdmittedCall { tool, owner, request })
+    }
+
+    /// An admitted call → the upstream's answer: a new call, or the client's answer to a
+    /// question toolgate put to it while the upstream's call waits (2026-07-28).
+    async fn forward(
+        &self,
+        call: AdmittedCall<'_>,
+        view: &View,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResponse {
+        let AdmittedCall { tool, owner, request } = call;
+        let started = std::time::Instant::now();
+        let answer = match request.request_state.as_deref() {
+            Some(state) if state.starts_with(crate::upstream::elicit::STATE_PREFIX) => {
+                self.resume_call(tool.qualified_name(), state, &request, context).await
+            }
+            _ => {
+                let downstream = Downstream {
+                    session: self.session_key(),
+                    capabilities: context.client_capabilities().unwrap_or_default(),
+                    modern: is_modern(context),
+                    progress: context.meta.get_progress_token().map(|token| (context.peer.clone(), token)),
+                    on_behalf: crate::access::bearer_of(context),
+                };
+                let run = self.gateway().upstreams().start_call(owner, tool, request, downstream);
+                let answer = self.drive(tool.qualified_name(), run, 0, context).await;
+                if let Ok(answer) = &answer {
+                    self.tasks().record(answer, owner, tool.qualified_name());
+                }
+                answer
+            }
+        };
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(unreachable) => {
+                let name = tool.qualified_name();
+                return Refused { name, why: Why::Unreachable(unreachable) }.answer(self, view);
+            }
+        };
+        let ok = !matches!(&answer, CallToolResponse::Complete(r) if r.is_error == Some(true));
+        self.gateway().inner.metrics.called(owner, ok, started.elapsed());
+        answer
+    }
+}
