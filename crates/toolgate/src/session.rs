@@ -14,7 +14,7 @@ use crate::defer::Deferral;
 use crate::search::{Found, Hit, Index, Request};
 
 /// The first line of a `tool_search` result that loaded tools.
-const LOADED_HEADER: &str = "Loaded ";
+pub(crate) const LOADED_HEADER: &str = "Loaded ";
 /// The line that names tools already loaded.
 pub const ALREADY_LOADED: &str = "Already loaded — call it directly: ";
 
@@ -26,89 +26,29 @@ pub(crate) struct ActiveSet {
     set: HashSet<String>,
 }
 
-/// What one `tool_search` call did, in the words of the JSON contract.
+/// How the hits of one search stand in a conversation: loaded now, loaded before, or found
+/// below the relevance cut. What the model reads of it is written by
+/// [`SearchOutcome`](crate::toolbox::SearchOutcome) alone.
 #[derive(Debug, Clone, PartialEq)]
-pub struct SearchResult {
-    /// The query as given.
-    pub query: String,
+pub(crate) struct Sorted {
     /// Every tool the query found, best first (loaded now or before).
-    pub matches: Vec<Hit>,
+    pub(crate) matches: Vec<Hit>,
     /// The subset of `matches` that was active (or core) before this call.
-    pub already_loaded: Vec<ToolId>,
+    pub(crate) already_loaded: Vec<ToolId>,
     /// The subset of `matches` below the relevance cut: found, named, not loaded.
-    pub also_found: Vec<ToolId>,
+    pub(crate) also_found: Vec<ToolId>,
     /// Query terms that matched no tool.
-    pub unmatched_terms: Vec<String>,
-    /// Servers still connecting, whose tools could not be searched yet.
-    pub starting_servers: Vec<String>,
+    pub(crate) unmatched_terms: Vec<String>,
 }
 
-impl SearchResult {
-    /// The tools this call loaded (in `matches` but neither `already_loaded` nor `also_found`).
-    pub fn loaded(&self) -> impl Iterator<Item = ToolId> + '_ {
+impl Sorted {
+    /// The tools this call loaded (in `matches` but neither `already_loaded` nor
+    /// `also_found`), best first.
+    pub(crate) fn loaded(&self) -> impl Iterator<Item = ToolId> + '_ {
         self.matches
             .iter()
             .map(|h| h.tool)
             .filter(|t| !self.already_loaded.contains(t) && !self.also_found.contains(t))
-    }
-
-    /// The result as the model reads it, where loaded tools join its tool list.
-    pub fn render(&self, catalog: &Catalog) -> String {
-        self.render_for(catalog, false)
-    }
-
-    /// The result as the model reads it; with `bridge`, where loaded tools are run with
-    /// `call_tool` rather than called directly.
-    pub fn render_for(&self, catalog: &Catalog, bridge: bool) -> String {
-        let mut out = String::new();
-        // First, so that a search that found nothing is never read as "no such tool" while
-        // the server that has it is still starting.
-        if !self.starting_servers.is_empty() {
-            out.push_str(&format!(
-                "Servers still starting, so their tools are not searchable yet: {}. Search again in a \
-                 few seconds before concluding that a tool does not exist.\n",
-                self.starting_servers.join(", ")
-            ));
-        }
-        let loaded: Vec<ToolId> = self.loaded().collect();
-        if !loaded.is_empty() {
-            let s = if loaded.len() == 1 { "" } else { "s" };
-            let then = if bridge {
-                "run with call_tool on your next step"
-            } else {
-                "call directly on your next step"
-            };
-            out.push_str(&format!("{LOADED_HEADER}{} tool{s}; {then}:\n", loaded.len()));
-            for id in &loaded {
-                let t = catalog.tool(*id);
-                out.push_str(&format!("- {}: {}\n", t.qualified_name(), t.short_description(200)));
-            }
-        }
-        if !self.already_loaded.is_empty() {
-            let names: Vec<&str> =
-                self.already_loaded.iter().map(|id| catalog.tool(*id).qualified_name()).collect();
-            out.push_str(&format!("{ALREADY_LOADED}{}\n", names.join(", ")));
-        }
-        if !self.also_found.is_empty() {
-            let names: Vec<&str> =
-                self.also_found.iter().map(|id| catalog.tool(*id).qualified_name()).collect();
-            out.push_str(&format!(
-                "Also found, less relevant, not loaded (load one with select:NAME): {}\n",
-                names.join(", ")
-            ));
-        }
-        if self.matches.is_empty() {
-            out.push_str(&format!(
-                "No tools matched \"{}\". Try other keywords, a server prefix such as \"github__\", or \
-                 select:NAME with a name from <available-deferred-tools>.\n",
-                self.query
-            ));
-        }
-        if !self.unmatched_terms.is_empty() {
-            out.push_str(&format!("Terms that matched no tool: {}\n", self.unmatched_terms.join(", ")));
-        }
-        out.truncate(out.trim_end().len());
-        out
     }
 }
 
@@ -151,15 +91,9 @@ impl ActiveSet {
     }
 
     /// Runs one `tool_search` call: searches `index`, activates the deferred hits that clear
-    /// the request's relevance cut ([`crate::search::Found::loads`]), and reports hits that were
-    /// active or core already and those below the cut. The servers still starting are named in the result.
-    pub(crate) fn tool_search(
-        &mut self,
-        index: &Index,
-        deferral: &Deferral,
-        req: Request<'_>,
-        starting_servers: &[String],
-    ) -> SearchResult {
+    /// the request's relevance cut ([`crate::search::Found::loads`]), and sorts out the hits
+    /// that were active or core already and those below the cut.
+    pub(crate) fn tool_search(&mut self, index: &Index, deferral: &Deferral, req: Request<'_>) -> Sorted {
         let Found { hits, unmatched_terms, loads: relevant, .. } = index.search(req);
         let catalog = index.catalog();
         let mut already_loaded = Vec::new();
@@ -174,14 +108,7 @@ impl ActiveSet {
                 also_found.push(h.tool);
             }
         }
-        SearchResult {
-            query: req.query.to_owned(),
-            matches: hits,
-            already_loaded,
-            also_found,
-            unmatched_terms,
-            starting_servers: starting_servers.to_vec(),
-        }
+        Sorted { matches: hits, already_loaded, also_found, unmatched_terms }
     }
 
     /// The compaction boundary record that carries the active set across a summary.
@@ -264,7 +191,7 @@ fn collect_discovered(v: &Value, out: &mut Vec<String>) {
     }
 }
 
-/// Tool names in the text of a `tool_search` result rendered by [`SearchResult::render`].
+/// Tool names in the text of a `tool_search` result ([`SearchOutcome::text`](crate::toolbox::SearchOutcome::text)).
 fn names_in_result_text(text: &str, out: &mut Vec<String>) {
     if !text.starts_with(LOADED_HEADER) && !text.starts_with(ALREADY_LOADED) {
         return;

@@ -61,7 +61,6 @@ pub use crate::policy::PolicyError;
 pub use crate::preselect::{Preselection, Score, Scored};
 pub use crate::request::TOOL_SEARCH;
 pub use crate::schema::Validators;
-pub use crate::session::SearchResult;
 pub use about::About;
 pub use bridge::{BridgeCall, call_tool_tool};
 pub use decider::{CatalogState, Decider, HostSettings, Toolboxes};
@@ -587,16 +586,14 @@ impl Toolbox {
             .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
         let (screened, hidden) = self.screen(query);
         let request = Request { servers: servers.as_deref(), ..Request::new(&screened, limit) };
-        let mut result =
-            conversation.active.tool_search(&self.index, &self.deferral, request, &self.starting);
-        result.query = query.to_owned();
-        result.unmatched_terms.extend(hidden);
-        for hit in &result.matches {
+        let mut sorted = conversation.active.tool_search(&self.index, &self.deferral, request);
+        sorted.unmatched_terms.extend(hidden);
+        for hit in &sorted.matches {
             let tool = self.visible.tool(hit.tool);
             conversation.shown.insert(tool.qualified_name().to_owned(), Shown::of(tool));
         }
         let fresh: Vec<String> =
-            result.loaded().map(|id| self.visible.tool(id).qualified_name().to_owned()).collect();
+            sorted.loaded().map(|id| self.visible.tool(id).qualified_name().to_owned()).collect();
         let unloaded = self.budget.enforce(
             &self.visible,
             &self.deferral,
@@ -605,7 +602,7 @@ impl Toolbox {
             &fresh,
         );
         let changed = std::mem::take(&mut conversation.changed);
-        Ok(SearchOutcome { toolbox: self, result, unloaded, changed, grants: Vec::new() })
+        Ok(SearchOutcome::new(self, query.to_owned(), sorted, unloaded, changed))
     }
 
     /// Takes in tools a provider's own search found (Anthropic's server-side tool search):

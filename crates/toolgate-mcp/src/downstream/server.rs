@@ -183,18 +183,18 @@ impl GatewayServer {
             for tool in outcome.loaded() {
                 tracing::debug!(target: "toolgate::audit", session = state.number(),
                     subject = %toolbox.about().subject(), tool = tool.qualified_name(), action = "loaded",
-                    query = %outcome.result.query, "loaded");
+                    query = %outcome.query, "loaded");
             }
             state.worked();
             let names = |tools: Vec<&str>| tools.join(", ");
             tracing::info!(
                 session = state.number(),
-                query = %outcome.result.query,
+                query = %outcome.query,
                 loaded = %names(outcome.loaded().map(|t| t.qualified_name()).collect()),
                 unloaded = %names(outcome.unloaded.iter().map(|u| u.tool.as_str()).chain(outcome.changed.iter().map(String::as_str)).collect()),
                 "tool_search"
             );
-            let matched = outcome.result.matches.len();
+            let matched = outcome.matches().count();
             let unloaded = outcome.unloaded.len() + outcome.changed.len();
             self.gateway.inner.metrics.searched(matched, outcome.loaded().count(), unloaded);
             let relist = outcome.loaded().next().is_some()

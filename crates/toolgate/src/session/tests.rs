@@ -27,6 +27,17 @@ fn on() -> DeferConfig {
     DeferConfig { mode: DeferMode::On, ..DeferConfig::default() }
 }
 
+/// What the model reads of a search of `query` that `sorted` the hits, in a toolbox over `cat`
+/// whose `starting` servers are still starting: written by the outcome, the one writer.
+fn text(cat: &Catalog, query: &str, sorted: Sorted, starting: &[&str]) -> String {
+    let toolbox = crate::Toolbox::builder(cat, crate::Policy::permissive())
+        .defer(on())
+        .starting(starting.iter().map(|s| s.to_string()).collect())
+        .build()
+        .unwrap();
+    crate::toolbox::SearchOutcome::new(&toolbox, query.to_owned(), sorted, Vec::new(), Vec::new()).text()
+}
+
 /// `req` with a cut that loads every hit.
 fn every(req: Request<'_>) -> Request<'_> {
     Request { cut: crate::search::LoadCut { share: 0.0, novel_share: 0.0 }, ..req }
@@ -38,29 +49,25 @@ fn tool_search_activates_and_reports_already_loaded() {
     let index = Index::builder().build(&cat);
     let deferral = Deferral::decide(&cat, &on());
     let mut s = ActiveSet::new();
-    let r = s.tool_search(&index, &deferral, every(Request::new("list issues", 5)), &[]);
+    let r = s.tool_search(&index, &deferral, every(Request::new("list issues", 5)));
     expect![[r#"
         Loaded 2 tools; call directly on your next step:
         - github__list_issues: List issues of a repository
         - github__create_issue: Create a new issue"#]]
-    .assert_eq(&r.render(&cat));
+    .assert_eq(&text(&cat, "list issues", r, &[]));
     assert_eq!(s.active(), ["github__list_issues", "github__create_issue"]);
-    let r = s.tool_search(
-        &index,
-        &deferral,
-        every(Request::new("select:github__list_issues,builtin__Read", 5)),
-        &["jira".to_owned()],
-    );
+    let query = "select:github__list_issues,builtin__Read";
+    let r = s.tool_search(&index, &deferral, every(Request::new(query, 5)));
     expect![[r#"
         Servers still starting, so their tools are not searchable yet: jira. Search again in a few seconds before concluding that a tool does not exist.
         Already loaded — call it directly: github__list_issues, builtin__Read"#]]
-    .assert_eq(&r.render(&cat));
+    .assert_eq(&text(&cat, query, r, &["jira"]));
     assert_eq!(s.active().len(), 2, "a core tool is never added to the active set");
-    let r = s.tool_search(&index, &deferral, every(Request::new("zzqqxx", 5)), &[]);
+    let r = s.tool_search(&index, &deferral, every(Request::new("zzqqxx", 5)));
     expect![[r#"
         No tools matched "zzqqxx". Try other keywords, a server prefix such as "github__", or select:NAME with a name from <available-deferred-tools>.
         Terms that matched no tool: zzqqxx"#]]
-    .assert_eq(&r.render(&cat));
+    .assert_eq(&text(&cat, "zzqqxx", r, &[]));
 }
 
 #[test]
@@ -121,13 +128,15 @@ fn transcript_rebuilds_the_active_set() {
     let index = Index::builder().build(&cat);
     let deferral = Deferral::decide(&cat, &on());
     let mut live = ActiveSet::new();
-    let r1 = live.tool_search(&index, &deferral, every(Request::new("select:slack__send_message", 5)), &[]);
-    let r2 = live.tool_search(&index, &deferral, every(Request::new("issues", 5)), &[]);
+    let r1 = live.tool_search(&index, &deferral, every(Request::new("select:slack__send_message", 5)));
+    let r1 = text(&cat, "select:slack__send_message", r1, &[]);
+    let r2 = live.tool_search(&index, &deferral, every(Request::new("issues", 5)));
+    let r2 = text(&cat, "issues", r2, &[]);
     let transcript = vec![
         json!({"role": "user", "content": "post to slack, then file issues"}),
         json!({"role": "assistant", "content": [{"type": "tool_use", "id": "t1", "name": "tool_search", "input": {"query": "select:slack__send_message"}}]}),
-        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": r1.render(&cat)}]}),
-        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "text", "text": r2.render(&cat)}]}]}),
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": r1}]}),
+        json!({"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t2", "content": [{"type": "text", "text": r2}]}]}),
     ];
     assert_eq!(ActiveSet::from_transcript(&transcript, &cat), live);
 

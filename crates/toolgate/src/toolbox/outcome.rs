@@ -1,4 +1,5 @@
-//! outcome: what one `tool_search` call did, as the model reads it and as JSON.
+//! outcome: what one `tool_search` call did, as the model reads it and as JSON: the one type
+//! of a search's result in a conversation, and the one writer of its text.
 
 use serde_json::{Value, json};
 
@@ -7,14 +8,18 @@ use crate::budget::Unload;
 use crate::catalog::Tool;
 use crate::config::Exposure;
 use crate::policy::AuditEvent;
-use crate::session::SearchResult;
+use crate::session::{ALREADY_LOADED, LOADED_HEADER, Sorted};
 
-/// What one `tool_search` call did.
+/// What one `tool_search` call did, from the index's hits to what the model reads: the one
+/// type of a search's result, and the one writer of its text ([`SearchOutcome::text`]) and its
+/// JSON ([`SearchOutcome::to_json`]).
 #[derive(Debug)]
 pub struct SearchOutcome<'a> {
-    pub(super) toolbox: &'a Toolbox,
-    /// The search result: matches, what was already loaded, unmatched terms, servers still starting.
-    pub result: SearchResult,
+    toolbox: &'a Toolbox,
+    /// The query as given.
+    pub query: String,
+    /// The hits as the conversation sorted them.
+    sorted: Sorted,
     /// Tools unloaded to stay within the budgets, least recently used first.
     pub unloaded: Vec<Unload>,
     /// Loaded tools whose definitions changed since they were shown; they were unloaded and
@@ -26,20 +31,61 @@ pub struct SearchOutcome<'a> {
 }
 
 impl<'a> SearchOutcome<'a> {
+    /// The outcome of searching `query` in `toolbox`: the hits as the conversation sorted them,
+    /// then what the budgets unloaded and what had changed.
+    pub(crate) fn new(
+        toolbox: &'a Toolbox,
+        query: String,
+        sorted: Sorted,
+        unloaded: Vec<Unload>,
+        changed: Vec<String>,
+    ) -> SearchOutcome<'a> {
+        SearchOutcome { toolbox, query, sorted, unloaded, changed, grants: Vec::new() }
+    }
+
     /// The tools this call loaded, best first.
     pub fn loaded(&self) -> impl Iterator<Item = &'a Tool> + '_ {
-        self.result.loaded().map(|id| self.toolbox.visible.tool(id))
-    }
-
-    /// Every tool the query found, best first.
-    pub fn matches(&self) -> impl Iterator<Item = &'a Tool> + '_ {
-        self.result.matches.iter().map(|h| self.toolbox.visible.tool(h.tool))
-    }
-
-    /// The result as the model reads it: what was loaded and how to call it, what was unloaded
-    /// or changed, and in bridge exposure the input schemas.
-    pub fn text(&self) -> String {
         let catalog = &self.toolbox.visible;
+        self.sorted.loaded().map(move |id| catalog.tool(id))
+    }
+
+    /// Every tool the query found, best first (loaded now or before, or found below the cut).
+    pub fn matches(&self) -> impl Iterator<Item = &'a Tool> + '_ {
+        let catalog = &self.toolbox.visible;
+        self.sorted.matches.iter().map(move |h| catalog.tool(h.tool))
+    }
+
+    /// The tools found that were loaded (or core) before this call.
+    pub fn already_loaded(&self) -> impl Iterator<Item = &'a Tool> + '_ {
+        let catalog = &self.toolbox.visible;
+        self.sorted.already_loaded.iter().map(move |&id| catalog.tool(id))
+    }
+
+    /// The tools found below the relevance cut: named, not loaded.
+    pub fn also_found(&self) -> impl Iterator<Item = &'a Tool> + '_ {
+        let catalog = &self.toolbox.visible;
+        self.sorted.also_found.iter().map(move |&id| catalog.tool(id))
+    }
+
+    /// Query terms that matched no tool (or named a tool this subject may not see).
+    pub fn unmatched_terms(&self) -> &[String] {
+        &self.sorted.unmatched_terms
+    }
+
+    /// Servers still connecting, whose tools could not be searched yet.
+    pub fn starting_servers(&self) -> &'a [String] {
+        &self.toolbox.starting
+    }
+
+    /// The result as the model reads it: what was loaded and how to call it (directly, or in
+    /// bridge exposure with `call_tool`), what was loaded before or found below the cut, what
+    /// was unloaded or changed, the servers still starting or failed, and in bridge exposure
+    /// the input schemas.
+    pub fn text(&self) -> String {
+        let bridge = self.toolbox.exposure == Exposure::Bridge;
+        let names = |tools: &mut dyn Iterator<Item = &'a Tool>| -> String {
+            tools.map(|t| t.qualified_name()).collect::<Vec<_>>().join(", ")
+        };
         let mut text = String::new();
         if !self.changed.is_empty() {
             text.push_str(&format!(
@@ -48,7 +94,52 @@ impl<'a> SearchOutcome<'a> {
                 self.changed.join(", ")
             ));
         }
-        text.push_str(&self.result.render_for(catalog, self.toolbox.exposure == Exposure::Bridge));
+        // First, so that a search that found nothing is never read as "no such tool" while
+        // the server that has it is still starting.
+        let starting = self.starting_servers();
+        if !starting.is_empty() {
+            text.push_str(&format!(
+                "Servers still starting, so their tools are not searchable yet: {}. Search again in a \
+                 few seconds before concluding that a tool does not exist.\n",
+                starting.join(", ")
+            ));
+        }
+        let loaded: Vec<&Tool> = self.loaded().collect();
+        if !loaded.is_empty() {
+            let s = if loaded.len() == 1 { "" } else { "s" };
+            let then = if bridge {
+                "run with call_tool on your next step"
+            } else {
+                "call directly on your next step"
+            };
+            text.push_str(&format!("{LOADED_HEADER}{} tool{s}; {then}:\n", loaded.len()));
+            for t in &loaded {
+                text.push_str(&format!("- {}: {}\n", t.qualified_name(), t.short_description(200)));
+            }
+        }
+        if !self.sorted.already_loaded.is_empty() {
+            text.push_str(&format!("{ALREADY_LOADED}{}\n", names(&mut self.already_loaded())));
+        }
+        if !self.sorted.also_found.is_empty() {
+            text.push_str(&format!(
+                "Also found, less relevant, not loaded (load one with select:NAME): {}\n",
+                names(&mut self.also_found())
+            ));
+        }
+        if self.sorted.matches.is_empty() {
+            text.push_str(&format!(
+                "No tools matched \"{}\". Try other keywords, a server prefix such as \"github__\", or \
+                 select:NAME with a name from <available-deferred-tools>.\n",
+                self.query
+            ));
+        }
+        if !self.sorted.unmatched_terms.is_empty() {
+            text.push_str(&format!(
+                "Terms that matched no tool: {}\n",
+                self.sorted.unmatched_terms.join(", ")
+            ));
+        }
+        text.truncate(text.trim_end().len());
         if !self.toolbox.failed.is_empty() {
             let failed: Vec<String> =
                 self.toolbox.failed.iter().map(|(s, why)| format!("{s} ({})", one_line(why))).collect();
@@ -62,7 +153,7 @@ impl<'a> SearchOutcome<'a> {
             text.push('\n');
             text.push_str(&notice);
         }
-        if self.toolbox.exposure == Exposure::Bridge && !self.result.matches.is_empty() {
+        if bridge && !self.sorted.matches.is_empty() {
             if self.toolbox.granted {
                 text.push_str(&format!(
                     "\n\nInput schemas; run a tool with {CALL_TOOL} {{\"name\": NAME, \"grant\": GRANT, \"arguments\": {{...}}}}, \
@@ -99,7 +190,6 @@ impl<'a> SearchOutcome<'a> {
         let names = |tools: &mut dyn Iterator<Item = &'a Tool>| -> Vec<String> {
             tools.map(|t| t.qualified_name().to_owned()).collect()
         };
-        let catalog = &self.toolbox.visible;
         let failed: Vec<Value> = self
             .toolbox
             .failed
@@ -108,13 +198,13 @@ impl<'a> SearchOutcome<'a> {
             .collect();
         let mut out = json!({
             "message": self.text(),
-            "query": self.result.query,
+            "query": self.query,
             "matches": names(&mut self.matches()),
             "loaded": names(&mut self.loaded()),
-            "already_loaded": names(&mut self.result.already_loaded.iter().map(|&id| catalog.tool(id))),
-            "also_found": names(&mut self.result.also_found.iter().map(|&id| catalog.tool(id))),
-            "unmatched_terms": self.result.unmatched_terms,
-            "pending_servers": self.result.starting_servers,
+            "already_loaded": names(&mut self.already_loaded()),
+            "also_found": names(&mut self.also_found()),
+            "unmatched_terms": self.sorted.unmatched_terms,
+            "pending_servers": self.starting_servers(),
             "reconnecting_servers": self.toolbox.reconnecting,
             "unloaded": self.unloaded.iter().map(|e| e.tool.as_str()).collect::<Vec<_>>(),
             "changed": self.changed,
