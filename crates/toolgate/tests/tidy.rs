@@ -435,3 +435,63 @@ fn only_the_refusal_type_writes_what_is_said_of_a_refused_call() {
     }
     assert_eq!(writers, BTreeSet::from(["downstream/refusal.rs".to_owned()]));
 }
+
+#[test]
+fn every_type_and_function_architecture_names_exists() {
+    // Every `Type`, `Type::function` and `Type::Variant` ARCHITECTURE.md names in backquotes
+    // is defined in the code (in the crates or the fuzz targets), so that a rename or a removal
+    // that leaves the document behind fails here.
+    let arch = std::fs::read_to_string(root().join("ARCHITECTURE.md")).unwrap();
+    let mut files = Vec::new();
+    rust_files(&root().join("crates"), &mut files);
+    let code: String =
+        files.iter().map(|f| std::fs::read_to_string(f).unwrap()).collect::<Vec<_>>().join("\n");
+    let defines_type = |name: &str| {
+        ["struct", "enum", "trait", "type", "mod"].iter().any(|kind| {
+            code.contains(&format!("{kind} {name} "))
+                || code.contains(&format!("{kind} {name}<"))
+                || code.contains(&format!("{kind} {name}("))
+                || code.contains(&format!("{kind} {name};"))
+                || code.contains(&format!("{kind} {name}{{"))
+                || code.contains(&format!("{kind} {name}:"))
+        })
+    };
+    // HTTP header names, in backquotes as headers are.
+    let headers = ["Host", "Origin", "Authorization"];
+    let is_type = |word: &str| {
+        word.chars().next().is_some_and(|c| c.is_ascii_uppercase())
+            && word.chars().all(|c| c.is_ascii_alphanumeric())
+            && word.chars().any(|c| c.is_ascii_lowercase())
+    };
+    let mut checked = 0;
+    let mut missing = Vec::new();
+    for quoted in arch.split('`').skip(1).step_by(2) {
+        let parts: Vec<&str> = quoted.split("::").collect();
+        match parts.as_slice() {
+            [word] if is_type(word) && !headers.contains(word) => {
+                checked += 1;
+                if !defines_type(word) {
+                    missing.push(quoted.to_owned());
+                }
+            }
+            [owner, member]
+                if is_type(owner) || owner.chars().all(|c| c.is_ascii_lowercase() || c == '_') =>
+            {
+                let member = member.trim_end_matches("()");
+                let ok_owner = !is_type(owner) || defines_type(owner);
+                let ok_member = if member.chars().next().is_some_and(|c| c.is_ascii_uppercase()) {
+                    code.contains(&format!("    {member}")) || defines_type(member)
+                } else {
+                    code.contains(&format!("fn {member}(")) || code.contains(&format!("fn {member}<"))
+                };
+                checked += 1;
+                if !(ok_owner && ok_member) {
+                    missing.push(quoted.to_owned());
+                }
+            }
+            _ => {}
+        }
+    }
+    assert!(checked > 40, "{checked} names read");
+    assert!(missing.is_empty(), "ARCHITECTURE.md names what the code does not define: {missing:?}");
+}
