@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
-"""The shape of the code, as issue 29 measures it: the largest types by method count, the
-public items of each library module, and what the gateway names of the library.
+"""The shape of the code, as issues 29 and 42 measure it: the largest types by method count,
+the public items of each library module, what the gateway names of the library, and the
+gateway's downstream side: its crate-public fields, where a request's headers are read and
+its profile decided, the files each large type's methods are spread over, and where a
+refused call's audit record is written.
 
     python3 scripts/surface.py [ROOT]      # ROOT: a checkout (default: this one)
 
@@ -98,6 +101,55 @@ def gateway_imports():
     return sorted(n for n in names if n.split("::")[1][0].islower())
 
 
+def gateway_files():
+    src = os.path.join(CRATES, "toolgate-mcp", "src")
+    for path in rust_files(src):
+        yield os.path.relpath(path, src), without_tests(open(path, encoding="utf-8").read())
+
+
+def crate_public_fields():
+    """`pub(crate)` and `pub` fields of the gateway's structs, by struct."""
+    per = collections.Counter()
+    for _, text in gateway_files():
+        for m in re.finditer(r"^(?:pub(?:\([^)]*\))? )?struct (\w+)[^{;]*\{(.*?)^\}", text, re.M | re.S):
+            n = len(re.findall(r"^\s+pub(?:\(crate\))? \w+\s*:", m.group(2), re.M))
+            if n:
+                per[m.group(1)] += n
+    return per
+
+
+# A request's headers that say who is asking, read from the request (not a response).
+HEADER_READS = re.compile(
+    r"get\((?:SESSION_HEADER|PROFILE_HEADER|header::AUTHORIZATION|AUTHORIZATION|\"authorization\"|\"mcp-session-id\"|\"x-toolgate-profile\")\)"
+    r"|contains_key\((?:SESSION_HEADER|PROFILE_HEADER)\)"
+)
+# Where a request's profile is worked out from what it carries: a profile header read, or the
+# one check of the asked profile called.
+PROFILE_DECISIONS = re.compile(r"get\(PROFILE_HEADER\)|asked_profile\(gateway|asked_profile\(&self\.gateway|asked_profile\(self\.server")
+REFUSAL_WRITES = re.compile(r'action = "refused"|metrics\.refused\(|\.refusal\(&')
+
+
+def sites(pattern):
+    found = collections.Counter()
+    for rel, text in gateway_files():
+        text = text.replace("response.headers().get(SESSION_HEADER)", "")
+        n = len(pattern.findall(text))
+        if n:
+            found[rel] += n
+    return found
+
+
+def impl_spread(names):
+    files = collections.defaultdict(set)
+    for krate in sorted(os.listdir(CRATES)):
+        for path in rust_files(os.path.join(CRATES, krate, "src")):
+            text = without_tests(open(path, encoding="utf-8").read())
+            for name, is_trait, _ in impl_blocks(text):
+                if name in names and not is_trait:
+                    files[name].add(os.path.relpath(path, CRATES))
+    return files
+
+
 def main():
     print("Largest types by inherent method count (trait impls' methods apart):")
     count, traits = methods()
@@ -113,6 +165,21 @@ def main():
         print(f"  {krate}: {total} in {len(per)} modules ({parts})")
     print("Library modules the gateway names:")
     print("  " + ", ".join(gateway_imports()))
+    fields = crate_public_fields()
+    print(f"The gateway's crate-public fields: {sum(fields.values())} in {len(fields)} structs; the most:")
+    print("  " + ", ".join(f"{name} {n}" for name, n in fields.most_common(6)))
+    for title, pattern in (
+        ("Reads of who-is-asking headers", HEADER_READS),
+        ("Places a request's profile is worked out", PROFILE_DECISIONS),
+        ("Writers of a refused call's audit record or metrics entry", REFUSAL_WRITES),
+    ):
+        found = sites(pattern)
+        where = ", ".join(f"{f} {n}" for f, n in sorted(found.items()))
+        print(f"{title}: {sum(found.values())} in {len(found)} files ({where})")
+    spread = impl_spread({"Gateway", "GatewayServer", "Toolbox", "SessionState"})
+    print("Files holding a type's inherent methods:")
+    for name in sorted(spread):
+        print(f"  {name}: {len(spread[name])} ({', '.join(sorted(spread[name]))})")
 
 
 if __name__ == "__main__":

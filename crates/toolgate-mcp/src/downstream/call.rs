@@ -67,35 +67,36 @@ pub(crate) struct AdmittedCall<'v> {
     request: CallToolRequestParams,
 }
 
-impl GatewayServer {
-    /// Runs a `tools/call` of an upstream's tool through its stages: read, admitted, forwarded.
-    pub(crate) async fn call(
-        &self,
-        request: CallToolRequestParams,
-        context: &RequestContext<RoleServer>,
-        bridge: bool,
-    ) -> CallToolResponse {
-        let view = self.view();
-        let named = match NamedCall::read(request, context, bridge) {
-            Ok(named) => named,
-            Err((name, why)) => return Refused { name: &name, why }.answer(self, &view),
-        };
-        let name = named.name.clone();
-        match self.admit(named, &view).await {
-            Ok(admitted) => self.forward(admitted, &view, context).await,
-            Err(why) => Refused { name: &name, why }.answer(self, &view),
-        }
+/// Runs a `tools/call` of an upstream's tool in `server`'s session through its stages: read,
+/// admitted, forwarded; a refusal at any stage answers with what [`Refused`] writes.
+pub(crate) async fn run(
+    server: &GatewayServer,
+    request: CallToolRequestParams,
+    context: &RequestContext<RoleServer>,
+    bridge: bool,
+) -> CallToolResponse {
+    let view = server.view();
+    let named = match NamedCall::read(request, context, bridge) {
+        Ok(named) => named,
+        Err((name, why)) => return Refused { name: &name, why }.answer(server, &view),
+    };
+    let name = named.name.clone();
+    match named.admit(server, &view).await {
+        Ok(admitted) => admitted.forward(server, &view, context).await,
+        Err(why) => Refused { name: &name, why }.answer(server, &view),
     }
+}
 
+impl NamedCall {
     /// A named call → an admitted one: the grant it presents (a request with no session), then
     /// the toolbox's check. What the check changed in the conversation is stored before the
     /// answer goes out.
-    async fn admit<'v>(&self, call: NamedCall, view: &'v View) -> Result<AdmittedCall<'v>, Why> {
-        let NamedCall { name, request, grant } = call;
+    async fn admit<'v>(self, server: &GatewayServer, view: &'v View) -> Result<AdmittedCall<'v>, Why> {
+        let NamedCall { name, request, grant } = self;
         let arguments = Value::Object(request.arguments.clone().unwrap_or_default());
         let toolbox = &view.toolbox;
         let (decision, grant_problem) = {
-            let mut state = self.state();
+            let mut state = server.state();
             state.worked();
             let granted = toolbox.about().is_granted();
             if granted {
@@ -104,14 +105,14 @@ impl GatewayServer {
             }
             let problem = match (&grant, granted) {
                 (Some(grant), true) => toolbox
-                    .grants(&self.gateway().settings().grants, std::time::SystemTime::now())
+                    .grants(&server.gateway().settings().grants, std::time::SystemTime::now())
                     .admit(state.conversation_mut(), &name, grant)
                     .err(),
                 _ => None,
             };
             (toolbox.check(state.conversation_mut(), &name, &arguments), problem)
         };
-        self.record().push().await;
+        server.record().push().await;
         let tool = match decision {
             Decision::Allow(tool) => tool,
             Decision::Deny(denial) => return Err(Why::Denied { denial, grant: grant_problem }),
@@ -120,38 +121,40 @@ impl GatewayServer {
             let server = toolgate::naming::split(tool.qualified_name()).map_or("", |(s, _)| s).to_owned();
             return Err(Why::Unreachable(crate::upstream::unreachable::Unreachable::Gone { server }));
         };
-        tracing::debug!(target: "toolgate::audit", session = self.state().number(),
+        tracing::debug!(target: "toolgate::audit", session = server.state().number(),
             subject = %toolbox.about().subject(), tool = tool.qualified_name(), server = owner,
             action = "allowed", "allowed");
         Ok(AdmittedCall { tool, owner, request })
     }
+}
 
+impl AdmittedCall<'_> {
     /// An admitted call → the upstream's answer: a new call, or the client's answer to a
     /// question toolgate put to it while the upstream's call waits (2026-07-28).
     async fn forward(
-        &self,
-        call: AdmittedCall<'_>,
+        self,
+        server: &GatewayServer,
         view: &View,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let AdmittedCall { tool, owner, request } = call;
+        let AdmittedCall { tool, owner, request } = self;
         let started = std::time::Instant::now();
         let answer = match request.request_state.as_deref() {
             Some(state) if state.starts_with(crate::upstream::elicit::STATE_PREFIX) => {
-                self.resume_call(tool.qualified_name(), state, &request, context).await
+                server.resume_call(tool.qualified_name(), state, &request, context).await
             }
             _ => {
                 let downstream = Downstream {
-                    session: self.session_key(),
+                    session: server.session_key(),
                     capabilities: context.client_capabilities().unwrap_or_default(),
                     modern: is_modern(context),
                     progress: context.meta.get_progress_token().map(|token| (context.peer.clone(), token)),
                     on_behalf: crate::access::bearer_of(context),
                 };
-                let run = self.gateway().upstreams().start_call(owner, tool, request, downstream);
-                let answer = self.drive(tool.qualified_name(), run, 0, context).await;
+                let run = server.gateway().upstreams().start_call(owner, tool, request, downstream);
+                let answer = server.drive(tool.qualified_name(), run, 0, context).await;
                 if let Ok(answer) = &answer {
-                    self.tasks().record(answer, owner, tool.qualified_name());
+                    server.tasks().record(answer, owner, tool.qualified_name());
                 }
                 answer
             }
@@ -160,11 +163,11 @@ impl GatewayServer {
             Ok(answer) => answer,
             Err(unreachable) => {
                 let name = tool.qualified_name();
-                return Refused { name, why: Why::Unreachable(unreachable) }.answer(self, view);
+                return Refused { name, why: Why::Unreachable(unreachable) }.answer(server, view);
             }
         };
         let ok = !matches!(&answer, CallToolResponse::Complete(r) if r.is_error == Some(true));
-        self.gateway().inner.metrics.called(owner, ok, started.elapsed());
+        server.gateway().inner.metrics.called(owner, ok, started.elapsed());
         answer
     }
 }

@@ -558,8 +558,10 @@ impl ServerHandler for GatewayServer {
                     None,
                 ));
             }
-            CALL_TOOL if self.exposure() == Exposure::Bridge => self.call(request, &context, true).await,
-            _ => self.call(request, &context, false).await,
+            CALL_TOOL if self.exposure() == Exposure::Bridge => {
+                crate::downstream::call::run(self, request, &context, true).await
+            }
+            _ => crate::downstream::call::run(self, request, &context, false).await,
         })
     }
 
