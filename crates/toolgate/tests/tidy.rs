@@ -1,7 +1,7 @@
 //! Keeps the tree honest: ARCHITECTURE.md names every module of the library, every source file
-//! opens with a `//!` doc comment, cites no document outside the repository and stays under 800
-//! lines, no two modules of a crate import each other around a circle, and the gateway reaches
-//! into the library only where it did.
+//! opens with a `//!` doc comment, cites no document outside the repository and stays under
+//! 1,200 lines, no two modules of a crate import each other around a circle, and the gateway
+//! reaches into the library only where it did.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -93,8 +93,10 @@ fn every_source_file_has_a_module_doc_and_stays_small() {
             }
         }
         let lines = text.lines().count();
-        if lines > 800 {
-            problems.push(format!("{}: {lines} lines (split it by concept)", f.display()));
+        // A backstop against a file that holds everything, not the rule of where code goes: a
+        // file holds one concept, whatever its length, and is split where its concepts part.
+        if lines > 1200 {
+            problems.push(format!("{}: {lines} lines (does it hold more than one concept?)", f.display()));
         }
     }
     assert!(problems.is_empty(), "{}", problems.join("\n"));
