@@ -377,20 +377,27 @@ fn only_the_access_guard_reads_who_is_asking_from_a_request() {
         "get(\"mcp-session-id\")",
         "get(\"x-toolgate-profile\")",
     ];
+    // A response's `Mcp-Session-Id` (the one rmcp gave a new session) is not a request's.
+    let readers = gateway_files_containing(&reads, "response.headers().get(SESSION_HEADER)");
+    assert_eq!(readers, BTreeSet::from(["downstream/http.rs".to_owned()]));
+}
+
+/// The files of the gateway (from its `src`, tests left out) whose code contains any of
+/// `patterns`, once every `except` is taken out of it.
+fn gateway_files_containing(patterns: &[&str], except: &str) -> BTreeSet<String> {
     let dir = root().join("crates/toolgate-mcp/src");
     let mut files = Vec::new();
     rust_files(&dir, &mut files);
-    let mut readers = BTreeSet::new();
+    let mut found = BTreeSet::new();
     for file in &files {
         let text = std::fs::read_to_string(file).unwrap();
         let text = text.split("#[cfg(test)]").next().unwrap_or_default();
-        // A response's `Mcp-Session-Id` (the one rmcp gave a new session) is not a request's.
-        let text = text.replace("response.headers().get(SESSION_HEADER)", "");
-        if reads.iter().any(|r| text.contains(r)) {
-            readers.insert(file.strip_prefix(&dir).unwrap().to_string_lossy().into_owned());
+        let text = if except.is_empty() { text.to_owned() } else { text.replace(except, "") };
+        if patterns.iter().any(|p| text.contains(p)) {
+            found.insert(file.strip_prefix(&dir).unwrap().to_string_lossy().into_owned());
         }
     }
-    assert_eq!(readers, BTreeSet::from(["downstream/http.rs".to_owned()]));
+    found
 }
 
 #[test]
@@ -424,17 +431,7 @@ fn only_the_refusal_type_writes_what_is_said_of_a_refused_call() {
     // A refused call's audit record, metrics entry and the policy's refusal event are written
     // by `downstream/refusal.rs` alone, wherever the call was refused.
     let writes = ["action = \"refused\"", "metrics.refused(", ".refusal(&"];
-    let dir = root().join("crates/toolgate-mcp/src");
-    let mut files = Vec::new();
-    rust_files(&dir, &mut files);
-    let mut writers = BTreeSet::new();
-    for file in &files {
-        let text = std::fs::read_to_string(file).unwrap();
-        let text = text.split("#[cfg(test)]").next().unwrap_or_default();
-        if writes.iter().any(|w| text.contains(w)) {
-            writers.insert(file.strip_prefix(&dir).unwrap().to_string_lossy().into_owned());
-        }
-    }
+    let writers = gateway_files_containing(&writes, "");
     assert_eq!(writers, BTreeSet::from(["downstream/refusal.rs".to_owned()]));
 }
 
