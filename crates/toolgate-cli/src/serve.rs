@@ -72,9 +72,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
     };
     let mut settings = settings;
     match args.exposure.as_deref() {
-        Some("native") => settings.exposure = Some(toolgate::config::Exposure::Native),
-        Some("bridge") => settings.exposure = Some(toolgate::config::Exposure::Bridge),
-        Some(_) => settings.exposure = None,
+        Some("native") => settings.gateway.exposure = Some(toolgate::config::Exposure::Native),
+        Some("bridge") => settings.gateway.exposure = Some(toolgate::config::Exposure::Bridge),
+        Some(_) => settings.gateway.exposure = None,
         None => {}
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -121,7 +121,7 @@ pub(crate) struct Inner {
     /// Which upstream serves which resource, as last listed.
     pub(crate) resources: Mutex<ResourceRoutes>,
     /// When the gateway was made: requests wait for starting upstreams only until
-    /// [`Settings::ready_timeout`] after it.
+    /// `[gateway] ready_timeout_secs` after it.
     pub(crate) started: std::time::Instant,
     /// The approved definitions, when a server is pinned.
     pub(crate) pins: Option<Arc<Pins>>,
@@ -160,12 +160,12 @@ impl Inner {
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         secrets.dedup();
         let host = HostSettings {
-            defer: settings.defer,
-            exposure: settings.exposure,
+            defer: settings.gateway.defer,
+            exposure: settings.gateway.exposure,
             index: settings.index.clone(),
         };
         let decider = Decider::new(root, host);
-        let settings_max_sessions = settings.max_sessions;
+        let settings_max_sessions = settings.gateway.max_sessions;
         let published = Published { snapshot: Arc::default(), toolboxes: Arc::new(decider.empty()) };
         Ok(Inner {
             secrets: secrets.into(),
@@ -287,17 +287,18 @@ impl Gateway {
     }
 
     /// Whether requests stop waiting for starting upstreams: none is starting, or
-    /// [`Settings::ready_timeout`] has passed since the gateway started.
+    /// `[gateway] ready_timeout_secs` has passed since the gateway started.
     pub(crate) fn is_ready(&self) -> bool {
-        self.inner.started.elapsed() >= self.inner.settings.ready_timeout
+        self.inner.started.elapsed() >= self.inner.settings.gateway.ready_timeout
             || self.snapshot().state.starting.is_empty()
     }
 
-    /// Waits for upstreams still starting, until [`Settings::ready_timeout`] after the gateway
+    /// Waits for upstreams still starting, until `[gateway] ready_timeout_secs` after the gateway
     /// started (a server that hangs at start delays the first requests, never every request),
     /// and `most` at the longest (`Duration::MAX`: no limit of its own).
     pub(crate) async fn ready_within(&self, most: Duration) {
-        let left = self.inner.settings.ready_timeout.saturating_sub(self.inner.started.elapsed()).min(most);
+        let left =
+            self.inner.settings.gateway.ready_timeout.saturating_sub(self.inner.started.elapsed()).min(most);
         if !left.is_zero() {
             self.settled(left).await;
         }
@@ -390,7 +391,11 @@ impl Gateway {
             let (profile, exposure, sessionless) = {
                 let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
                 let profile = state.profile().map(str::to_owned);
-                (profile, state.exposure_under(self.inner.settings.exposure), state.reach().is_sessionless())
+                (
+                    profile,
+                    state.exposure_under(self.inner.settings.gateway.exposure),
+                    state.reach().is_sessionless(),
+                )
             };
             let view = if sessionless {
                 self.granted_view(profile.as_deref())

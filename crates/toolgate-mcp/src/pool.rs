@@ -106,7 +106,7 @@ impl Host for Gateway {
     }
 
     fn startup_timeout(&self) -> Duration {
-        self.settings().startup_timeout
+        self.settings().gateway.startup_timeout
     }
 
     fn progress(&self) -> Arc<Relay> {
@@ -118,7 +118,7 @@ impl Host for Gateway {
         name: &str,
         params: rmcp::model::ElicitRequestParams,
     ) -> Result<rmcp::model::ElicitResult, rmcp::ErrorData> {
-        self.inner.inflight.route(name, params, self.settings().call_timeout).await
+        self.inner.inflight.route(name, params, self.settings().gateway.call_timeout).await
     }
 }
 
@@ -217,7 +217,7 @@ impl Upstreams<'_> {
         };
         if starting() {
             let mut changes = self.gateway.inner.changes.subscribe();
-            let waited = tokio::time::timeout(self.gateway.settings().startup_timeout, async {
+            let waited = tokio::time::timeout(self.gateway.settings().gateway.startup_timeout, async {
                 while starting() {
                     if changes.changed().await.is_err() {
                         return;
@@ -250,7 +250,7 @@ impl Upstreams<'_> {
         match (&u.state, &u.peer) {
             (State::Static, _) => Err(Unreachable::Static { tool: tool.qualified_name().to_owned() }),
             (State::Ready, Some(peer)) => {
-                Ok((peer.clone(), u.call_timeout.unwrap_or(self.gateway.settings().call_timeout)))
+                Ok((peer.clone(), u.call_timeout.unwrap_or(self.gateway.settings().gateway.call_timeout)))
             }
             (State::Failed(reason), _) => Err(Unreachable::Failed {
                 server: owner.to_owned(),
@@ -404,7 +404,7 @@ impl Upstreams<'_> {
             })?
         };
         let mut options =
-            PeerRequestOptions::with_timeout(timeout.unwrap_or(self.gateway.settings().call_timeout));
+            PeerRequestOptions::with_timeout(timeout.unwrap_or(self.gateway.settings().gateway.call_timeout));
         let mut meta = RequestMetaObject::new();
         meta.set_client_capabilities(relayed_capabilities(caps));
         options.meta = Some(meta);

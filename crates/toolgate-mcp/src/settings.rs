@@ -6,43 +6,24 @@ use std::time::Duration;
 use toolgate::Index;
 use toolgate::config::{Config, Exposure, GatewayConfig, SearchConfig, ServerMode};
 use toolgate::search::{IndexBuilder, ModelError};
-use toolgate::toolbox::{DeferConfig, PolicyError};
+use toolgate::toolbox::PolicyError;
 
-/// How the gateway behaves, from `[gateway]` of the configuration and the command line. A
-/// value the configuration file holds keeps its `GatewayConfig` name here (`call_timeout`,
-/// `ready_timeout`, `session_idle` …); the rest are what the gateway makes of the file at run
-/// time (`access`, `sessions`, `grants`, `index`) or sets only from the command line.
+/// How the gateway behaves: the `[gateway]` table as the configuration file gave it
+/// ([`Settings::gateway`], read once and not copied), and what the gateway makes of the
+/// configuration at run time or takes from the command line.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// `native` (active tools in `tools/list`) or `bridge` (`tool_search` and `call_tool`
-    /// only) for every session, or `None` to choose per client ([`Settings::exposure_for`]).
-    pub exposure: Option<Exposure>,
-    /// When tools are deferred (`on` by default; `bridge` always defers).
-    pub defer: DeferConfig,
-    /// How long a forwarded call may take unless the server sets its own limit.
-    pub call_timeout: Duration,
-    /// How long an upstream may take to start and list its tools.
-    pub startup_timeout: Duration,
+    /// `[gateway]`: exposure, deferral, timeouts, session limits, listing caps and the rest, as
+    /// read (`--exposure` on the command line sets its `exposure`).
+    pub gateway: GatewayConfig,
     /// The first wait before restarting an upstream that died (doubling up to a minute);
     /// `None` leaves a dead upstream failed.
     pub restart_backoff: Option<Duration>,
-    /// How long after the gateway starts `initialize`, `tools/list`, `tool_search` and calls
-    /// wait for upstreams still starting before they answer with what is ready (default 5 s):
-    /// real clients ask at once.
-    pub ready_timeout: Duration,
     /// In native exposure, how long a `tool_search` that changed the tool list waits for the
     /// client to list the tools again before it answers (default 1 s), so that the client's
     /// next model request already carries the loaded tools. A client that let one wait run out
     /// is not waited for again.
     pub relist_wait: Duration,
-    /// How long an HTTP session may go without a request before it ends (default 8 hours).
-    pub session_idle: Duration,
-    /// How long an HTTP session with no request in flight and no event stream open keeps
-    /// rmcp's state for it (its channels, about 100 KB) before only its record in the session
-    /// store is left (default 60 s); its next request restores it from the record.
-    pub session_hibernate: Duration,
-    /// Most HTTP sessions open at once (default 1,000); a new one past it is refused.
-    pub max_sessions: usize,
     /// Which hosts, origins and bearer tokens the HTTP endpoints accept (loopback only, and no
     /// token, by default).
     pub access: crate::access::Access,
@@ -53,21 +34,13 @@ pub struct Settings {
     /// session sees only what it allows. A session's own profile (`/mcp/NAME` or the header
     /// `X-Toolgate-Profile`) narrows it further; it never widens it.
     pub profile: Option<String>,
-    /// How long a client may take to send a request's headers (`[gateway]
-    /// header_timeout_secs`).
-    pub header_timeout: Duration,
-    /// How long a client may take to send a request's body (`[gateway] body_timeout_secs`).
-    pub body_timeout: Duration,
     /// Where HTTP sessions' state is kept between requests (`[gateway] sessions`; in memory
     /// unless [`crate::store::open`] gave a shared one).
     pub sessions: std::sync::Arc<dyn crate::store::SessionStore>,
     /// Signs and checks the grants of callers the gateway keeps no session for (MCP 2026-07-28
     /// over HTTP; [`toolgate::toolbox::GrantProblem`]): from `[gateway] grant_key`, or made at random for this
-    /// process. Grants live as long as an idle session would ([`Settings::session_idle`]).
+    /// process. Grants live as long as an idle session would (`[gateway] session_idle_secs`).
     pub grants: toolgate::GrantKey,
-    /// The most one upstream's listing may hold (`[gateway] list_max_tools`, `list_max_pages`,
-    /// `list_max_bytes`).
-    pub list_caps: toolgate::config::ListCaps,
 }
 
 impl Default for Settings {
@@ -86,7 +59,7 @@ impl Settings {
     /// `clientInfo.name`): the configured one, else bridge for a client of `BRIDGE_CLIENTS`
     /// and native for every other.
     pub fn exposure_for(&self, client: &str) -> Exposure {
-        if let Some(e) = self.exposure {
+        if let Some(e) = self.gateway.exposure {
             return e;
         }
         let name = client.to_lowercase();
@@ -106,27 +79,17 @@ impl Settings {
     /// The settings of a `[gateway]` table.
     pub fn from_config(config: &GatewayConfig) -> Settings {
         Settings {
-            exposure: config.exposure,
-            defer: config.defer,
-            call_timeout: config.call_timeout,
-            startup_timeout: config.startup_timeout,
-            restart_backoff: Some(Duration::from_secs(1)),
-            ready_timeout: config.ready_timeout,
-            relist_wait: Duration::from_secs(1),
-            session_idle: config.session_idle,
-            session_hibernate: config.session_hibernate,
-            max_sessions: config.max_sessions,
-            access: crate::access::Access::default(),
-            index: Index::builder(),
-            profile: None,
-            header_timeout: config.header_timeout,
-            body_timeout: config.body_timeout,
-            sessions: std::sync::Arc::new(crate::store::MemoryStore::default()),
-            list_caps: config.list_caps,
             grants: match &config.grant_key {
                 Some(secret) => toolgate::GrantKey::new(secret.0.as_bytes(), config.session_idle),
                 None => toolgate::GrantKey::new(&toolgate::secret::random_secret(), config.session_idle),
             },
+            gateway: config.clone(),
+            restart_backoff: Some(Duration::from_secs(1)),
+            relist_wait: Duration::from_secs(1),
+            access: crate::access::Access::default(),
+            index: Index::builder(),
+            profile: None,
+            sessions: std::sync::Arc::new(crate::store::MemoryStore::default()),
         }
     }
 

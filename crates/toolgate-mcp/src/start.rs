@@ -129,7 +129,7 @@ impl GatewayBuilder {
                     protocol: server.protocol,
                     serving: serving.clone(),
                     masked: gateway.inner.secrets.clone(),
-                    caps: gateway.settings().list_caps,
+                    caps: gateway.settings().gateway.list_caps,
                     oauth: match (&server.oauth, transport) {
                         (Some(oauth), Transport::Http { url, .. }) => {
                             Some(Arc::new(crate::oauth::client::Credentials::new(

@@ -243,7 +243,7 @@ async fn run(case: Case) {
     let exposure = if case.bridge { Exposure::Bridge } else { Exposure::Native };
     // The in-process client never lists again on its own; nothing to wait for.
     let settings = Settings {
-        exposure: Some(exposure),
+        gateway: toolgate::config::GatewayConfig { exposure: Some(exposure), ..Default::default() },
         profile: profile.clone(),
         relist_wait: Duration::ZERO,
         ..Settings::default()

@@ -21,7 +21,10 @@ const PUPPETEER_SHOT: &str = "puppeteer__puppeteer_screenshot";
 const SCREENSHOT_QUERY: &str = "take a screenshot of a web page";
 
 fn embedded(exposure: Exposure) -> Gateway {
-    let settings = Settings { exposure: Some(exposure), ..Settings::default() };
+    let settings = Settings {
+        gateway: toolgate::config::GatewayConfig { exposure: Some(exposure), ..Default::default() },
+        ..Settings::default()
+    };
     Gateway::builder(settings).catalog("embedded", &Catalog::embedded()).build().unwrap()
 }
 
@@ -430,7 +433,13 @@ async fn open_session(addr: &str) -> String {
 
 #[tokio::test]
 async fn an_idle_http_session_ends_after_its_setting_with_a_clear_error() {
-    let settings = Settings { session_idle: std::time::Duration::from_secs(3), ..Settings::default() };
+    let settings = Settings {
+        gateway: toolgate::config::GatewayConfig {
+            session_idle: std::time::Duration::from_secs(3),
+            ..Default::default()
+        },
+        ..Settings::default()
+    };
     let gateway = Gateway::builder(settings).catalog("embedded", &Catalog::embedded()).build().unwrap();
     let (_url, addr, shutdown) = serve_http(&gateway).await;
     let list = |id: u64| json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"});
@@ -449,7 +458,10 @@ async fn an_idle_http_session_ends_after_its_setting_with_a_clear_error() {
 #[tokio::test]
 async fn an_idle_http_session_hibernates_and_its_next_request_finds_what_it_loaded() {
     let second = std::time::Duration::from_secs(1);
-    let settings = Settings { session_hibernate: second, ..Settings::default() };
+    let settings = Settings {
+        gateway: toolgate::config::GatewayConfig { session_hibernate: second, ..Default::default() },
+        ..Settings::default()
+    };
     let gateway = Gateway::builder(settings).catalog("embedded", &Catalog::embedded()).build().unwrap();
     let (_url, addr, shutdown) = serve_http(&gateway).await;
     let shot = "playwright__playwright_screenshot";
@@ -496,7 +508,10 @@ async fn an_idle_http_session_hibernates_and_its_next_request_finds_what_it_load
 
 #[tokio::test]
 async fn sessions_past_the_cap_are_refused_with_a_clear_error() {
-    let settings = Settings { max_sessions: 2, ..Settings::default() };
+    let settings = Settings {
+        gateway: toolgate::config::GatewayConfig { max_sessions: 2, ..Default::default() },
+        ..Settings::default()
+    };
     let gateway = Gateway::builder(settings).catalog("embedded", &Catalog::embedded()).build().unwrap();
     let (_url, addr, shutdown) = serve_http(&gateway).await;
     open_session(&addr).await;

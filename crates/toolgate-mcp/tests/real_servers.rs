@@ -36,7 +36,10 @@ async fn read_only_server_filesystem_hides_and_refuses_writes_and_serves_reads()
     server.side_effects = SideEffects::ReadOnly;
     let config = Config { servers: [("filesystem".to_owned(), server)].into(), ..Config::default() };
     let settings = Settings {
-        defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
+        gateway: toolgate::config::GatewayConfig {
+            defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
+            ..Default::default()
+        },
         restart_backoff: None,
         ..Settings::default()
     };

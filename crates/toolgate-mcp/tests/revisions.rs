@@ -40,9 +40,12 @@ fn gateway_on(protocol: &str, start_ms: u64, ready_timeout: Duration) -> Gateway
         cwd: None,
     });
     let settings = Settings {
-        defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
+        gateway: toolgate::config::GatewayConfig {
+            defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
+            ready_timeout,
+            ..Default::default()
+        },
         restart_backoff: None,
-        ready_timeout,
         ..Settings::default()
     };
     let config = Config { servers: BTreeMap::from([("fix".to_owned(), fixture)]), ..Config::default() };
@@ -356,7 +359,10 @@ async fn a_task_is_followed_by_the_session_that_started_it_and_by_no_other() {
 async fn over_http_a_subscription_hears_that_the_list_every_request_gets_changed() {
     use tokio::io::AsyncReadExt;
     let settings = Settings {
-        defer: DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() },
+        gateway: toolgate::config::GatewayConfig {
+            defer: DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() },
+            ..Default::default()
+        },
         ..Settings::default()
     };
     let gateway = Gateway::builder(settings).policy(Config::default()).build().unwrap();

@@ -18,7 +18,10 @@ const FIXTURE: &str = env!("CARGO_BIN_EXE_toolgate-fixture-server");
 
 fn settings() -> Settings {
     Settings {
-        defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
+        gateway: toolgate::config::GatewayConfig {
+            defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
+            ..Default::default()
+        },
         restart_backoff: None,
         ..Settings::default()
     }
@@ -187,8 +190,14 @@ async fn an_upstream_list_change_is_listed_again_and_searchable() {
 #[tokio::test]
 async fn servers_that_are_starting_are_reported_pending_and_bad_commands_fail_clearly() {
     // No waiting for starting servers, so that the first search sees one still starting.
-    let settings =
-        Settings { startup_timeout: Duration::from_millis(500), ready_timeout: Duration::ZERO, ..settings() };
+    let settings = Settings {
+        gateway: toolgate::config::GatewayConfig {
+            startup_timeout: Duration::from_millis(500),
+            ready_timeout: Duration::ZERO,
+            ..settings().gateway
+        },
+        ..settings()
+    };
     let gateway = start(
         settings,
         vec![
@@ -267,8 +276,13 @@ async fn an_upstream_that_exits_right_after_start_fails_clearly_and_the_others_k
 async fn an_http_upstream_is_listed_and_its_calls_are_forwarded() {
     // The inner gateway serves the embedded catalog without deferral, so it lists all 527 tools
     // (every one counts against the budget, which is raised for it).
-    let inner_settings =
-        Settings { defer: DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() }, ..settings() };
+    let inner_settings = Settings {
+        gateway: toolgate::config::GatewayConfig {
+            defer: DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() },
+            ..settings().gateway
+        },
+        ..settings()
+    };
     let roomy = toolgate::config::BudgetConfig { first_turn: 600, dynamic: 600, hard: 600 };
     let inner = Gateway::builder(inner_settings)
         .policy(Config { budget: roomy, ..Config::default() })
@@ -408,7 +422,13 @@ async fn an_upstream_whose_first_answer_is_a_stray_response_fails_initialize_wit
 
 #[tokio::test]
 async fn an_upstream_that_answers_initialize_only_with_garbage_fails_naming_the_missing_answer() {
-    let settings = Settings { startup_timeout: Duration::from_millis(1500), ..settings() };
+    let settings = Settings {
+        gateway: toolgate::config::GatewayConfig {
+            startup_timeout: Duration::from_millis(1500),
+            ..settings().gateway
+        },
+        ..settings()
+    };
     let gateway = start(
         settings,
         vec![("babbler", stdio(FIXTURE, &[("FIXTURE_GARBAGE", "only")])), ("steady", stdio(FIXTURE, &[]))],
@@ -689,7 +709,13 @@ async fn required_tools_over_max_active_are_a_configuration_error_never_a_silent
 #[tokio::test]
 async fn a_call_in_flight_keeps_its_http_session_alive_past_the_idle_time() {
     // Sessions end after 1 s without a request; the call takes 3 s.
-    let settings = Settings { session_idle: Duration::from_secs(1), ..settings() };
+    let settings = Settings {
+        gateway: toolgate::config::GatewayConfig {
+            session_idle: Duration::from_secs(1),
+            ..settings().gateway
+        },
+        ..settings()
+    };
     let gateway = start(settings, vec![("fix", stdio(FIXTURE, &[]))]);
     assert!(gateway.settled(WAIT).await, "{}", gateway.status());
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
@@ -728,7 +754,10 @@ async fn a_listing_that_pages_forever_or_grows_past_a_cap_fails_its_server_namin
         (ListCaps { tools: 25, ..ListCaps::default() }, "list_max_tools"),
         (ListCaps { bytes: 2048, ..ListCaps::default() }, "list_max_bytes"),
     ] {
-        let settings = Settings { list_caps: caps, ..settings() };
+        let settings = Settings {
+            gateway: toolgate::config::GatewayConfig { list_caps: caps, ..settings().gateway },
+            ..settings()
+        };
         let gateway = start(
             settings,
             vec![("endless", stdio(FIXTURE, &[("FIXTURE_ENDLESS", "1")])), ("steady", stdio(FIXTURE, &[]))],

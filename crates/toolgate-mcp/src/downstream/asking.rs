@@ -54,7 +54,7 @@ impl GatewayServer {
                     tool: tool.to_owned(),
                     run,
                     reply: ask.reply,
-                    until: std::time::Instant::now() + self.gateway().settings().call_timeout,
+                    until: std::time::Instant::now() + self.gateway().settings().gateway.call_timeout,
                     rounds,
                 };
                 let state = self.state().waiting().park(parked);

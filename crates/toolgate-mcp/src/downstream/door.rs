@@ -210,7 +210,7 @@ pub(crate) async fn guard(State(door): State<Door>, mut request: Request, next: 
     // A session rmcp does not hold here is restored, whatever the door remembers of it (a
     // hibernated session's owner stays known until the next pass of the reaper).
     let restoring = !door.holds(&id).await;
-    let looked = settings.sessions.lookup(&id, settings.session_idle).await;
+    let looked = settings.sessions.lookup(&id, settings.gateway.session_idle).await;
     // The record read here is the one the request's handler reads too ([`Fetched`]).
     let mut fetched = None;
     let owner = match (looked, held) {
@@ -263,7 +263,7 @@ pub(crate) async fn guard(State(door): State<Door>, mut request: Request, next: 
             let message = format!(
                 "toolgate serves at most {} sessions at once ([gateway] max_sessions) and they are all open; \
                  session `{id}` cannot be taken over here now",
-                settings.max_sessions
+                settings.gateway.max_sessions
             );
             return jsonrpc_error(StatusCode::SERVICE_UNAVAILABLE, &message);
         };
@@ -271,8 +271,10 @@ pub(crate) async fn guard(State(door): State<Door>, mut request: Request, next: 
     }
     if request.method() == Method::DELETE {
         let response = next.run(request).await;
-        if let Err(e) =
-            settings.sessions.end(&id, settings.session_idle.max(std::time::Duration::from_secs(3600))).await
+        if let Err(e) = settings
+            .sessions
+            .end(&id, settings.gateway.session_idle.max(std::time::Duration::from_secs(3600)))
+            .await
         {
             tracing::warn!(session = %id, "{e}; the session is ended on this gateway only");
         }

@@ -23,15 +23,13 @@ use crate::gateway::Gateway;
 
 /// The router: `/mcp`, `/` and `/status.json`. Cancelling `shutdown` ends every MCP session.
 ///
-/// A session ends after [`Settings::session_idle`](crate::Settings::session_idle) without
-/// activity (`reap_idle`): a request in flight is activity however long it runs; an open
-/// stream alone is not, so an idle client does not keep a session forever. Before that, one
-/// with no stream open hibernates after
-/// [`Settings::session_hibernate`](crate::Settings::session_hibernate): only its record in the
-/// session store is kept, and its next request restores it. A request naming a
-/// session that ended gets 404 with a JSON-RPC error that says so. A new session past
-/// [`Settings::max_sessions`](crate::Settings::max_sessions) gets 503. `DELETE` of a session is
-/// answered 204.
+/// A session ends after `[gateway] session_idle_secs` without activity (`reap_idle`): a
+/// request in flight is activity however long it runs; an open stream alone is not, so an idle
+/// client does not keep a session forever. Before that, one with no stream open hibernates
+/// after `[gateway] session_hibernate_secs`: only its record in the session store is kept, and
+/// its next request restores it. A request naming a session that ended gets 404 with a
+/// JSON-RPC error that says so. A new session past `[gateway] max_sessions` gets 503. `DELETE`
+/// of a session is answered 204.
 pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
     let settings = gateway.settings().clone();
     let mut managers = Vec::new();
@@ -52,7 +50,7 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
         // is restored from the store ([`crate::downstream::resume`]).
         config.session_store = Some(Arc::new(crate::store::ForRmcp {
             store: settings.sessions.clone(),
-            ttl: settings.session_idle,
+            ttl: settings.gateway.session_idle,
         }));
         // rmcp would end a session after `keep_alive` without a message, a long call in flight
         // included; toolgate ends idle sessions itself (`reap_idle`).
@@ -97,16 +95,15 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
         .with_state(gateway)
 }
 
-/// Around the MCP endpoints: a POST's body is read whole within
-/// [`Settings::body_timeout`](crate::Settings::body_timeout) and screened against the
-/// [limits](crate::limits) before rmcp parses it.
+/// Around the MCP endpoints: a POST's body is read whole within `[gateway] body_timeout_secs`
+/// and screened against the [limits](crate::limits) before rmcp parses it.
 async fn limits_guard(State(gateway): State<Gateway>, request: Request, next: Next) -> Response {
     use crate::limits::{MAX_MESSAGE_BYTES, Oversized, screen};
     if request.method() != axum::http::Method::POST {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();
-    let timeout = gateway.settings().body_timeout;
+    let timeout = gateway.settings().gateway.body_timeout;
     let bytes = match tokio::time::timeout(timeout, axum::body::to_bytes(body, MAX_MESSAGE_BYTES)).await {
         Err(_) => {
             let message = format!(
@@ -308,7 +305,7 @@ async fn sessions_guard(State(gateway): State<Gateway>, mut request: Request, ne
             let message = format!(
                 "toolgate serves at most {} sessions at once ([gateway] max_sessions) and they are all \
                  open; close one or try again later",
-                settings.max_sessions
+                settings.gateway.max_sessions
             );
             return jsonrpc_error(StatusCode::SERVICE_UNAVAILABLE, &message);
         };
@@ -323,7 +320,7 @@ async fn sessions_guard(State(gateway): State<Gateway>, mut request: Request, ne
             let message = format!(
                 "session `{id}` is not open: sessions end after {} s without a request ([gateway] \
                  session_idle_secs), or the gateway restarted; start a new session with initialize",
-                settings.session_idle.as_secs()
+                settings.gateway.session_idle.as_secs()
             );
             jsonrpc_error(StatusCode::NOT_FOUND, &message)
         }
@@ -370,12 +367,11 @@ async fn explain_revision(response: Response) -> Response {
     Response::from_parts(parts, axum::body::Body::from(bytes))
 }
 
-/// Ends every HTTP session idle for [`Settings::session_idle`](crate::Settings::session_idle):
-/// no request in flight, and none begun or ended for that long. A session no request has named
+/// Ends every HTTP session idle for `[gateway] session_idle_secs`: no request in flight, and
+/// none begun or ended for that long. A session no request has named
 /// to toolgate yet (it only initialized) is idle from when it was first seen here.
 ///
-/// A session idle for [`Settings::session_hibernate`](crate::Settings::session_hibernate) with
-/// no event stream open hibernates: rmcp's state for it (a worker and its channels) is closed
+/// A session idle for `[gateway] session_hibernate_secs` with no event stream open hibernates: rmcp's state for it (a worker and its channels) is closed
 /// the same way, while its record stays in the session store, whose expiry is
 /// `session_idle`; its next request restores it from the record
 /// ([`crate::downstream::resume`]), as another replica would. Such a session has nothing to
@@ -385,8 +381,8 @@ async fn reap_idle(door: crate::downstream::door::Door, shutdown: CancellationTo
     use std::time::Instant;
     let gateway = &door.gateway;
     let managers = door.managers.clone();
-    let idle = gateway.settings().session_idle;
-    let hibernate = gateway.settings().session_hibernate.min(idle);
+    let idle = gateway.settings().gateway.session_idle;
+    let hibernate = gateway.settings().gateway.session_hibernate.min(idle);
     let every = (hibernate / 4).clamp(Duration::from_millis(250), Duration::from_secs(30));
     let mut first_seen: HashMap<String, Instant> = HashMap::new();
     loop {
@@ -434,16 +430,16 @@ async fn reap_idle(door: crate::downstream::door::Door, shutdown: CancellationTo
 }
 
 /// Serves the router on `listener` until `shutdown` is cancelled; open connections get five
-/// seconds to finish. Each connection is HTTP/1.1 with
-/// [`Settings::header_timeout`](crate::Settings::header_timeout) on its headers (a client
-/// dripping them, or one that connects and says nothing, is cut off after it).
+/// seconds to finish. Each connection is HTTP/1.1 with `[gateway] header_timeout_secs` on its
+/// headers (a client dripping them, or one that connects and says nothing, is cut off after
+/// it).
 pub async fn serve(
     gateway: Gateway,
     listener: TcpListener,
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     use hyper_util::rt::{TokioIo, TokioTimer};
-    let header_timeout = gateway.settings().header_timeout;
+    let header_timeout = gateway.settings().gateway.header_timeout;
     gateway.relay_announcements();
     let app = router(gateway, shutdown.child_token());
     let mut connections = tokio::task::JoinSet::new();

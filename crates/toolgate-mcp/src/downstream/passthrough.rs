@@ -382,7 +382,7 @@ impl Passthrough<'_> {
         what: &str,
         request: impl Future<Output = Result<T, ServiceError>>,
     ) -> Result<T, ErrorData> {
-        match tokio::time::timeout(self.gateway.settings().call_timeout, request).await {
+        match tokio::time::timeout(self.gateway.settings().gateway.call_timeout, request).await {
             Ok(Ok(answer)) => Ok(answer),
             Ok(Err(e)) => {
                 let why = crate::upstream::in_own_words(&e);

@@ -108,7 +108,7 @@ impl Record<'_> {
             return Ok(Some(fetched.saved.clone()));
         }
         let settings = self.server.gateway().settings();
-        match settings.sessions.load(id, settings.session_idle).await? {
+        match settings.sessions.load(id, settings.gateway.session_idle).await? {
             Some(text) => Saved::from_text(&text).map(Some),
             None => Ok(None),
         }
@@ -166,7 +166,7 @@ impl Record<'_> {
         let _writing = writing.lock().await;
         let Some((id, saved)) = self.server.state().next_record() else { return };
         let settings = self.server.gateway().settings();
-        if let Err(e) = settings.sessions.save(&id, &saved.to_text(), settings.session_idle).await {
+        if let Err(e) = settings.sessions.save(&id, &saved.to_text(), settings.gateway.session_idle).await {
             tracing::warn!(session = %id, "{e}; the session's changes live only in this gateway");
             self.server.state().reach_mut().not_written();
         }

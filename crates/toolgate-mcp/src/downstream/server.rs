@@ -156,7 +156,7 @@ impl GatewayServer {
         if self.state().reach().is_sessionless() {
             return self.view().toolbox.about().exposure();
         }
-        self.state().exposure_under(self.gateway.settings().exposure)
+        self.state().exposure_under(self.gateway.settings().gateway.exposure)
     }
 
     /// Runs `tool_search` for this session.
@@ -302,7 +302,7 @@ impl GatewayServer {
                 format!(
                     "toolgate serves at most {} sessions at once ([gateway] max_sessions), and they are all \
                      open; close one or try again later",
-                    self.gateway.settings().max_sessions
+                    self.gateway.settings().gateway.max_sessions
                 ),
                 None,
             )),
