@@ -10,8 +10,9 @@
 //! gateway's catalog and policy ([`Toolbox::resume`](toolgate::Toolbox::resume)).
 //!
 //! A session answers only the bearer token it was opened with, in this process and on any
-//! other: the door checks that before rmcp routes a request to a session. A store that cannot be reached leaves the session to this process's own state, with
-//! a warning: the answer may then miss what another replica loaded, never allow more.
+//! other: the door checks that before rmcp routes a request to a session. A store that cannot
+//! be reached leaves the session to this process's own state, with a warning: the answer may
+//! then miss what another replica loaded, never allow more.
 
 use rmcp::model::InitializeRequestParams;
 use rmcp::service::RequestContext;
@@ -21,7 +22,7 @@ use toolgate::Conversation;
 
 use crate::access::Caller;
 use crate::downstream::door::asked_profile;
-use crate::downstream::server::GatewayServer;
+use crate::downstream::server::{GatewayServer, client_of};
 use crate::gateway::Gateway;
 use crate::store::{Saved, StoreError};
 
@@ -122,15 +123,13 @@ impl Record<'_> {
         let Some(parts) = http_parts(context) else {
             return Ok(None);
         };
-        let caller = Caller::of(parts);
         if self.server.is_stateless(context) {
             let path = self.server.state().profile().map(str::to_owned);
             let asked = asked_profile(self.server.gateway(), parts, path.as_deref())?;
-            let client = context.client_info().map(|info| format!("{} {}", info.name, info.version));
-            self.server.state().sessionless(asked, context.protocol_version(), client);
+            self.server.state().sessionless(asked, context.protocol_version(), client_of(context));
             return Ok(None);
         }
-        let header = caller.and_then(|c| c.session.as_deref());
+        let header = Caller::of(parts).and_then(|c| c.session.as_deref());
         self.server.state().reach_mut().named(header).map_err(|why| ErrorData::invalid_request(why, None))
     }
 

@@ -47,6 +47,11 @@ const RELIST_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
 /// that is starting longer, so the probe waits as `initialize` does.
 const HTTP_DISCOVER_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 
+/// The name and version the request's client gave of itself, if it did.
+pub(crate) fn client_of(context: &RequestContext<RoleServer>) -> Option<String> {
+    context.client_info().map(|info| format!("{} {}", info.name, info.version))
+}
+
 /// Whether the request comes from a client on 2026-07-28 or later (no `initialize`).
 pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context.protocol_version().is_some_and(|v| !v.has_initialize())
@@ -111,8 +116,7 @@ impl GatewayServer {
             if state.reach().is_sessionless() {
                 return;
             }
-            let client = context.client_info().map(|info| format!("{} {}", info.name, info.version));
-            state.seen(&context.peer, context.protocol_version(), client);
+            state.seen(&context.peer, context.protocol_version(), client_of(context));
         }
         self.gateway.register_session(&self.slot);
     }
@@ -124,6 +128,12 @@ impl GatewayServer {
     /// The gateway this session is served by.
     pub(crate) fn gateway(&self) -> &Gateway {
         &self.gateway
+    }
+
+    /// Waits (until `[gateway] ready_timeout_secs` after the gateway started) for upstreams
+    /// still starting, so that a client asking at once gets their tools.
+    async fn ready(&self) {
+        self.gateway.ready_within(std::time::Duration::MAX).await;
     }
 
     /// The profile this session was opened under, if any.
@@ -398,7 +408,7 @@ impl GatewayServer {
             self.register(context);
         }
         if steps.ready {
-            self.gateway.ready_within(std::time::Duration::MAX).await;
+            self.ready().await;
         }
         if steps.pull
             && let Some(id) = session
@@ -473,7 +483,7 @@ impl ServerHandler for GatewayServer {
         if self.state().reach().is_http() {
             self.gateway.ready_within(HTTP_DISCOVER_WAIT).await;
         } else {
-            self.gateway.ready_within(std::time::Duration::MAX).await;
+            self.ready().await;
         }
         Ok(DiscoverResult::from_server_info(self.supported_protocol_versions().into_owned(), self.get_info()))
     }
@@ -504,7 +514,7 @@ impl ServerHandler for GatewayServer {
         tracing::info!(client = %client, exposure = crate::gateway::exposure_name(exposure), "session opened");
         self.state().opened(client, &context.peer, exposure);
         self.gateway.register_session(&self.slot);
-        self.gateway.ready_within(std::time::Duration::MAX).await;
+        self.ready().await;
         let negotiated = self.negotiate_initialize(&request)?;
         // A client that probed with `server/discover` first and then chose `initialize` (Claude
         // Code does when the probe is slow) speaks what `initialize` negotiated.
