@@ -118,8 +118,8 @@ impl NamedCall {
             Decision::Deny(denial) => return Err(Why::Denied { denial, grant: grant_problem }),
         };
         let Some(owner) = view.owner(tool) else {
-            let server = toolgate::naming::split(tool.qualified_name()).map_or("", |(s, _)| s).to_owned();
-            return Err(Why::Unreachable(crate::upstream::unreachable::Unreachable::Gone { server }));
+            let tool = tool.qualified_name().to_owned();
+            return Err(Why::Unreachable(crate::upstream::unreachable::Unreachable::NoServer { tool }));
         };
         tracing::debug!(target: "toolgate::audit", session = server.state().number(),
             subject = %toolbox.about().subject(), tool = tool.qualified_name(), server = owner,

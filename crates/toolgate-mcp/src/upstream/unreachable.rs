@@ -12,6 +12,11 @@ pub(crate) enum Unreachable {
         /// The server.
         server: String,
     },
+    /// No upstream of the current snapshot serves the tool (its server left as it was called).
+    NoServer {
+        /// The tool's qualified name.
+        tool: String,
+    },
     /// The tool comes from a static catalog: there is no server to call.
     Static {
         /// The tool's qualified name.
@@ -49,7 +54,7 @@ impl Unreachable {
     /// The reason's name in the audit log and the metrics.
     pub(crate) fn reason(&self) -> &'static str {
         match self {
-            Unreachable::Gone { .. } => "server_gone",
+            Unreachable::Gone { .. } | Unreachable::NoServer { .. } => "server_gone",
             Unreachable::Static { .. } => "not_connected",
             Unreachable::Failed { .. } => "server_failed",
             Unreachable::Starting { .. } => "server_starting",
@@ -63,6 +68,7 @@ impl std::fmt::Display for Unreachable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Unreachable::Gone { server } => write!(f, "server `{server}` is not configured any more"),
+            Unreachable::NoServer { tool } => write!(f, "tool `{tool}` has no server any more"),
             Unreachable::Static { tool } => {
                 write!(f, "demo tool `{tool}`, not connected: toolgate serves it from a static catalog")
             }
