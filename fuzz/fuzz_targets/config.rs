@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use toolgate::Policy;
-use toolgate::config::Config;
+use toolgate_mcp::config::Config;
 
 fuzz_target!(|data: &[u8]| {
     let Some((&kind, rest)) = data.split_first() else { return };

@@ -15,7 +15,7 @@ use toolgate_mcp::limits;
 fn toolbox() -> &'static Toolbox {
     static TOOLBOX: OnceLock<Toolbox> = OnceLock::new();
     TOOLBOX.get_or_init(|| {
-        let policy = Policy::new(&toolgate::config::Config::default(), None).unwrap();
+        let policy = Policy::new(&toolgate_mcp::config::Config::default(), None).unwrap();
         Toolbox::builder(&Catalog::embedded(), policy).build().unwrap()
     })
 }

@@ -6,7 +6,7 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::json;
-use toolgate::config::Config;
+use toolgate_mcp::config::Config;
 use toolgate::{Catalog, Policy, Toolbox};
 
 fn toolbox() -> &'static Toolbox {

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, bail};
 use serde_json::json;
-use toolgate::config::Config;
+use toolgate_mcp::config::Config;
 use toolgate_mcp::pins::{Held, PinStore, Selection};
 
 use crate::Outcome;
@@ -40,13 +40,13 @@ pub(crate) struct Args {
 /// Runs `toolgate approve`: exit 1 when nothing was held (with `--list`) or nothing matched.
 pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let config = Config::from_path(&args.config)?;
-    if !config.servers.values().any(|s| s.trust == toolgate::config::Trust::Pin) {
+    if !config.servers.values().any(|s| s.host.trust == toolgate_mcp::config::Trust::Pin) {
         bail!(
             "{}: no server has `trust = \"pin\"`, so nothing is ever held; add it to a [servers.NAME] table",
             args.config.display()
         );
     }
-    let path = config.gateway.pins.clone().unwrap_or_else(PinStore::default_path);
+    let path = config.host.gateway.pins.clone().unwrap_or_else(PinStore::default_path);
     let store = PinStore::open(&path)?;
     let (verb, found) = if args.list {
         ("held", store.held()?)

@@ -17,7 +17,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use serde_json::{Value, json};
-use toolgate::config::{Config, Transport, Trust};
+use toolgate_mcp::config::{Config, Transport, Trust};
 use toolgate_mcp::{Gateway, Settings, UpstreamReport};
 
 use crate::Outcome;
@@ -57,13 +57,13 @@ struct Finding {
 pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     let mut config = Config::from_path(&args.config)?;
     let pinned: Vec<String> =
-        config.servers.iter().filter(|(_, s)| s.trust == Trust::Pin).map(|(n, _)| n.clone()).collect();
+        config.servers.iter().filter(|(_, s)| s.host.trust == Trust::Pin).map(|(n, _)| n.clone()).collect();
     for server in config.servers.values_mut() {
-        server.trust = Trust::Auto;
-        server.quarantine = false;
+        server.host.trust = Trust::Auto;
+        server.host.quarantine = false;
     }
     let text = std::fs::read_to_string(&args.config).unwrap_or_default();
-    let variables = toolgate::config::variables(&text);
+    let variables = toolgate_mcp::config::variables(&text);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -187,7 +187,7 @@ fn check_server(r: &UpstreamReport, config: &Config, findings: &mut Vec<Finding>
         );
         findings.push(Finding { level: "warning", server: server.clone(), message });
     }
-    let ready = config.gateway.ready_timeout;
+    let ready = config.host.gateway.ready_timeout;
     if let Some(took) = r.started_in.filter(|t| *t > ready) {
         let message = format!(
             "took {:.1} s to start and list its tools, longer than ready_timeout_secs ({} s), the longest a client's \
@@ -199,7 +199,8 @@ fn check_server(r: &UpstreamReport, config: &Config, findings: &mut Vec<Finding>
         );
         findings.push(Finding { level: "warning", server: server.clone(), message });
     }
-    let live = config.servers.get(&r.name).is_some_and(|s| !matches!(s.transport, Transport::Catalog { .. }));
+    let live =
+        config.servers.get(&r.name).is_some_and(|s| !matches!(s.host.transport, Transport::Catalog { .. }));
     if live && r.list_changed == Some(false) {
         let message =
             "does not announce tools/list_changed: toolgate sees a new tool list from it only when \
@@ -249,7 +250,7 @@ fn check_names(reports: &[UpstreamReport], findings: &mut Vec<Finding>) {
 /// configuration is refused before anything starts.)
 fn check_http_self(config: &Config, findings: &mut Vec<Finding>) {
     for (name, server) in &config.servers {
-        if let Transport::Http { url, .. } = &server.transport
+        if let Transport::Http { url, .. } = &server.host.transport
             && url.contains(":8765/mcp")
         {
             findings.push(Finding {
@@ -277,7 +278,7 @@ fn clients(
     let program = std::env::current_exe()
         .and_then(std::fs::canonicalize)
         .map_or_else(|_| "toolgate".to_owned(), |p| p.display().to_string());
-    let token = if config.tokens.is_empty() {
+    let token = if config.host.tokens.is_empty() {
         String::new()
     } else {
         " and, over HTTP, an `Authorization: Bearer TOKEN` header (tokens are configured)".to_owned()

@@ -7,7 +7,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, bail};
-use toolgate::config::{Config, OAuthGrant, Transport};
+use toolgate_mcp::config::{Config, OAuthGrant, Transport};
 use toolgate_mcp::oauth::login::{Options, login};
 use toolgate_mcp::oauth::vault::Vault;
 
@@ -45,10 +45,10 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             known.join(", ")
         );
     };
-    let Transport::Http { url, .. } = &server.transport else {
+    let Transport::Http { url, .. } = &server.host.transport else {
         bail!("server `{}` is not an HTTP server (`url`); only those sign in with OAuth", args.server);
     };
-    let Some(oauth) = &server.oauth else {
+    let Some(oauth) = &server.host.oauth else {
         bail!("server `{}` has no [servers.{}.oauth] table", args.server, args.server);
     };
     if oauth.grant != OAuthGrant::AuthorizationCode {
@@ -80,7 +80,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     };
     let options = Options { timeout: Duration::from_secs(args.timeout_secs) };
     let trust = toolgate_mcp::oauth::client::Trust {
-        issuers: config.oauth.as_ref().map(|o| o.issuers.clone()).unwrap_or_default(),
+        issuers: config.host.oauth.as_ref().map(|o| o.issuers.clone()).unwrap_or_default(),
     };
     let runtime = tokio::runtime::Builder::new_current_thread().enable_all().build()?;
     let stored = runtime

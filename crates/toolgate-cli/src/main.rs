@@ -162,7 +162,7 @@ fn is_broken_pipe(e: &anyhow::Error) -> bool {
 fn deferring_toolbox(
     catalog: &Catalog,
     policy: toolgate::Policy,
-    exposure: toolgate::config::Exposure,
+    exposure: toolgate_mcp::config::Exposure,
 ) -> anyhow::Result<std::sync::Arc<toolgate::Toolbox>> {
     use toolgate::toolbox::{CatalogState, Decider, DeferConfig, DeferMode, HostSettings};
     let defer = DeferConfig { mode: DeferMode::On, ..DeferConfig::default() };

@@ -8,9 +8,9 @@ use std::sync::Arc;
 
 use anyhow::{Context, bail};
 use serde_json::{Value, json};
-use toolgate::config::Config;
 use toolgate::render::{self, Api, Models, Provider, Shape, Turn, stability};
 use toolgate::{Catalog, Policy, Toolbox};
+use toolgate_mcp::config::Config;
 
 use crate::Outcome;
 

@@ -54,7 +54,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         (None, Some(s), _) => Index::builder().strategy(s),
         // As the gateway of this configuration ranks.
         (None, None, Some(path)) => {
-            let search = toolgate::config::Config::from_path(path)?.search;
+            let search = toolgate_mcp::config::Config::from_path(path)?.search;
             IndexBuilder::from_config(&search).with_context(|| format!("{}: [search]", path.display()))?
         }
         (None, None, None) => Index::builder(),

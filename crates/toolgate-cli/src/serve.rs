@@ -12,8 +12,8 @@ use anyhow::Context;
 use tokio_util::sync::CancellationToken;
 use toolgate::Catalog;
 use toolgate::catalog::EMBEDDED_LABEL;
-use toolgate::config::{Config, ProfileConfig};
 use toolgate_mcp::access::{Access, Token};
+use toolgate_mcp::config::{Config, ProfileConfig};
 use toolgate_mcp::{Gateway, Settings};
 
 use crate::Outcome;
@@ -58,7 +58,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
         Some(path) => Some(Config::from_path(path)?),
         None => None,
     };
-    if let Some(path) = config.as_ref().and_then(|c| c.gateway.audit_log.as_deref()) {
+    if let Some(path) = config.as_ref().and_then(|c| c.host.gateway.audit_log.as_deref()) {
         crate::logging::open_audit(path)?;
     }
     let settings = match &config {
@@ -72,9 +72,9 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
     };
     let mut settings = settings;
     match args.exposure.as_deref() {
-        Some("native") => settings.gateway.exposure = Some(toolgate::config::Exposure::Native),
-        Some("bridge") => settings.gateway.exposure = Some(toolgate::config::Exposure::Bridge),
-        Some(_) => settings.gateway.exposure = None,
+        Some("native") => settings.exposure = Some(toolgate_mcp::config::Exposure::Native),
+        Some("bridge") => settings.exposure = Some(toolgate_mcp::config::Exposure::Bridge),
+        Some(_) => settings.exposure = None,
         None => {}
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -101,13 +101,13 @@ fn parse_addr(text: &str) -> Result<SocketAddr, String> {
 
 /// The gateway settings of `config`, serving `profile` if one is named.
 fn settings_for(config: &Config, profile: Option<&str>) -> anyhow::Result<Settings> {
-    let mut settings = Settings::from_config(&config.gateway).with_search(&config.search)?;
+    let mut settings = Settings::from_config(config).with_search(&config.search)?;
     let (access, token_secrets) = access_for(config)?;
     settings.access = access;
     // Every value of the configuration that must not reach a log line, masked from now on.
-    let mut secrets: Vec<String> = config.servers.values().flat_map(|s| s.transport.secrets()).collect();
+    let mut secrets: Vec<String> = config.servers.values().flat_map(|s| s.host.transport.secrets()).collect();
     secrets.extend(token_secrets);
-    secrets.extend(config.gateway.grant_key.as_ref().map(|k| k.0.clone()));
+    secrets.extend(config.host.gateway.grant_key.as_ref().map(|k| k.0.clone()));
     // Every `${VAR}` value: a token passed in `args` is no less a secret than one in `env`.
     secrets.extend(config.expanded.iter().map(|v| v.0.clone()));
     secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
@@ -124,16 +124,17 @@ fn settings_for(config: &Config, profile: Option<&str>) -> anyhow::Result<Settin
 fn access_for(config: &Config) -> anyhow::Result<(Access, Vec<String>)> {
     let mut tokens = Vec::new();
     let mut secrets = Vec::new();
-    for (name, token) in &config.tokens {
+    for (name, token) in &config.host.tokens {
         let secret = token.secret(name).map_err(anyhow::Error::msg)?;
         tokens.push(Token::new(name, &secret, token.profile.clone()));
         secrets.push(secret);
     }
     let access = Access {
-        hosts: config.gateway.allowed_hosts.clone(),
-        origins: config.gateway.allowed_origins.clone(),
+        hosts: config.host.gateway.allowed_hosts.clone(),
+        origins: config.host.gateway.allowed_origins.clone(),
         tokens,
         oauth: config
+            .host
             .oauth
             .clone()
             .map(|o| std::sync::Arc::new(toolgate_mcp::oauth::resource::Resource::new(o))),
@@ -157,7 +158,7 @@ async fn serve(args: Args, config: Option<Config>, mut settings: Settings) -> an
     if let Some(config) = &config
         && !args.stdio
     {
-        settings.sessions = toolgate_mcp::store::open(&config.gateway.sessions).await?;
+        settings.sessions = toolgate_mcp::store::open(&config.host.gateway.sessions).await?;
         tracing::info!(store = %settings.sessions.describe(), "HTTP sessions are kept in the session store");
     }
     let path = args.config.as_deref().unwrap_or(std::path::Path::new("")).display().to_string();

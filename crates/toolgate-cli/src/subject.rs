@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use toolgate::Catalog;
-use toolgate::config::Config;
+use toolgate_mcp::config::Config;
 use toolgate_mcp::{Gateway, Settings};
 
 /// Where a command's tools come from: a catalog file, the embedded catalog, or what one subject
@@ -57,10 +57,10 @@ pub(crate) fn visible_catalog(
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let wait = config.gateway.startup_timeout + Duration::from_secs(1);
+    let wait = config.host.gateway.startup_timeout + Duration::from_secs(1);
     let result = runtime.block_on(async {
         // The ranking is the caller's to build: the model is not loaded to list tools.
-        let settings = Settings { restart_backoff: None, ..Settings::from_config(&config.gateway) };
+        let settings = Settings { restart_backoff: None, ..Settings::from_config(&config) };
         let gateway = Gateway::builder(settings).start(&config)?;
         gateway.settled(wait).await;
         let status = gateway.status();

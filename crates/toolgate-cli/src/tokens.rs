@@ -13,9 +13,9 @@ use std::io::Write;
 
 use serde_json::{Map, Value, json};
 use toolgate::Policy;
-use toolgate::config::Exposure;
-use toolgate::config::{BudgetConfig, Config};
 use toolgate::tokens::TokenCounter;
+use toolgate_mcp::config::Exposure;
+use toolgate_mcp::config::{BudgetConfig, Config};
 
 use crate::Outcome;
 

@@ -13,10 +13,10 @@ use std::hash::{Hash, Hasher};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
+use crate::config::{Config, Exposure, Transport};
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 use tokio_util::sync::CancellationToken;
-use toolgate::config::{Config, Exposure, Transport};
 use toolgate::toolbox::{Decider, HostSettings, PolicyError, Toolboxes};
 use toolgate::{Catalog, Policy, Tool, Toolbox};
 
@@ -155,13 +155,13 @@ impl Inner {
             .map_err(|e| GatewayError { key: "gateway.pins".into(), message: e.to_string() })?
             .map(Arc::new);
         let mut secrets: Vec<String> = config.expanded.iter().map(|s| s.0.clone()).collect();
-        secrets.extend(config.servers.values().flat_map(|s| s.transport.secrets()));
-        secrets.extend(config.gateway.grant_key.iter().map(|k| k.0.clone()));
+        secrets.extend(config.servers.values().flat_map(|s| s.host.transport.secrets()));
+        secrets.extend(config.host.gateway.grant_key.iter().map(|k| k.0.clone()));
         secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
         secrets.dedup();
         let host = HostSettings {
-            defer: settings.gateway.defer,
-            exposure: settings.gateway.exposure,
+            defer: settings.defer,
+            exposure: settings.exposure,
             index: settings.index.clone(),
         };
         let decider = Decider::new(root, host);
@@ -391,11 +391,7 @@ impl Gateway {
             let (profile, exposure, sessionless) = {
                 let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
                 let profile = state.profile().map(str::to_owned);
-                (
-                    profile,
-                    state.exposure_under(self.inner.settings.gateway.exposure),
-                    state.reach().is_sessionless(),
-                )
+                (profile, state.exposure_under(self.inner.settings.exposure), state.reach().is_sessionless())
             };
             let view = if sessionless {
                 self.granted_view(profile.as_deref())

@@ -1,6 +1,8 @@
 //! The only crate that speaks MCP (on `rmcp`): the gateway that shows an MCP client only the
 //! tools it needs.
 //!
+//! - [`config`]: the gateway's keys of `toolgate.toml` (transports, timeouts, session store,
+//!   tokens, OAuth), read in the library's pass as its `Host`, and `mcpServers` JSON.
 //! - [`gateway`]: the shared state: upstream pool, merged catalog, deferral and index, the
 //!   registry of sessions ([`Gateway`]).
 //! - `upstream`: stdio and HTTP upstreams (connect, list, re-list on `list_changed`,
@@ -44,6 +46,7 @@ macro_rules! audit_event {
 }
 
 pub mod access;
+pub mod config;
 mod downstream;
 pub mod gateway;
 pub mod limits;

@@ -94,17 +94,17 @@ pub(crate) struct Pins {
 
 impl Pins {
     /// The pinning `config` asks for: `None` when no server has `trust = "pin"`.
-    pub(crate) fn from_config(config: &toolgate::config::Config) -> Result<Option<Pins>, PinError> {
+    pub(crate) fn from_config(config: &crate::config::Config) -> Result<Option<Pins>, PinError> {
         let upstreams: HashMap<String, bool> = config
             .servers
             .iter()
-            .filter(|(_, s)| s.trust == toolgate::config::Trust::Pin)
-            .map(|(name, s)| (name.clone(), s.quarantine))
+            .filter(|(_, s)| s.host.trust == crate::config::Trust::Pin)
+            .map(|(name, s)| (name.clone(), s.host.quarantine))
             .collect();
         if upstreams.is_empty() {
             return Ok(None);
         }
-        let path = config.gateway.pins.clone().unwrap_or_else(PinStore::default_path);
+        let path = config.host.gateway.pins.clone().unwrap_or_else(PinStore::default_path);
         Ok(Some(Pins { store: PinStore::open(&path)?, upstreams }))
     }
 

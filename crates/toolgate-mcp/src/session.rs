@@ -8,12 +8,12 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
+use crate::config::Exposure;
 use rmcp::RoleServer;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::Peer;
 use tokio::sync::watch;
 use toolgate::Conversation;
-use toolgate::config::Exposure;
 
 pub(crate) use crate::session::listener::Listener;
 pub(crate) use crate::session::reach::Reach;

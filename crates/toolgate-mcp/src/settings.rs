@@ -3,9 +3,10 @@
 
 use std::time::Duration;
 
+use crate::config::{Config, Exposure, GatewayConfig, SearchConfig, ServerMode};
 use toolgate::Index;
-use toolgate::config::{Config, Exposure, GatewayConfig, SearchConfig, ServerMode};
 use toolgate::search::{IndexBuilder, ModelError};
+use toolgate::toolbox::DeferConfig;
 use toolgate::toolbox::PolicyError;
 
 /// How the gateway behaves: the `[gateway]` table as the configuration file gave it
@@ -13,9 +14,15 @@ use toolgate::toolbox::PolicyError;
 /// configuration at run time or takes from the command line.
 #[derive(Debug, Clone)]
 pub struct Settings {
-    /// `[gateway]`: exposure, deferral, timeouts, session limits, listing caps and the rest, as
-    /// read (`--exposure` on the command line sets its `exposure`).
+    /// The gateway's keys of `[gateway]`: timeouts, session limits, listing caps and the rest,
+    /// as read.
     pub gateway: GatewayConfig,
+    /// How tools are shown (`[gateway] exposure`, as the library read it; `--exposure` on the
+    /// command line sets it).
+    pub exposure: Option<Exposure>,
+    /// Deferral (`[gateway] mode`, `auto_threshold`, `context_window`, as the library read
+    /// them).
+    pub defer: DeferConfig,
     /// The first wait before restarting an upstream that died (doubling up to a minute);
     /// `None` leaves a dead upstream failed.
     pub restart_backoff: Option<Duration>,
@@ -45,7 +52,7 @@ pub struct Settings {
 
 impl Default for Settings {
     fn default() -> Settings {
-        Settings::from_config(&GatewayConfig::default())
+        Settings::from_config(&Config::default())
     }
 }
 
@@ -59,7 +66,7 @@ impl Settings {
     /// `clientInfo.name`): the configured one, else bridge for a client of `BRIDGE_CLIENTS`
     /// and native for every other.
     pub fn exposure_for(&self, client: &str) -> Exposure {
-        if let Some(e) = self.gateway.exposure {
+        if let Some(e) = self.exposure {
             return e;
         }
         let name = client.to_lowercase();
@@ -70,20 +77,24 @@ impl Settings {
     /// Fails when the ranking cannot be built (an unknown strategy, a model that cannot be
     /// read), naming the key.
     pub fn for_config(config: &Config) -> Result<Settings, GatewayError> {
-        Settings::from_config(&config.gateway).with_search(&config.search).map_err(|e| {
+        Settings::from_config(config).with_search(&config.search).map_err(|e| {
             let key = if config.search.model.is_some() { "search.model" } else { "search.strategy" };
             GatewayError { key: key.to_owned(), message: e.to_string() }
         })
     }
 
-    /// The settings of a `[gateway]` table.
-    pub fn from_config(config: &GatewayConfig) -> Settings {
+    /// The settings of a configuration's `[gateway]` table (the library's keys and the
+    /// gateway's), ranking as the default does until [`Settings::with_search`].
+    pub fn from_config(config: &Config) -> Settings {
+        let gateway = &config.host.gateway;
         Settings {
-            grants: match &config.grant_key {
-                Some(secret) => toolgate::GrantKey::new(secret.0.as_bytes(), config.session_idle),
-                None => toolgate::GrantKey::new(&toolgate::secret::random_secret(), config.session_idle),
+            grants: match &gateway.grant_key {
+                Some(secret) => toolgate::GrantKey::new(secret.0.as_bytes(), gateway.session_idle),
+                None => toolgate::GrantKey::new(&toolgate::secret::random_secret(), gateway.session_idle),
             },
-            gateway: config.clone(),
+            gateway: gateway.clone(),
+            exposure: config.exposure,
+            defer: config.defer,
             restart_backoff: Some(Duration::from_secs(1)),
             relist_wait: Duration::from_secs(1),
             access: crate::access::Access::default(),

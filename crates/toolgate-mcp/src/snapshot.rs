@@ -164,7 +164,7 @@ impl Snapshot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use toolgate::config::Config;
+    use crate::config::Config;
 
     fn spec(server: &str, name: &str, marked: bool) -> Arc<ToolSpec> {
         let mut s = ToolSpec::mcp(server, name, "");

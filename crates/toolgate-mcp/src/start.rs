@@ -10,8 +10,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
+use crate::config::{Config, Transport};
 use toolgate::Catalog;
-use toolgate::config::{Config, Transport};
 
 use crate::gateway::{Gateway, Inner};
 use crate::settings::{GatewayError, Settings};
@@ -117,7 +117,7 @@ impl GatewayBuilder {
                 gateway.add_upstream(Upstream::new(name, Kind::Disabled, None, State::Disabled));
                 continue;
             }
-            match &server.transport {
+            match &server.host.transport {
                 Transport::Catalog { path } => {
                     gateway.add_upstream(Upstream::new(name, Kind::Catalog, None, State::Starting));
                     catalogs.push((name.clone(), path.clone()));
@@ -125,12 +125,12 @@ impl GatewayBuilder {
                 transport => children.push(upstream::Spec {
                     name: name.clone(),
                     transport: transport.clone(),
-                    call_timeout: server.call_timeout,
-                    protocol: server.protocol,
+                    call_timeout: server.host.call_timeout,
+                    protocol: server.host.protocol,
                     serving: serving.clone(),
                     masked: gateway.inner.secrets.clone(),
                     caps: gateway.settings().gateway.list_caps,
-                    oauth: match (&server.oauth, transport) {
+                    oauth: match (&server.host.oauth, transport) {
                         (Some(oauth), Transport::Http { url, .. }) => {
                             Some(Arc::new(crate::oauth::client::Credentials::new(
                                 name,
@@ -138,6 +138,7 @@ impl GatewayBuilder {
                                 oauth.clone(),
                                 crate::oauth::client::Trust {
                                     issuers: config
+                                        .host
                                         .oauth
                                         .as_ref()
                                         .map(|o| o.issuers.clone())

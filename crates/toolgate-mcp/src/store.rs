@@ -14,10 +14,10 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use crate::config::SessionStoreConfig;
 use rmcp::model::InitializeRequestParams;
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStoreError};
 use serde_json::{Value, json};
-use toolgate::config::SessionStoreConfig;
 
 /// A store that failed: what it was asked and why it failed.
 #[derive(Debug, Clone, PartialEq, Eq)]

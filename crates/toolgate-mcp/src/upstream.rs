@@ -32,6 +32,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
+use crate::config::{Transport, UpstreamProtocol};
 use axum::http::{HeaderName, HeaderValue};
 use rmcp::model::{
     CallToolResponse, CallToolResult, ClientCapabilities, ClientConfig, ContentBlock, ElicitRequestParams,
@@ -49,7 +50,6 @@ use serde_json::{Value, json};
 use tokio::sync::Notify;
 use tokio_util::sync::CancellationToken;
 use toolgate::ToolSpec;
-use toolgate::config::{Transport, UpstreamProtocol};
 
 use crate::snapshot::{Listing, Standing};
 use crate::upstream::convert::spec_from_mcp;
@@ -212,7 +212,7 @@ pub(crate) struct Spec {
     /// in what this server's failures and stderr show too.
     pub(crate) masked: Arc<[String]>,
     /// The most its listing may hold.
-    pub(crate) caps: toolgate::config::ListCaps,
+    pub(crate) caps: crate::config::ListCaps,
     /// Where its access tokens come from, for an HTTP server with `[servers.NAME.oauth]`.
     pub(crate) oauth: Option<Arc<crate::oauth::client::Credentials>>,
 }

@@ -26,8 +26,8 @@ use common::{Client, text};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 use toolgate::catalog::DefinitionHash;
-use toolgate::config::{Config, Exposure, PolicyConfig, ProfileConfig};
 use toolgate::{Catalog, Policy, ToolSpec};
+use toolgate_mcp::config::{Config, Exposure, PolicyConfig, ProfileConfig};
 use toolgate_mcp::{Gateway, Settings};
 
 const KEYS: [&str; 6] = [
@@ -243,7 +243,7 @@ async fn run(case: Case) {
     let exposure = if case.bridge { Exposure::Bridge } else { Exposure::Native };
     // The in-process client never lists again on its own; nothing to wait for.
     let settings = Settings {
-        gateway: toolgate::config::GatewayConfig { exposure: Some(exposure), ..Default::default() },
+        exposure: Some(exposure),
         profile: profile.clone(),
         relist_wait: Duration::ZERO,
         ..Settings::default()

@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_util::sync::CancellationToken;
 use toolgate::Catalog;
-use toolgate::config::{BudgetConfig, Config, Exposure, ProfileConfig};
+use toolgate_mcp::config::{BudgetConfig, Config, Exposure, ProfileConfig};
 use toolgate_mcp::{Gateway, Settings};
 
 const PLAYWRIGHT_SHOT: &str = "playwright__playwright_screenshot";
@@ -21,10 +21,7 @@ const PUPPETEER_SHOT: &str = "puppeteer__puppeteer_screenshot";
 const SCREENSHOT_QUERY: &str = "take a screenshot of a web page";
 
 fn embedded(exposure: Exposure) -> Gateway {
-    let settings = Settings {
-        gateway: toolgate::config::GatewayConfig { exposure: Some(exposure), ..Default::default() },
-        ..Settings::default()
-    };
+    let settings = Settings { exposure: Some(exposure), ..Settings::default() };
     Gateway::builder(settings).catalog("embedded", &Catalog::embedded()).build().unwrap()
 }
 
@@ -434,7 +431,7 @@ async fn open_session(addr: &str) -> String {
 #[tokio::test]
 async fn an_idle_http_session_ends_after_its_setting_with_a_clear_error() {
     let settings = Settings {
-        gateway: toolgate::config::GatewayConfig {
+        gateway: toolgate_mcp::config::GatewayConfig {
             session_idle: std::time::Duration::from_secs(3),
             ..Default::default()
         },
@@ -459,7 +456,7 @@ async fn an_idle_http_session_ends_after_its_setting_with_a_clear_error() {
 async fn an_idle_http_session_hibernates_and_its_next_request_finds_what_it_loaded() {
     let second = std::time::Duration::from_secs(1);
     let settings = Settings {
-        gateway: toolgate::config::GatewayConfig { session_hibernate: second, ..Default::default() },
+        gateway: toolgate_mcp::config::GatewayConfig { session_hibernate: second, ..Default::default() },
         ..Settings::default()
     };
     let gateway = Gateway::builder(settings).catalog("embedded", &Catalog::embedded()).build().unwrap();
@@ -509,7 +506,7 @@ async fn an_idle_http_session_hibernates_and_its_next_request_finds_what_it_load
 #[tokio::test]
 async fn sessions_past_the_cap_are_refused_with_a_clear_error() {
     let settings = Settings {
-        gateway: toolgate::config::GatewayConfig { max_sessions: 2, ..Default::default() },
+        gateway: toolgate_mcp::config::GatewayConfig { max_sessions: 2, ..Default::default() },
         ..Settings::default()
     };
     let gateway = Gateway::builder(settings).catalog("embedded", &Catalog::embedded()).build().unwrap();

@@ -8,8 +8,8 @@ use std::path::PathBuf;
 
 use common::{Client, WAIT, is_error, text};
 use serde_json::json;
-use toolgate::config::{Config, ServerConfig, SideEffects, Transport};
 use toolgate::defer::{DeferConfig, DeferMode};
+use toolgate_mcp::config::{Config, SideEffects, Transport};
 use toolgate_mcp::{Gateway, Settings};
 
 /// The server-filesystem launcher that `e2e/setup.sh` installs.
@@ -27,7 +27,7 @@ async fn read_only_server_filesystem_hides_and_refuses_writes_and_serves_reads()
     let existing = dir.join("notes.txt");
     std::fs::write(&existing, "kept as it was\n").unwrap();
 
-    let mut server = ServerConfig::new(Transport::Stdio {
+    let mut server = toolgate_mcp::config::server(Transport::Stdio {
         command: filesystem_server().display().to_string(),
         args: vec![dir.display().to_string()],
         env: Default::default(),
@@ -36,10 +36,8 @@ async fn read_only_server_filesystem_hides_and_refuses_writes_and_serves_reads()
     server.side_effects = SideEffects::ReadOnly;
     let config = Config { servers: [("filesystem".to_owned(), server)].into(), ..Config::default() };
     let settings = Settings {
-        gateway: toolgate::config::GatewayConfig {
-            defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
-            ..Default::default()
-        },
+        defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
+        gateway: toolgate_mcp::config::GatewayConfig { ..Default::default() },
         restart_backoff: None,
         ..Settings::default()
     };

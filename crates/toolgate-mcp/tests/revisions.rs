@@ -12,8 +12,8 @@ use std::time::Duration;
 use common::WAIT;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, Lines, WriteHalf};
-use toolgate::config::{Config, ServerConfig, Transport};
 use toolgate::defer::{DeferConfig, DeferMode};
+use toolgate_mcp::config::{Config, Transport};
 use toolgate_mcp::{Gateway, Settings};
 
 const FIXTURE: &str = env!("CARGO_BIN_EXE_toolgate-fixture-server");
@@ -26,7 +26,7 @@ fn gateway(start_ms: u64, ready_timeout: Duration) -> Gateway {
 
 /// [`gateway`] with the fixture on `protocol` (`all` for every revision rmcp knows).
 fn gateway_on(protocol: &str, start_ms: u64, ready_timeout: Duration) -> Gateway {
-    let fixture = ServerConfig::new(Transport::Stdio {
+    let fixture = toolgate_mcp::config::server(Transport::Stdio {
         command: FIXTURE.to_owned(),
         args: Vec::new(),
         env: [
@@ -40,11 +40,8 @@ fn gateway_on(protocol: &str, start_ms: u64, ready_timeout: Duration) -> Gateway
         cwd: None,
     });
     let settings = Settings {
-        gateway: toolgate::config::GatewayConfig {
-            defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
-            ready_timeout,
-            ..Default::default()
-        },
+        defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
+        gateway: toolgate_mcp::config::GatewayConfig { ready_timeout, ..Default::default() },
         restart_backoff: None,
         ..Settings::default()
     };
@@ -359,10 +356,8 @@ async fn a_task_is_followed_by_the_session_that_started_it_and_by_no_other() {
 async fn over_http_a_subscription_hears_that_the_list_every_request_gets_changed() {
     use tokio::io::AsyncReadExt;
     let settings = Settings {
-        gateway: toolgate::config::GatewayConfig {
-            defer: DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() },
-            ..Default::default()
-        },
+        defer: DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() },
+        gateway: toolgate_mcp::config::GatewayConfig { ..Default::default() },
         ..Settings::default()
     };
     let gateway = Gateway::builder(settings).policy(Config::default()).build().unwrap();

@@ -10,18 +10,16 @@ use common::{Client, WAIT, is_error, text};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use toolgate::Catalog;
-use toolgate::config::{Config, ServerConfig, Transport};
 use toolgate::defer::{DeferConfig, DeferMode};
+use toolgate_mcp::config::{Config, ServerConfig, Transport};
 use toolgate_mcp::{Gateway, Settings};
 
 const FIXTURE: &str = env!("CARGO_BIN_EXE_toolgate-fixture-server");
 
 fn settings() -> Settings {
     Settings {
-        gateway: toolgate::config::GatewayConfig {
-            defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
-            ..Default::default()
-        },
+        defer: DeferConfig { mode: DeferMode::On, ..DeferConfig::default() },
+        gateway: toolgate_mcp::config::GatewayConfig { ..Default::default() },
         restart_backoff: None,
         ..Settings::default()
     }
@@ -29,7 +27,7 @@ fn settings() -> Settings {
 
 /// A stdio server running `command` with `env`.
 fn stdio(command: &str, env: &[(&str, &str)]) -> ServerConfig {
-    ServerConfig::new(Transport::Stdio {
+    toolgate_mcp::config::server(Transport::Stdio {
         command: command.to_owned(),
         args: Vec::new(),
         env: env.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect(),
@@ -91,7 +89,7 @@ async fn a_stdio_upstream_is_listed_across_pages_and_its_calls_are_forwarded() {
 #[tokio::test]
 async fn a_call_that_outlives_its_timeout_gets_a_clear_error_and_the_upstream_stays_up() {
     let mut fixture = stdio(FIXTURE, &[]);
-    fixture.call_timeout = Some(Duration::from_millis(300));
+    fixture.host.call_timeout = Some(Duration::from_millis(300));
     let gateway = start(settings(), vec![("fix", fixture)]);
     assert!(gateway.settled(WAIT).await);
     let client = Client::duplex(&gateway).await;
@@ -191,7 +189,7 @@ async fn an_upstream_list_change_is_listed_again_and_searchable() {
 async fn servers_that_are_starting_are_reported_pending_and_bad_commands_fail_clearly() {
     // No waiting for starting servers, so that the first search sees one still starting.
     let settings = Settings {
-        gateway: toolgate::config::GatewayConfig {
+        gateway: toolgate_mcp::config::GatewayConfig {
             startup_timeout: Duration::from_millis(500),
             ready_timeout: Duration::ZERO,
             ..settings().gateway
@@ -203,7 +201,7 @@ async fn servers_that_are_starting_are_reported_pending_and_bad_commands_fail_cl
         vec![
             (
                 "sleepy",
-                ServerConfig::new(Transport::Stdio {
+                toolgate_mcp::config::server(Transport::Stdio {
                     command: "sleep".into(),
                     args: vec!["30".into()],
                     env: BTreeMap::new(),
@@ -246,7 +244,7 @@ async fn an_upstream_that_exits_right_after_start_fails_clearly_and_the_others_k
         vec![
             (
                 "quitter",
-                ServerConfig::new(Transport::Stdio {
+                toolgate_mcp::config::server(Transport::Stdio {
                     command: "sh".into(),
                     args: vec!["-c".into(), "echo 'quitter: no config found' >&2; exit 3".into()],
                     env: BTreeMap::new(),
@@ -277,13 +275,11 @@ async fn an_http_upstream_is_listed_and_its_calls_are_forwarded() {
     // The inner gateway serves the embedded catalog without deferral, so it lists all 527 tools
     // (every one counts against the budget, which is raised for it).
     let inner_settings = Settings {
-        gateway: toolgate::config::GatewayConfig {
-            defer: DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() },
-            ..settings().gateway
-        },
+        defer: DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() },
+        gateway: toolgate_mcp::config::GatewayConfig { ..settings().gateway },
         ..settings()
     };
-    let roomy = toolgate::config::BudgetConfig { first_turn: 600, dynamic: 600, hard: 600 };
+    let roomy = toolgate_mcp::config::BudgetConfig { first_turn: 600, dynamic: 600, hard: 600 };
     let inner = Gateway::builder(inner_settings)
         .policy(Config { budget: roomy, ..Config::default() })
         .build()
@@ -295,7 +291,8 @@ async fn an_http_upstream_is_listed_and_its_calls_are_forwarded() {
     tokio::spawn(toolgate_mcp::http::serve(inner.clone(), listener, stop.clone()));
 
     let headers = BTreeMap::from([("X-Toolgate-Test".to_owned(), "1".to_owned())]);
-    let outer = start(settings(), vec![("inner", ServerConfig::new(Transport::Http { url, headers }))]);
+    let outer =
+        start(settings(), vec![("inner", toolgate_mcp::config::server(Transport::Http { url, headers }))]);
     assert!(outer.settled(WAIT).await, "{}", outer.status());
     assert_eq!(server(&outer.status(), "inner")["tools"], 527, "{}", outer.status());
 
@@ -320,7 +317,7 @@ async fn denied_tools_are_never_offered_searched_or_called() {
     fixture.denied = vec!["slow".into()];
     let config = Config {
         servers: BTreeMap::from([("fix".to_owned(), fixture)]),
-        policy: toolgate::config::PolicyConfig { deny: vec!["*__grow".into()] },
+        policy: toolgate_mcp::config::PolicyConfig { deny: vec!["*__grow".into()] },
         ..Config::default()
     };
     let gateway = Gateway::builder(settings()).start(&config).unwrap();
@@ -423,7 +420,7 @@ async fn an_upstream_whose_first_answer_is_a_stray_response_fails_initialize_wit
 #[tokio::test]
 async fn an_upstream_that_answers_initialize_only_with_garbage_fails_naming_the_missing_answer() {
     let settings = Settings {
-        gateway: toolgate::config::GatewayConfig {
+        gateway: toolgate_mcp::config::GatewayConfig {
             startup_timeout: Duration::from_millis(1500),
             ..settings().gateway
         },
@@ -669,7 +666,7 @@ async fn prompts_and_resources_of_upstreams_are_served_namespaced_and_denied_ser
 async fn required_tools_over_max_active_are_a_configuration_error_never_a_silent_drop() {
     // A live server in mode = "all" requires its four tools; max_active 2 cannot hold them.
     let mut all = stdio(FIXTURE, &[]);
-    all.mode = toolgate::config::ServerMode::All;
+    all.mode = toolgate_mcp::config::ServerMode::All;
     all.max_active = 2;
     let mut pinned = stdio(FIXTURE, &[]);
     pinned.pinned = vec!["echo".into()];
@@ -696,7 +693,7 @@ async fn required_tools_over_max_active_are_a_configuration_error_never_a_silent
         .map(|i| json!({"server": "demo", "name": format!("tool_{i}"), "description": "A tool."}).to_string())
         .collect();
     std::fs::write(&path, lines.join("\n")).unwrap();
-    let mut demo = ServerConfig::new(Transport::Catalog { path: path.clone() });
+    let mut demo = toolgate_mcp::config::server(Transport::Catalog { path: path.clone() });
     demo.pinned = vec!["tool_*".into()];
     demo.max_active = 3;
     let config = Config { servers: [("demo".to_owned(), demo)].into(), ..Config::default() };
@@ -710,7 +707,7 @@ async fn required_tools_over_max_active_are_a_configuration_error_never_a_silent
 async fn a_call_in_flight_keeps_its_http_session_alive_past_the_idle_time() {
     // Sessions end after 1 s without a request; the call takes 3 s.
     let settings = Settings {
-        gateway: toolgate::config::GatewayConfig {
+        gateway: toolgate_mcp::config::GatewayConfig {
             session_idle: Duration::from_secs(1),
             ..settings().gateway
         },
@@ -748,14 +745,14 @@ async fn a_call_in_flight_keeps_its_http_session_alive_past_the_idle_time() {
 
 #[tokio::test]
 async fn a_listing_that_pages_forever_or_grows_past_a_cap_fails_its_server_naming_the_cap() {
-    use toolgate::config::ListCaps;
+    use toolgate_mcp::config::ListCaps;
     for (caps, key) in [
         (ListCaps { pages: 40, ..ListCaps::default() }, "list_max_pages"),
         (ListCaps { tools: 25, ..ListCaps::default() }, "list_max_tools"),
         (ListCaps { bytes: 2048, ..ListCaps::default() }, "list_max_bytes"),
     ] {
         let settings = Settings {
-            gateway: toolgate::config::GatewayConfig { list_caps: caps, ..settings().gateway },
+            gateway: toolgate_mcp::config::GatewayConfig { list_caps: caps, ..settings().gateway },
             ..settings()
         };
         let gateway = start(

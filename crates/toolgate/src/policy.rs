@@ -37,7 +37,7 @@
 //! use toolgate::policy::{Action, Policy};
 //! use toolgate::{Catalog, Toolbox};
 //!
-//! let config = Config::from_toml("toolgate.toml", r#"
+//! let config: Config = Config::from_toml("toolgate.toml", r#"
 //!     [policy]
 //!     deny = ["*__delete_*"]
 //!     [profiles.researcher]
@@ -82,7 +82,8 @@ use std::sync::Arc;
 
 use crate::catalog::{Catalog, Origin, Tool};
 use crate::config::{
-    BudgetConfig, Config, DEFAULT_MAX_ACTIVE, ProfileConfig, ServerMode, SideEffects, glob_match,
+    BudgetConfig, Config, DEFAULT_MAX_ACTIVE, Host, NoHost, ProfileConfig, ServerMode, SideEffects,
+    glob_match,
 };
 use crate::session::ActiveSet;
 
@@ -193,7 +194,7 @@ pub struct Filtered {
 impl Policy {
     /// The policy of `config` for the subject served with `profile` (`--profile`), or for
     /// [`Subject::MAIN`] with no profile.
-    pub fn new(config: &Config, profile: Option<&str>) -> Result<Policy, PolicyError> {
+    pub fn new<H: Host>(config: &Config<H>, profile: Option<&str>) -> Result<Policy, PolicyError> {
         let servers = config
             .servers
             .iter()
@@ -265,7 +266,7 @@ impl Policy {
 
     /// The policy of a configuration without rules: every tool allowed, default budgets.
     pub fn permissive() -> Policy {
-        Policy::new(&Config::default(), None).expect("no profile asked for")
+        Policy::new(&Config::<NoHost>::default(), None).expect("no profile asked for")
     }
 
     /// The policy of a sub-agent with profile `profile`: it sees what this subject sees,

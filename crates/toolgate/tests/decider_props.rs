@@ -27,8 +27,8 @@ const NAMES: [&str; 6] = ["read_file", "write_file", "log", "commit", "query", "
 const CONFIGS: [&str; 4] = [
     "",
     "[policy]\ndeny = [\"*__drop_*\"]\n[profiles.reader]\ntools = [\"fs__*\", \"git__log\"]\n",
-    "[servers.hub]\ncatalog = \"x\"\ndenied = [\"write_*\", \"commit\"]\n[profiles.reader]\ntools = [\"*__read_*\"]\n",
-    "[servers.git]\ncatalog = \"x\"\nmode = \"all\"\nmax_active = 2\n[servers.hub]\ncatalog = \"x\"\nallowed = [\"read_*\", \"log\"]\n",
+    "[servers.hub]\ndenied = [\"write_*\", \"commit\"]\n[profiles.reader]\ntools = [\"*__read_*\"]\n",
+    "[servers.git]\nmode = \"all\"\nmax_active = 2\n[servers.hub]\nallowed = [\"read_*\", \"log\"]\n",
 ];
 const PROFILES: [Option<&str>; 3] = [None, Some("reader"), Some("ghost")];
 
@@ -96,7 +96,7 @@ proptest! {
         window in prop::sample::select(vec![200usize, 2_000, 200_000]),
         exposure in prop::sample::select(vec![None, Some(Exposure::Native), Some(Exposure::Bridge)]),
     ) {
-        let config = Config::from_toml("toolgate.toml", CONFIGS[config], Path::new(".")).unwrap();
+        let config: Config = Config::from_toml("toolgate.toml", CONFIGS[config], Path::new(".")).unwrap();
         let root = Policy::new(&config, None).unwrap();
         let mode = [DeferMode::On, DeferMode::Off, DeferMode::Auto][mode];
         let defer = DeferConfig { mode, context_window: window, ..DeferConfig::default() };

@@ -30,7 +30,7 @@ fn catalog() -> Catalog {
 fn config(server_lines: &str) -> Config {
     let mut text = String::new();
     for s in SERVERS {
-        text.push_str(&format!("[servers.{s}]\ncatalog = \"tools.jsonl\"\n{server_lines}\n"));
+        text.push_str(&format!("[servers.{s}]\n{server_lines}\n"));
     }
     Config::from_toml("toolgate.toml", &text, Path::new(".")).unwrap()
 }

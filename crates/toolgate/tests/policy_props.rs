@@ -8,7 +8,7 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use proptest::prelude::*;
 use serde_json::json;
-use toolgate::config::{Config, ProfileConfig, ServerConfig, ServerMode, SideEffects, Transport, glob_match};
+use toolgate::config::{Config, ProfileConfig, ServerConfig, ServerMode, SideEffects, glob_match};
 use toolgate::defer::{DeferConfig, DeferMode};
 use toolgate::policy::{Policy, Verdict};
 use toolgate::toolbox::{Decision, Denial};
@@ -122,7 +122,7 @@ fn build(case: &Case) -> (Catalog, Config) {
     let mut config = Config::default();
     config.policy.deny = pick(&DENY, case.deny);
     for (i, sc) in case.servers.iter().enumerate() {
-        let mut s = ServerConfig::new(Transport::Catalog { path: "tools.jsonl".into() });
+        let mut s = ServerConfig::new(());
         s.mode = [ServerMode::Auto, ServerMode::Allowlist, ServerMode::All][sc.mode as usize];
         s.allowed = pick(&SERVER_PATTERNS, sc.allowed);
         s.denied = pick(&SERVER_PATTERNS, sc.denied);

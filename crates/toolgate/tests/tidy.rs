@@ -247,7 +247,7 @@ const GATEWAY_LAYER: &[&str] =
 /// The library's modules the CLI names. It renders requests (`render`), so it reaches further
 /// than the gateway (it measures rankings with `toolgate-search` itself); a module may leave
 /// the list and none may join it.
-const CLI_MODULES_USED: &[&str] = &["catalog", "config", "render", "search", "tokens", "toolbox"];
+const CLI_MODULES_USED: &[&str] = &["catalog", "render", "search", "tokens", "toolbox"];
 
 /// The library modules the `.rs` files under `dir` name.
 fn library_modules_named(dir: &str) -> BTreeSet<String> {

@@ -26,6 +26,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::config::Exposure;
 use rmcp::model::{
     ClientRequest, CompleteRequest, CompleteRequestParams, CompleteResult, GetPromptRequest,
     GetPromptRequestParams, GetPromptResponse, ListPromptsResult, ListResourceTemplatesResult,
@@ -34,7 +35,6 @@ use rmcp::model::{
     SetLevelRequestParams,
 };
 use rmcp::{ErrorData, Peer, RoleClient, ServiceError};
-use toolgate::config::Exposure;
 use toolgate::toolbox::ServerData;
 
 use crate::gateway::{Gateway, ResourceRoutes, View};

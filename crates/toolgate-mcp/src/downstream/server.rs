@@ -10,6 +10,7 @@
 
 use std::sync::Arc;
 
+use crate::config::Exposure;
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
@@ -24,7 +25,6 @@ use rmcp::model::{
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
-use toolgate::config::Exposure;
 use toolgate::toolbox::TOOL_SEARCH;
 
 pub use crate::downstream::stdio::{serve_stdio, serve_stdio_on};
@@ -166,7 +166,7 @@ impl GatewayServer {
         if self.state().reach().is_sessionless() {
             return self.view().toolbox.about().exposure();
         }
-        self.state().exposure_under(self.gateway.settings().gateway.exposure)
+        self.state().exposure_under(self.gateway.settings().exposure)
     }
 
     /// Runs `tool_search` for this session.

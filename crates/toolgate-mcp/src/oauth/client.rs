@@ -21,12 +21,12 @@
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
+use crate::config::{OAuthGrant, ServerOAuth};
 use rmcp::model::ClientJsonRpcMessage;
 use rmcp::transport::streamable_http_client::{
     StreamableHttpClient, StreamableHttpError, StreamableHttpPostResponse, StreamableHttpResponseLimits,
 };
 use serde_json::Value;
-use toolgate::config::{OAuthGrant, ServerOAuth};
 
 use super::fetch;
 use super::vault::{Stored, Vault};

@@ -6,13 +6,13 @@
 
 use std::time::Duration;
 
+use crate::config::ServerOAuth;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use toolgate::config::ServerOAuth;
 
 use super::client::{self, ClientAuth, urlencode};
 use super::fetch;

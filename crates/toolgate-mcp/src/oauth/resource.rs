@@ -9,8 +9,8 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use crate::config::OAuthConfig;
 use serde_json::{Map, Value};
-use toolgate::config::OAuthConfig;
 
 use super::fetch;
 use super::jwt::{self, Key};

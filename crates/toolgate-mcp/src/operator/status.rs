@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 use std::time::Duration;
 
-use toolgate::config::Exposure;
+use crate::config::Exposure;
 use toolgate::tokens::TokenCounter;
 use toolgate::{Catalog, Conversation};
 
@@ -125,7 +125,7 @@ impl Report<'_> {
             .iter()
             .map(|slot| {
                 let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-                let exposure = state.exposure_under(self.gateway.inner.settings.gateway.exposure);
+                let exposure = state.exposure_under(self.gateway.inner.settings.exposure);
                 let (shown, full) = self.session_tokens(state.profile(), exposure, state.conversation());
                 let activity = state.activity();
                 json!({
@@ -172,7 +172,7 @@ impl Report<'_> {
         };
         json!({
             "uptime_secs": self.gateway.inner.started.elapsed().as_secs(),
-            "exposure": self.gateway.inner.settings.gateway.exposure.map_or("auto", exposure_name),
+            "exposure": self.gateway.inner.settings.exposure.map_or("auto", exposure_name),
             "strategy": toolbox.about().strategy().as_str(),
             "tools": toolbox.visible().len(),
             "deferred": deferred,

@@ -22,7 +22,7 @@
 
 use std::path::{Path, PathBuf};
 
-use toolgate::config::{Config, Transport};
+use crate::config::{Config, Transport};
 
 use crate::settings::GatewayError;
 
@@ -92,7 +92,7 @@ pub(crate) fn refuse(config: &Config) -> Result<Serving, GatewayError> {
     if let Some(source) = &config.source {
         for (name, server) in &config.servers {
             if server.enabled
-                && let Transport::Stdio { command, args, cwd, .. } = &server.transport
+                && let Transport::Stdio { command, args, cwd, .. } = &server.host.transport
                 && serves(command, args, cwd.as_deref(), source)
             {
                 return Err(GatewayError {

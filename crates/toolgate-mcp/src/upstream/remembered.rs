@@ -20,10 +20,10 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use crate::config::Transport;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use toolgate::ToolSpec;
-use toolgate::config::Transport;
 
 /// The most one remembered listing may hold (bytes), as `[gateway] list_max_bytes` allows.
 const MOST_BYTES: u64 = 64 << 20;

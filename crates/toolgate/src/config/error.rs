@@ -45,8 +45,14 @@ pub enum ConfigErrorKind {
         name: String,
         /// A known key that looks like it.
         suggestion: Option<&'static str>,
-        /// The keys the table has.
-        known: &'static [&'static str],
+        /// The keys the table has: the library's, then those of the program reading the file
+        /// ([`Host`](super::Host)).
+        known: Vec<&'static str>,
+    },
+    /// Something this reader does not read at all.
+    Unsupported {
+        /// What, and who reads it.
+        what: &'static str,
     },
     /// A value of the wrong type.
     WrongType {
@@ -194,6 +200,7 @@ impl fmt::Display for ConfigErrorKind {
                 }
                 write!(f, "known keys here: {}", known.join(", "))
             }
+            ConfigErrorKind::Unsupported { what } => write!(f, "this reader does not read {what}"),
             ConfigErrorKind::WrongType { expected, found } => write!(f, "expected {expected}, found {found}"),
             ConfigErrorKind::InvalidChoice { value, choices } => {
                 write!(f, "invalid value {value:?}; expected {}", one_of(choices))
@@ -348,7 +355,7 @@ fn single_underscores(name: &str) -> String {
 
 /// A known key that `name` was probably meant to be: the same but for case, `_` and `-`
 /// (`maxActive` for `max_active`), or at most two edits away.
-pub(super) fn suggest(name: &str, known: &'static [&'static str]) -> Option<&'static str> {
+pub(super) fn suggest(name: &str, known: &[&'static str]) -> Option<&'static str> {
     let fold = |s: &str| -> String {
         s.chars().filter(|c| *c != '_' && *c != '-').flat_map(char::to_lowercase).collect()
     };

@@ -70,7 +70,7 @@ impl PolicyBuilder {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{Config, ServerConfig, SideEffects, Transport};
+    use crate::config::{Config, ServerConfig, SideEffects};
     use crate::{Catalog, ToolSpec};
 
     fn catalog() -> Catalog {
@@ -89,10 +89,10 @@ mod tests {
 
     /// The same keys in a configuration: what the builder must decide like.
     fn from_config() -> Policy {
-        let mut config =
+        let mut config: Config =
             Config { budget: BudgetConfig { first_turn: 10, dynamic: 20, hard: 30 }, ..Config::default() };
         config.policy.deny = vec!["weather__*".to_owned()];
-        let mut git = ServerConfig::new(Transport::Catalog { path: "git.jsonl".into() });
+        let mut git = ServerConfig::new(());
         git.max_active = 1;
         git.pinned = vec!["git_log".to_owned()];
         git.side_effects = SideEffects::ReadOnly;

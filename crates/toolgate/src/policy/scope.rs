@@ -63,7 +63,6 @@ impl Policy {
 /// at most `capacity` entries (the least recently inserted or read goes first).
 ///
 /// ```
-/// use toolgate::config::Config;
 /// use toolgate::policy::{Policy, ScopedCache};
 /// use toolgate::Catalog;
 ///

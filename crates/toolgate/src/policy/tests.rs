@@ -66,7 +66,7 @@ fn global_deny_matches_qualified_names_and_bare_server_names() {
 fn server_denied_wins_over_allowed() {
     let cat = catalog(&[("github", "delete_repo"), ("github", "get_issue")]);
     let p = Policy::new(
-        &config("[servers.github]\ncatalog = \"x\"\nmode = \"allowlist\"\nallowed = [\"*\"]\ndenied = [\"delete_*\"]\n"),
+        &config("[servers.github]\nmode = \"allowlist\"\nallowed = [\"*\"]\ndenied = [\"delete_*\"]\n"),
         None,
     )
     .unwrap();
@@ -78,12 +78,12 @@ fn server_denied_wins_over_allowed() {
 fn allowed_restricts_auto_and_allowlist_but_not_all() {
     let cat = catalog(&[("github", "get_issue"), ("github", "create_issue")]);
     for mode in ["auto", "allowlist"] {
-        let text = format!("[servers.github]\ncatalog = \"x\"\nmode = \"{mode}\"\nallowed = [\"get_*\"]\n");
+        let text = format!("[servers.github]\nmode = \"{mode}\"\nallowed = [\"get_*\"]\n");
         let p = Policy::new(&config(&text), None).unwrap();
         assert_eq!(verdict(&p, &cat, "github__get_issue"), "allow", "{mode}");
         assert_eq!(verdict(&p, &cat, "github__create_issue"), "servers.github.allowed: no pattern matches");
     }
-    let text = "[servers.github]\ncatalog = \"x\"\nmode = \"all\"\nallowed = [\"get_*\"]\n";
+    let text = "[servers.github]\nmode = \"all\"\nallowed = [\"get_*\"]\n";
     let p = Policy::new(&config(text), None).unwrap();
     assert_eq!(verdict(&p, &cat, "github__create_issue"), "allow");
 }
@@ -96,7 +96,7 @@ fn read_only_fails_closed_and_never_trusts_a_description() {
         .tool(tool("fs", "write_file", false))
         .build()
         .unwrap();
-    let text = "[servers.fs]\ncatalog = \"x\"\nside_effects = \"read_only\"\nread_only = [\"list_*\"]\n";
+    let text = "[servers.fs]\nside_effects = \"read_only\"\nread_only = [\"list_*\"]\n";
     let p = Policy::new(&config(text), None).unwrap();
     assert_eq!(verdict(&p, &cat, "fs__stat"), "allow");
     assert_eq!(verdict(&p, &cat, "fs__list_dir"), "allow");
@@ -111,7 +111,7 @@ fn read_only_fails_closed_and_never_trusts_a_description() {
 #[test]
 fn a_disabled_server_hides_every_tool() {
     let cat = catalog(&[("old", "ping")]);
-    let p = Policy::new(&config("[servers.old]\ncatalog = \"x\"\nenabled = false\n"), None).unwrap();
+    let p = Policy::new(&config("[servers.old]\nenabled = false\n"), None).unwrap();
     assert_eq!(verdict(&p, &cat, "old__ping"), "servers.old.enabled = false");
 }
 
@@ -137,7 +137,7 @@ fn profiles_keep_their_tools_minus_disallowed_tools() {
 
     let err = Policy::new(&config(text), Some("writer")).unwrap_err();
     assert_eq!(err.to_string(), "unknown profile `writer` (configured: reviewer)");
-    let err = Policy::new(&Config::default(), Some("writer")).unwrap_err();
+    let err = Policy::new(&Config::<crate::config::NoHost>::default(), Some("writer")).unwrap_err();
     assert_eq!(err.to_string(), "unknown profile `writer`: no [profiles] are configured");
 }
 
@@ -226,7 +226,7 @@ fn required_tools_over_max_active_are_a_configuration_error() {
     let pairs: Vec<(&str, &str)> = tools.iter().map(|t| ("github", t.as_str())).collect();
     let cat = catalog(&pairs);
     let deferral = Deferral::decide(&cat, &on());
-    let p = Policy::new(&config("[servers.github]\ncatalog = \"x\"\nmode = \"all\"\n"), None).unwrap();
+    let p = Policy::new(&config("[servers.github]\nmode = \"all\"\n"), None).unwrap();
     let err = p.required(&cat, &deferral, 1).unwrap_err();
     assert_eq!(err, PolicyError::RequiredOverBudget { server: "github".into(), required: 30, limit: 24 });
     assert_eq!(
@@ -236,18 +236,16 @@ fn required_tools_over_max_active_are_a_configuration_error() {
     );
 
     // Pins count the same way; a denied pin is simply not there (deny wins).
-    let text = "[servers.github]\ncatalog = \"x\"\nmax_active = 4\npinned = [\"tool_0*\"]\n";
+    let text = "[servers.github]\nmax_active = 4\npinned = [\"tool_0*\"]\n";
     let err = Policy::new(&config(text), None).unwrap().required(&cat, &deferral, 1).unwrap_err();
     assert_eq!(err, PolicyError::RequiredOverBudget { server: "github".into(), required: 10, limit: 4 });
-    let text =
-        "[servers.github]\ncatalog = \"x\"\nmax_active = 4\npinned = [\"tool_0*\"]\ndenied = [\"tool_0?\"]\n";
+    let text = "[servers.github]\nmax_active = 4\npinned = [\"tool_0*\"]\ndenied = [\"tool_0?\"]\n";
     let p = Policy::new(&config(text), None).unwrap();
     let visible = p.filter(&cat).catalog;
     let req = p.required(&visible, &Deferral::decide(&visible, &on()), 1).unwrap();
     assert!(req.tools().is_empty());
 
-    let text =
-        "[servers.github]\ncatalog = \"x\"\nmax_active = 30\nmode = \"all\"\n[budget]\nfirst_turn = 20\n";
+    let text = "[servers.github]\nmax_active = 30\nmode = \"all\"\n[budget]\nfirst_turn = 20\n";
     let err = Policy::new(&config(text), None).unwrap().required(&cat, &deferral, 1).unwrap_err();
     assert_eq!(err, PolicyError::RequiredOverFirstTurn { required: 30, fixed: 1, limit: 20 });
     assert!(err.to_string().starts_with(
@@ -281,7 +279,7 @@ fn mode_all_and_pins_come_first_in_the_first_turn() {
         ("github", "get_file"),
     ]);
     let deferral = Deferral::decide(&cat, &on());
-    let text = "[servers.jira]\ncatalog = \"x\"\nmode = \"all\"\n[servers.github]\ncatalog = \"x\"\npinned = [\"get_file\"]\n";
+    let text = "[servers.jira]\nmode = \"all\"\n[servers.github]\npinned = [\"get_file\"]\n";
     let p = Policy::new(&config(text), None).unwrap();
     let pre = p.first_turn(&cat, &deferral, 1, "list the recent commits", "").unwrap();
     let names: Vec<&str> = pre.chosen.iter().map(|&id| cat.tool(id).qualified_name()).collect();
@@ -398,15 +396,15 @@ fn pins_sent_as_core_tools_still_count_against_max_active() {
     }
     let cat = b.tool(tool("github", "other", false)).build().unwrap();
     let deferral = Deferral::decide(&cat, &on());
-    let text = "[servers.github]\ncatalog = \"x\"\npinned = [\"pin_*\"]\nmax_active = 5\n";
+    let text = "[servers.github]\npinned = [\"pin_*\"]\nmax_active = 5\n";
     let err = Policy::new(&config(text), None).unwrap().required(&cat, &deferral, 1).unwrap_err();
     assert_eq!(err, PolicyError::RequiredOverBudget { server: "github".into(), required: 6, limit: 5 });
 
-    let text = "[servers.github]\ncatalog = \"x\"\npinned = [\"pin_*\"]\n[budget]\nfirst_turn = 6\n";
+    let text = "[servers.github]\npinned = [\"pin_*\"]\n[budget]\nfirst_turn = 6\n";
     let err = Policy::new(&config(text), None).unwrap().required(&cat, &deferral, 1).unwrap_err();
     assert_eq!(err, PolicyError::RequiredOverFirstTurn { required: 6, fixed: 1, limit: 6 });
 
-    let text = "[servers.github]\ncatalog = \"x\"\npinned = [\"pin_*\"]\n";
+    let text = "[servers.github]\npinned = [\"pin_*\"]\n";
     let p = Policy::new(&config(text), None).unwrap();
     let req = p.required(&cat, &deferral, 1).unwrap();
     assert!(req.tools().is_empty(), "core pins need no activating");

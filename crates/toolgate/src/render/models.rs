@@ -141,7 +141,9 @@ impl Models {
     }
 
     /// The built-in table under a configuration's `[models]` rules.
-    pub fn from_config(config: &crate::config::Config) -> Result<Models, UnknownMode> {
+    pub fn from_config<H: crate::config::Host>(
+        config: &crate::config::Config<H>,
+    ) -> Result<Models, UnknownMode> {
         Models::with_rules(config.models.iter().map(|(p, m)| (p.as_str(), m.as_str())))
     }
 

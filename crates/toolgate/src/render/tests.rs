@@ -178,7 +178,9 @@ fn chat_refuses_names_and_counts_the_api_would_refuse() {
     }
     // Deferral off, and budgets that let all of them through: the provider's cap decides.
     let budget = crate::config::BudgetConfig { first_turn: 600, dynamic: 600, hard: 600 };
-    let policy = Policy::new(&crate::config::Config { budget, ..Default::default() }, None).unwrap();
+    let policy =
+        Policy::new(&crate::config::Config::<crate::config::NoHost> { budget, ..Default::default() }, None)
+            .unwrap();
     let tb = Toolbox::builder(&builder.build().unwrap(), policy)
         .defer(DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() })
         .build()

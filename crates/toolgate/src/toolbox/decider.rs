@@ -239,7 +239,7 @@ mod tests {
     const CONFIG: &str = "[policy]\ndeny = [\"secrets\"]\n\n[profiles.reader]\ntools = [\"fs__*\"]\n";
 
     fn decider(text: &str, defer: DeferConfig, exposure: Option<Exposure>) -> Decider {
-        let config = Config::from_toml("toolgate.toml", text, Path::new(".")).unwrap();
+        let config: Config = Config::from_toml("toolgate.toml", text, Path::new(".")).unwrap();
         let settings = HostSettings { defer, exposure, index: Index::builder() };
         Decider::new(Policy::new(&config, None).unwrap(), settings)
     }
@@ -288,7 +288,7 @@ mod tests {
 
     #[test]
     fn a_snapshot_whose_required_tools_do_not_fit_is_refused() {
-        let text = "[servers.fs]\ncatalog = \"x\"\nmode = \"all\"\nmax_active = 1\n";
+        let text = "[servers.fs]\nmode = \"all\"\nmax_active = 1\n";
         let decider = decider(text, DeferConfig { mode: DeferMode::On, ..DeferConfig::default() }, None);
         let err = decider.publish(state(&[("fs", "read"), ("fs", "write")])).unwrap_err();
         assert!(matches!(err, PolicyError::RequiredOverBudget { ref server, .. } if server == "fs"), "{err}");
@@ -314,7 +314,7 @@ mod tests {
     }
     #[test]
     fn a_server_serving_another_servers_tools_applies_its_rules_as_the_policys() {
-        let text = "[servers.demo]\ncatalog = \"x\"\ndenied = [\"write\"]\n";
+        let text = "[servers.demo]\ndenied = [\"write\"]\n";
         let decider = decider(text, DeferConfig { mode: DeferMode::On, ..DeferConfig::default() }, None);
         let mut state = state(&[("fs", "read"), ("fs", "write"), ("git", "write")]);
         let served = [("fs__read", "demo"), ("fs__write", "demo")];

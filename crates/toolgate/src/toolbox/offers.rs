@@ -50,7 +50,7 @@ mod tests {
     use crate::{Catalog, Policy, ToolSpec};
 
     fn toolbox(text: &str, profile: Option<&str>) -> Toolbox {
-        let config = Config::from_toml("toolgate.toml", text, Path::new(".")).unwrap();
+        let config: Config = Config::from_toml("toolgate.toml", text, Path::new(".")).unwrap();
         let catalog = Catalog::builder()
             .tool(ToolSpec::mcp("fs", "read", "reads a file"))
             .tool(ToolSpec::mcp("git", "log", "shows commits"))

@@ -195,7 +195,8 @@ mod tests {
     }
 
     fn toolgate_config(text: &str) -> Policy {
-        let config = crate::config::Config::from_toml("test", text, std::path::Path::new(".")).unwrap();
+        let config: crate::config::Config =
+            crate::config::Config::from_toml("test", text, std::path::Path::new(".")).unwrap();
         Policy::new(&config, None).unwrap()
     }
 

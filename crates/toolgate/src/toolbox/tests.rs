@@ -111,9 +111,8 @@ fn a_denied_server_is_denied_under_every_spelling_of_its_key() {
 #[test]
 fn bridge_counts_call_tool_and_required_tools_that_do_not_fit_are_an_error() {
     let specs: Vec<ToolSpec> = (0..4).map(|i| ToolSpec::mcp("s", &format!("t{i}"), "")).collect();
-    let config = config(
-        "[budget]\nfirst_turn = 4\ndynamic = 4\nhard = 4\n[servers.s]\ncatalog = \"x\"\npinned = [\"t0\", \"t1\"]\n",
-    );
+    let config =
+        config("[budget]\nfirst_turn = 4\ndynamic = 4\nhard = 4\n[servers.s]\npinned = [\"t0\", \"t1\"]\n");
     let policy = Policy::new(&config, None).unwrap();
     let native = Toolbox::builder(&catalog(specs.clone()), policy.clone()).defer(on()).build().unwrap();
     assert_eq!(native.conversation().active(), ["s__t0", "s__t1"]);

@@ -1,13 +1,14 @@
 //! Keeps `docs/policy.md` true: every worked example (a `toml` block, then `text` blocks that
 //! start with `subject NAME` and list `tool  verdict` lines) is run through the policy, and the
-//! error and notice texts the document quotes are the ones the library prints.
+//! error and notice texts the document quotes are the ones the library prints. The examples are
+//! whole gateway configurations (with `command`), so the gateway's reader reads them.
 
 use std::path::Path;
 
 use toolgate::budget::{OverHardLimit, Unload, notice};
-use toolgate::config::Config;
 use toolgate::policy::{Policy, PolicyError, Rule, Verdict};
 use toolgate::{Catalog, ToolSpec};
+use toolgate_mcp::config::Config;
 
 fn doc() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/policy.md")).unwrap()

@@ -7,7 +7,7 @@ use super::*;
 
 fn toml(text: &str) -> Result<Config, ConfigError> {
     let env = |_: &str| None;
-    toml_file::parse(&Source::new("toolgate.toml", Path::new("/etc/toolgate"), &env), text)
+    Config::read_toml(&Source::with_env("toolgate.toml", Path::new("/etc/toolgate"), &env), text)
 }
 
 #[test]
@@ -34,14 +34,14 @@ url = "https://api.github.example/mcp"
 redirect_port = 8976
 "#;
     let config = toml(text).unwrap();
-    let oauth = config.oauth.unwrap();
+    let oauth = config.host.oauth.unwrap();
     assert_eq!(oauth.resource, "https://gateway.example/mcp");
     assert_eq!(oauth.profiles["reader"], ["groups=readers", "realm_access.roles=reader"]);
     assert_eq!(oauth.default_profile.as_deref(), Some("reader"));
-    let linear = config.servers["linear"].oauth.clone().unwrap();
+    let linear = config.servers["linear"].host.oauth.clone().unwrap();
     assert_eq!(linear.grant, OAuthGrant::ClientCredentials);
     assert_eq!(linear.client_secret, Some(Secret("s3cret".into())));
-    let github = config.servers["github"].oauth.clone().unwrap();
+    let github = config.servers["github"].host.oauth.clone().unwrap();
     assert_eq!(
         (github.grant, github.redirect_port, github.client_id),
         (OAuthGrant::AuthorizationCode, 8976, None)

@@ -4,7 +4,7 @@
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use toolgate::config::Config;
+use toolgate_mcp::config::Config;
 
 fn doc() -> String {
     std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/config.md")).unwrap()
@@ -45,9 +45,9 @@ fn the_team_setup_of_the_deployment_guide_parses() {
     // The guide reads the client secret from the environment; any value does here.
     let team = team.replace("${SENTRY_CLIENT_SECRET}", "a-client-secret");
     let config = Config::from_toml("docs/deploy.md", &team, Path::new(".")).unwrap();
-    let oauth = config.oauth.expect("[oauth]");
+    let oauth = config.host.oauth.expect("[oauth]");
     assert_eq!(oauth.profiles.len(), 2);
-    assert!(config.servers.values().filter(|s| s.oauth.is_some()).count() == 2);
+    assert!(config.servers.values().filter(|s| s.host.oauth.is_some()).count() == 2);
     for block in blocks.iter().filter(|b| !b.contains("${")) {
         Config::from_toml("docs/deploy.md", block, Path::new(".")).unwrap();
     }

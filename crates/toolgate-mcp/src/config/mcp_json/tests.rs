@@ -15,7 +15,7 @@ fn env(name: &str) -> Option<String> {
 }
 
 fn json(text: &str) -> Result<Config, ConfigError> {
-    parse(&Source::new("mcp.json", Path::new("/Users/ada/project"), &env), text)
+    parse(&Source::with_env("mcp.json", Path::new("/Users/ada/project"), &env), text)
 }
 
 fn check_error(text: &str, want: Expect) {
@@ -84,7 +84,7 @@ fn claude_desktop_config_with_three_servers() {
             },
         }
     "#]]
-    .assert_debug_eq(&config.servers.iter().map(|(k, s)| (k, &s.transport)).collect::<BTreeMap<_, _>>());
+    .assert_debug_eq(&config.servers.iter().map(|(k, s)| (k, &s.host.transport)).collect::<BTreeMap<_, _>>());
     let mut rest = config.clone();
     rest.servers.clear();
     assert_eq!(rest, Config::default());
@@ -117,16 +117,16 @@ fn cursor_file_with_extra_keys_is_read_as_is() {
 }"#;
     let config = json(text).unwrap();
     let github = &config.servers["github"];
-    let Transport::Stdio { env, args, .. } = &github.transport else { panic!("{github:?}") };
+    let Transport::Stdio { env, args, .. } = &github.host.transport else { panic!("{github:?}") };
     assert_eq!(env["GITHUB_PERSONAL_ACCESS_TOKEN"], "");
     assert_eq!(args.len(), 6);
     assert!(github.enabled);
     let notes = &config.servers["local-notes"];
     assert!(!notes.enabled);
-    let Transport::Stdio { cwd, .. } = &notes.transport else { panic!("{notes:?}") };
+    let Transport::Stdio { cwd, .. } = &notes.host.transport else { panic!("{notes:?}") };
     assert_eq!(cwd.as_deref(), Some(Path::new("/Users/ada/project/tools/notes")));
     assert_eq!(
-        config.servers["context7"].transport,
+        config.servers["context7"].host.transport,
         Transport::Http { url: "https://mcp.context7.com/mcp".into(), headers: BTreeMap::new() }
     );
 }
@@ -145,10 +145,10 @@ fn vs_code_servers_with_comments_and_trailing_commas() {
 }"#;
     let config = json(text).unwrap();
     assert_eq!(config.servers.len(), 2);
-    let Transport::Stdio { args, .. } = &config.servers["fetch"].transport else { panic!() };
+    let Transport::Stdio { args, .. } = &config.servers["fetch"].host.transport else { panic!() };
     assert_eq!(args, &["mcp-server-fetch"]);
     assert!(
-        matches!(&config.servers["remote"].transport, Transport::Http { url, .. } if url == "http://127.0.0.1:9000/mcp?a=1//b")
+        matches!(&config.servers["remote"].host.transport, Transport::Http { url, .. } if url == "http://127.0.0.1:9000/mcp?a=1//b")
     );
 }
 

@@ -11,7 +11,9 @@ use std::collections::BTreeMap;
 
 use serde_json::{Map, Value};
 
-use super::{Config, ConfigError, ConfigErrorKind, ServerConfig, Source, Transport, child_key};
+use super::{
+    Config, ConfigError, ConfigErrorKind, ServerConfig, Source, Transport, child_key, server as reached_by,
+};
 
 /// Reads `mcpServers` JSON text.
 pub(super) fn parse(src: &Source<'_>, text: &str) -> Result<Config, ConfigError> {
@@ -112,7 +114,7 @@ fn server(e: &Entry<'_, '_>, name: &str) -> Result<ServerConfig, ConfigError> {
             Transport::Http { url: e.src.url(&e.key("url"), url)?, headers: e.map("headers")? }
         }
     };
-    let mut server = ServerConfig::new(transport);
+    let mut server = reached_by(transport);
     server.enabled = !e.bool("disabled")?;
     Ok(server)
 }
