@@ -68,15 +68,16 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
-    let (reports, first_list) = runtime.block_on(async {
+    let (reports, first_list, overrides) = runtime.block_on(async {
         let settings = Settings::for_config(&config).with_context(|| args.config.display().to_string())?;
         let gateway =
             Gateway::builder(settings).start(&config).with_context(|| args.config.display().to_string())?;
         gateway.settled(Duration::from_secs(args.timeout)).await;
         let reports = gateway.report().upstream_reports();
         let first = gateway.report().first_tool_list();
+        let overrides = gateway.report().overrides();
         gateway.shutdown().await;
-        anyhow::Ok((reports, first))
+        anyhow::Ok((reports, first, overrides))
     })?;
     runtime.shutdown_timeout(Duration::from_secs(1));
     let mut findings = Vec::new();
@@ -91,6 +92,19 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         check_server(r, &config, &mut findings);
     }
     check_names(&reports, &mut findings);
+    for o in overrides.iter().filter(|o| o.tokens.is_none()) {
+        let ready = reports.iter().any(|r| r.name == o.server && r.state == "ready");
+        findings.push(Finding {
+            level: if ready { "warning" } else { "note" },
+            server: Some(o.server.clone()),
+            message: format!(
+                "tools.{}: {} no tool `{}`; the override changes nothing",
+                o.tool,
+                if ready { "the server lists" } else { "the server is not ready, and its listing has" },
+                o.tool
+            ),
+        });
+    }
     check_http_self(&config, &mut findings);
     for name in &pinned {
         findings.push(Finding {
@@ -116,8 +130,15 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             .iter()
             .map(|f| json!({"level": f.level, "server": f.server, "message": f.message}))
             .collect();
-        let v = json!({"servers": servers, "first_tool_list": first_list, "findings": findings,
-            "clients": clients, "warnings": warnings});
+        let overrides: Vec<Value> = overrides
+            .iter()
+            .map(|o| {
+                json!({"server": o.server, "tool": o.tool, "changes": o.changes,
+                    "tokens_before": o.tokens.map(|t| t.0), "tokens_after": o.tokens.map(|t| t.1)})
+            })
+            .collect();
+        let v = json!({"servers": servers, "first_tool_list": first_list, "overrides": overrides,
+            "findings": findings, "clients": clients, "warnings": warnings});
         writeln!(out, "{}", serde_json::to_string_pretty(&v)?)?;
     } else {
         writeln!(
@@ -144,6 +165,14 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             )?;
         }
         writeln!(out, "\nfirst tool list: {} tools ({})", first_list.len(), first_list.join(", "))?;
+        if !overrides.is_empty() {
+            writeln!(out, "\noverrides:")?;
+        }
+        for o in &overrides {
+            let tokens =
+                o.tokens.map_or_else(|| "not listed".to_owned(), |(a, b)| format!("{a} → {b} tokens"));
+            writeln!(out, "  {}.{}: {}; {tokens}", o.server, o.tool, o.changes.join("; "))?;
+        }
         for f in &findings {
             let server = f.server.as_deref().map(|s| format!("{s}: ")).unwrap_or_default();
             writeln!(out, "{}: {server}{}", f.level, f.message)?;

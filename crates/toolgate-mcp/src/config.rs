@@ -79,7 +79,7 @@ pub struct GatewayKeys {
 
 /// How the gateway reaches one server, and what it trusts of it (the gateway's keys of
 /// `[servers.NAME]`).
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct UpstreamConfig {
     /// How to reach it (`command`, `url` or `catalog`).
     pub transport: Transport,
@@ -96,6 +96,8 @@ pub struct UpstreamConfig {
     pub protocol: UpstreamProtocol,
     /// How the gateway gets the access tokens an HTTP server asks for (`[servers.NAME.oauth]`).
     pub oauth: Option<ServerOAuth>,
+    /// The operator's fixes to its tools' definitions (`[servers.NAME.tools.TOOL]`).
+    pub tools: crate::overrides::ToolOverrides,
 }
 
 impl UpstreamConfig {
@@ -108,6 +110,7 @@ impl UpstreamConfig {
             quarantine: false,
             protocol: UpstreamProtocol::Auto,
             oauth: None,
+            tools: crate::overrides::ToolOverrides::default(),
         }
     }
 }

@@ -142,6 +142,9 @@ pub(crate) struct Inner {
     pub(crate) remembered: std::sync::OnceLock<Option<crate::upstream::remembered::Remembered>>,
     /// The configuration file the gateway serves, if any.
     pub(crate) source: Option<std::path::PathBuf>,
+    /// The operator's fixes to each server's tools (`[servers.NAME.tools.TOOL]`), by server:
+    /// applied where listings merge, and undone for each call on its way upstream.
+    pub(crate) overrides: HashMap<String, crate::overrides::ToolOverrides>,
 }
 
 impl Inner {
@@ -188,6 +191,12 @@ impl Inner {
             serving_lock: std::sync::OnceLock::new(),
             remembered: std::sync::OnceLock::new(),
             source: config.source.clone(),
+            overrides: config
+                .servers
+                .iter()
+                .filter(|(_, s)| !s.host.tools.is_empty())
+                .map(|(name, s)| (name.clone(), s.host.tools.clone()))
+                .collect(),
             seats: Arc::new(tokio::sync::Semaphore::new(
                 settings_max_sessions.min(tokio::sync::Semaphore::MAX_PERMITS),
             )),
@@ -196,6 +205,21 @@ impl Inner {
 }
 
 impl Gateway {
+    /// The call of `tool` with `arguments` in its upstream's terms: the upstream's own name for
+    /// it, and the arguments with what the operator fixed or defaulted
+    /// ([`crate::overrides::ToolOverrides::upstream_call`]); a call that sets a fixed parameter
+    /// is an error naming it.
+    pub(crate) fn upstream_call(
+        &self,
+        tool: &toolgate::Tool,
+        arguments: Option<serde_json::Map<String, serde_json::Value>>,
+    ) -> Result<(String, Option<serde_json::Map<String, serde_json::Value>>), String> {
+        match self.inner.overrides.get(tool.server()) {
+            Some(overrides) => overrides.upstream_call(tool.name(), arguments),
+            None => Ok((tool.name().to_owned(), arguments)),
+        }
+    }
+
     /// Adds a static catalog upstream named `name`; its tools keep their own server names.
     pub fn add_catalog(&self, name: &str, catalog: &Catalog) {
         let mut upstream = Upstream::new(name, Kind::Catalog, None, State::Static);
@@ -349,7 +373,7 @@ impl Gateway {
             let mut snapshot = {
                 let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
                 let listings: Vec<Listing<'_>> = pool.values().map(Upstream::listing).collect();
-                Snapshot::build(&listings, self.inner.decider.policy())
+                Snapshot::build(&listings, self.inner.decider.policy(), &self.inner.overrides)
             };
             if let Some(pins) = &self.inner.pins {
                 snapshot.sift(pins);

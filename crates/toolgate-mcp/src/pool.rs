@@ -154,8 +154,8 @@ impl Upstreams<'_> {
         }
     }
 
-    /// Starts forwarding an allowed call of `tool` (served by upstream `owner`) under the
-    /// upstream's own tool name, in a task of its own: the returned [`Run`] yields the questions
+    /// Starts forwarding an allowed call of `tool` (served by upstream `owner`; `params` in the
+    /// upstream's terms, its own name for the tool among them), in a task of its own: the returned [`Run`] yields the questions
     /// the upstream asks on the way ([`crate::upstream::elicit`]) and then the answer, or a tool error
     /// that says what went wrong. Dropping the run cancels the call upstream.
     pub(crate) fn start_call(
@@ -168,7 +168,6 @@ impl Upstreams<'_> {
         let (tx, rx) = mpsc::channel(4);
         let cancel = CancellationToken::new();
         let run = Run::new(rx, cancel.clone());
-        params.name = tool.name().to_owned().into();
         // The client's own _meta (its progress token, its revision) is not the upstream's
         // business; a 2026-07-28 upstream gets the client's capabilities below.
         params.meta = None;

@@ -8,7 +8,10 @@
 //! where the configuration trusts that server (`trust_always_load`); `always_load` patterns
 //! always do. A static catalog file may hold tools of several servers: they keep their own
 //! server names, and the `[servers.NAME]` rules of the upstream that serves them apply too.
+//! The operator's overrides (`[servers.NAME.tools.TOOL]`, [`crate::overrides`]) are applied
+//! first, so that everything after sees the tool as the operator wrote it.
 
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
@@ -57,14 +60,19 @@ pub(crate) struct Snapshot {
 
 impl Snapshot {
     /// Merges `listings` (sorted by upstream name) under the server rules of `policy` (which
-    /// decide `always_load`; they are the same for every subject).
-    pub(crate) fn build(listings: &[Listing<'_>], policy: &Policy) -> Snapshot {
+    /// decide `always_load`; they are the same for every subject), each tool as `overrides`
+    /// (by server) fix it.
+    pub(crate) fn build(
+        listings: &[Listing<'_>],
+        policy: &Policy,
+        overrides: &HashMap<String, crate::overrides::ToolOverrides>,
+    ) -> Snapshot {
         let mut specs: Vec<Arc<ToolSpec>> = Vec::new();
         let mut owners: Vec<Arc<str>> = Vec::new();
         let mut starting = Vec::new();
         let mut reconnecting = Vec::new();
         let mut failed = Vec::new();
-        let mut seen: HashSet<(&str, &str)> = HashSet::new();
+        let mut seen: HashSet<(String, String)> = HashSet::new();
         for listing in listings {
             match listing.standing {
                 Standing::Starting => {
@@ -80,12 +88,17 @@ impl Snapshot {
                 Standing::Serving => {}
             }
             let owner: Arc<str> = Arc::from(listing.upstream);
-            for spec in listing.tools {
+            for listed in listing.tools {
+                let spec = match overrides.get(&listed.server).and_then(|o| o.apply(listed)) {
+                    Some(fixed) => Cow::Owned(Arc::new(fixed)),
+                    None => Cow::Borrowed(listed),
+                };
+                let spec = &*spec;
                 if spec.name.is_empty() {
                     tracing::warn!(upstream = listing.upstream, "a tool without a name is ignored");
                     continue;
                 }
-                if !seen.insert((spec.server.as_str(), spec.name.as_str())) {
+                if !seen.insert((spec.server.clone(), spec.name.clone())) {
                     tracing::warn!(
                         upstream = listing.upstream,
                         "tool `{}` of server `{}` is listed twice (here or by another upstream); only the \
@@ -188,7 +201,7 @@ mod tests {
             Listing { upstream: "late", standing: Standing::Starting, tools: &[] },
             Listing { upstream: "other", standing: Standing::Serving, tools: &other },
         ];
-        let snapshot = Snapshot::build(&listings, &policy);
+        let snapshot = Snapshot::build(&listings, &policy, &HashMap::new());
         let names: Vec<&str> = snapshot.state.catalog.tools().iter().map(|t| t.qualified_name()).collect();
         assert_eq!(names[0], "fk__delete_repo");
         assert!(names[1].starts_with("fk__delete_repo-"), "{names:?}");

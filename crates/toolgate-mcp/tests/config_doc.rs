@@ -52,3 +52,23 @@ fn the_team_setup_of_the_deployment_guide_parses() {
         Config::from_toml("docs/deploy.md", block, Path::new(".")).unwrap();
     }
 }
+
+#[test]
+fn the_tool_overrides_example_parses_to_what_the_text_says() {
+    let text = doc();
+    let section = &text[text.find("## Tool overrides").expect("the section")..];
+    let start = section.find("```toml\n").expect("an example") + 8;
+    let end = start + section[start..].find("```").unwrap();
+    let config = Config::from_toml("docs/config.md", &section[start..end], Path::new(".")).unwrap();
+    let overrides = &config.servers["github"].host.tools;
+    let (name, args) =
+        overrides.upstream_call("open_bug", serde_json::json!({"title": "t"}).as_object().cloned()).unwrap();
+    assert_eq!(name, "create_issue");
+    assert_eq!(
+        serde_json::Value::Object(args.unwrap()),
+        serde_json::json!({"title": "t", "labels": ["triage"], "owner": "acme", "repo": "app"})
+    );
+    assert!(
+        overrides.upstream_call("open_bug", serde_json::json!({"owner": "x"}).as_object().cloned()).is_err()
+    );
+}

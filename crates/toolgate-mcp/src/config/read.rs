@@ -4,11 +4,14 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use serde_json::Value;
+
 use super::{
     Config, ConfigError, ConfigErrorKind, Fields, GatewayConfig, GatewayKeys, Host, OAuthConfig, OAuthGrant,
     ProfileConfig, Secret, ServerConfig, ServerOAuth, SessionStoreConfig, Source, TokenConfig, TokenSource,
     Transport, Trust, UpstreamConfig, UpstreamProtocol,
 };
+use crate::overrides::{ToolOverride, ToolOverrides};
 
 const TABLES: &[&str] = &["tokens", "oauth"];
 const GATEWAY_KEYS: &[&str] = &[
@@ -43,7 +46,9 @@ const SERVER_KEYS: &[&str] = &[
     "quarantine",
     "protocol",
     "oauth",
+    "tools",
 ];
+const TOOL_KEYS: &[&str] = &["name", "description", "append", "hide", "defaults", "read_only", "destructive"];
 const OAUTH_KEYS: &[&str] =
     &["resource", "issuers", "scopes", "profiles", "gateway_claims", "default_profile"];
 const SERVER_OAUTH_KEYS: &[&str] =
@@ -69,6 +74,7 @@ impl Host for GatewayKeys {
             ("tokens.NAME", TOKEN_KEYS),
             ("oauth", OAUTH_KEYS),
             ("servers.NAME.oauth", SERVER_OAUTH_KEYS),
+            ("servers.NAME.tools.TOOL", TOOL_KEYS),
         ] {
             keys.extend(names.iter().map(|k| format!("{table}.{k}")));
         }
@@ -370,6 +376,7 @@ fn upstream(f: &Fields<'_, '_>, name: &str) -> Result<UpstreamConfig, ConfigErro
     if let Some(o) = f.child("oauth", "a table ([servers.NAME.oauth])", SERVER_OAUTH_KEYS)? {
         s.oauth = Some(server_oauth(&o)?);
     }
+    s.tools = tool_overrides(f)?;
     if let Some(t) = f.choice("trust", &["auto", "pin"])? {
         s.trust = if t == "pin" { Trust::Pin } else { Trust::Auto };
     }
@@ -384,4 +391,88 @@ fn upstream(f: &Fields<'_, '_>, name: &str) -> Result<UpstreamConfig, ConfigErro
         }
     }
     Ok(s)
+}
+
+/// `[servers.NAME.tools.TOOL]`: the operator's fixes to the server's tools, by the upstream's
+/// tool name.
+fn tool_overrides(f: &Fields<'_, '_>) -> Result<ToolOverrides, ConfigError> {
+    let mut by_upstream = std::collections::BTreeMap::new();
+    let mut shown: BTreeMap<String, String> = BTreeMap::new();
+    for (tool, t) in f.children(
+        "tools",
+        "a table of tools ([servers.NAME.tools.TOOL])",
+        "a table ([servers.NAME.tools.TOOL])",
+        TOOL_KEYS,
+    )? {
+        let o = ToolOverride {
+            name: t.string("name", "a tool name")?.map(|n| tool_name(&t, n)).transpose()?,
+            description: t.string("description", "the description the model reads")?.map(str::to_owned),
+            append: t.string("append", "text added to the description")?.map(str::to_owned),
+            hide: values(&t, "hide", "a table of parameter = fixed value, like { owner = \"acme\" }")?,
+            defaults: values(&t, "defaults", "a table of parameter = default value, like { limit = 20 }")?,
+            read_only: t.bool("read_only")?,
+            destructive: t.bool("destructive")?,
+        };
+        if let Some(both) = o.hide.keys().find(|k| o.defaults.contains_key(*k)) {
+            let kind = ConfigErrorKind::OutOfRange {
+                value: format!("{both:?}"),
+                expected: "a parameter either hidden (a fixed value) or given a default, not both",
+            };
+            return Err(t.src().error(&t.key("defaults"), kind));
+        }
+        if o.description.is_some() && o.append.is_some() {
+            let kind = ConfigErrorKind::OutOfRange {
+                value: "both".into(),
+                expected: "`description` (replaces the upstream's) or `append` (adds to it), not both",
+            };
+            return Err(t.src().error(&t.key("append"), kind));
+        }
+        let shown_as = o.name.clone().unwrap_or_else(|| tool.clone());
+        if let Some(other) = shown.insert(shown_as.clone(), tool.clone()) {
+            let kind = ConfigErrorKind::OutOfRange {
+                value: format!("{shown_as:?} (also the name of {other:?})"),
+                expected: "a name no other tool of the server is shown under",
+            };
+            return Err(t.src().error(&t.key("name"), kind));
+        }
+        by_upstream.insert(tool.clone(), o);
+    }
+    Ok(ToolOverrides::new(by_upstream))
+}
+
+/// A tool's new name: what MCP allows in a name, without `__`, which separates server from
+/// tool in qualified names.
+fn tool_name(t: &Fields<'_, '_>, name: &str) -> Result<String, ConfigError> {
+    let fits = (1..=64).contains(&name.len())
+        && name.chars().all(|c| c.is_ascii_alphanumeric() || "_-.".contains(c))
+        && !name.contains("__");
+    if !fits {
+        let kind = ConfigErrorKind::OutOfRange {
+            value: format!("{name:?}"),
+            expected: "a tool name of 1 to 64 letters, digits, `_`, `-` or `.`, without `__`",
+        };
+        return Err(t.src().error(&t.key("name"), kind));
+    }
+    Ok(name.to_owned())
+}
+
+/// A table of parameter names to values, as JSON.
+fn values(
+    t: &Fields<'_, '_>,
+    name: &str,
+    expected: &'static str,
+) -> Result<BTreeMap<String, Value>, ConfigError> {
+    let Some(table) = t.table(name, expected)? else {
+        return Ok(BTreeMap::new());
+    };
+    table
+        .iter()
+        .map(|(k, v)| {
+            let json = serde_json::to_value(v).map_err(|e| {
+                let kind = ConfigErrorKind::WrongType { expected: "a JSON value", found: e.to_string() };
+                t.src().error(&toolgate::config::child_key(&t.key(name), k), kind)
+            })?;
+            Ok((k.clone(), json))
+        })
+        .collect()
 }

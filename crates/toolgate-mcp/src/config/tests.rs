@@ -129,6 +129,10 @@ fn design_example_parses_to_the_expected_values() {
                         quarantine: false,
                         protocol: Auto,
                         oauth: None,
+                        tools: ToolOverrides {
+                            by_upstream: {},
+                            upstream_of: {},
+                        },
                     },
                 },
                 "docs": ServerConfig {
@@ -159,6 +163,10 @@ fn design_example_parses_to_the_expected_values() {
                         quarantine: false,
                         protocol: Auto,
                         oauth: None,
+                        tools: ToolOverrides {
+                            by_upstream: {},
+                            upstream_of: {},
+                        },
                     },
                 },
                 "github": ServerConfig {
@@ -197,6 +205,10 @@ fn design_example_parses_to_the_expected_values() {
                         quarantine: false,
                         protocol: Auto,
                         oauth: None,
+                        tools: ToolOverrides {
+                            by_upstream: {},
+                            upstream_of: {},
+                        },
                     },
                 },
                 "local": ServerConfig {
@@ -226,6 +238,10 @@ fn design_example_parses_to_the_expected_values() {
                         quarantine: false,
                         protocol: Auto,
                         oauth: None,
+                        tools: ToolOverrides {
+                            by_upstream: {},
+                            upstream_of: {},
+                        },
                     },
                 },
             },
@@ -343,7 +359,7 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[servers.github]\ncommand = \"npx\"\nmaxActive = 10\n",
         expect![
-            "toolgate.toml: servers.github.maxActive: unknown key `maxActive`; did you mean `max_active`? known keys here: enabled, mode, allowed, denied, pinned, always_load, max_active, side_effects, read_only, trust_always_load, command, args, env, cwd, url, headers, catalog, call_timeout_secs, trust, quarantine, protocol, oauth"
+            "toolgate.toml: servers.github.maxActive: unknown key `maxActive`; did you mean `max_active`? known keys here: enabled, mode, allowed, denied, pinned, always_load, max_active, side_effects, read_only, trust_always_load, command, args, env, cwd, url, headers, catalog, call_timeout_secs, trust, quarantine, protocol, oauth, tools"
         ],
     );
     check_error(

@@ -6,7 +6,8 @@
 //!    conversation was shown the tool's current definition, the policy allows it for this
 //!    subject now, and its arguments validate; a request with no session presented its grant
 //!    first. It knows the upstream that serves the tool.
-//! 3. Forwarded: the upstream's answer, the questions it asks on the way
+//! 3. Forwarded, in the upstream's terms (its own name for the tool, and the values the
+//!    operator fixed or defaulted, [`crate::overrides`]): the upstream's answer, the questions it asks on the way
 //!    ([`crate::downstream::asking`]) and the task it may make of the call
 //!    ([`crate::downstream::tasks`]).
 //!
@@ -137,13 +138,22 @@ impl AdmittedCall<'_> {
         view: &View,
         context: &RequestContext<RoleServer>,
     ) -> CallToolResponse {
-        let AdmittedCall { tool, owner, request } = self;
+        let AdmittedCall { tool, owner, mut request } = self;
         let started = std::time::Instant::now();
         let answer = match request.request_state.as_deref() {
             Some(state) if state.starts_with(crate::upstream::elicit::STATE_PREFIX) => {
                 server.resume_call(tool.qualified_name(), state, &request, context).await
             }
             _ => {
+                let (name, arguments) = match server.gateway().upstream_call(tool, request.arguments.take()) {
+                    Ok(call) => call,
+                    Err(problem) => {
+                        let name = tool.qualified_name();
+                        return Refused { name, why: Why::Malformed(problem) }.answer(server, view);
+                    }
+                };
+                request.name = name.into();
+                request.arguments = arguments;
                 let downstream = Downstream {
                     session: server.session_key(),
                     capabilities: context.client_capabilities().unwrap_or_default(),

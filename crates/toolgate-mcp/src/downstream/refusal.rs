@@ -34,7 +34,8 @@ pub(crate) enum Why {
         /// Why the grant presented with the call did not admit it, if one was presented.
         grant: Option<GrantProblem>,
     },
-    /// A bridge `call_tool` that names no call (what is wrong with its arguments).
+    /// A call that cannot be sent as made (what is wrong with it): a bridge `call_tool` that
+    /// names no call, or a call that sets a parameter the operator fixed.
     Malformed(String),
     /// The library allowed it, and its server cannot take it now.
     Unreachable(Unreachable),

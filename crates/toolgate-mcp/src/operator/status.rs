@@ -44,6 +44,19 @@ pub struct ReportedTool {
     pub tokens: usize,
 }
 
+/// What one override did to the tool it names ([`Report::overrides`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OverrideReport {
+    /// The server (`[servers.NAME]`).
+    pub server: String,
+    /// The upstream's name of the tool (`tools.TOOL`).
+    pub tool: String,
+    /// What it changes, in words (`shown as open_issue`, `hides owner (fixed)`).
+    pub changes: Vec<String>,
+    /// The definition's tokens as listed and as overridden; `None` when no upstream lists it.
+    pub tokens: Option<(usize, usize)>,
+}
+
 impl Gateway {
     /// The state of the gateway as the status page shows it ([`Report::status`]).
     pub fn status(&self) -> Value {
@@ -234,6 +247,36 @@ impl Report<'_> {
                 }
             })
             .collect()
+    }
+
+    /// What each override of the configuration did to the tool it names, as the upstreams
+    /// listed them (`toolgate doctor`): an override naming a tool no ready upstream lists is
+    /// reported with no tokens.
+    pub fn overrides(&self) -> Vec<OverrideReport> {
+        let counter = TokenCounter::get();
+        let tokens = |spec: &toolgate::ToolSpec| {
+            let catalog = toolgate::Catalog::builder().tool(spec.clone()).build().ok()?;
+            Some(counter.definition(&catalog.tools()[0]))
+        };
+        let pool = self.gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+        let mut out = Vec::new();
+        for (server, overrides) in &self.gateway.inner.overrides {
+            for (upstream_name, o) in overrides.iter() {
+                let listed = pool
+                    .values()
+                    .flat_map(|u| u.listing().tools.iter())
+                    .find(|t| t.server == *server && t.name == *upstream_name);
+                let tokens = listed.and_then(|raw| Some((tokens(raw)?, tokens(&overrides.apply(raw)?)?)));
+                out.push(OverrideReport {
+                    server: server.clone(),
+                    tool: upstream_name.clone(),
+                    changes: o.changes(),
+                    tokens,
+                });
+            }
+        }
+        out.sort_by(|a, b| (&a.server, &a.tool).cmp(&(&b.server, &b.tool)));
+        out
     }
 
     /// The names of the first tool list a new native session of the served subject gets.
