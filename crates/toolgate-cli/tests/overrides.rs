@@ -176,3 +176,31 @@ fn an_override_that_cannot_hold_is_a_configuration_error_naming_it() {
         assert!(err.contains(want), "{extra}:\n{err}");
     }
 }
+
+#[tokio::test]
+async fn a_deny_written_for_the_upstreams_name_still_holds_after_a_rename() {
+    let dir = scratch("overrides-deny");
+    let gh = Upstream::new(&dir, "gh", &tracker());
+    for (rule, denied) in [
+        ("denied = [\"create_*\"]", true),
+        ("[policy]\ndeny = [\"gh__create_issue\"]", true),
+        ("[policy]\ndeny = [\"gh__open_bug\"]", true),
+        ("[policy]\ndeny = [\"gh__list_*\"]", false),
+    ] {
+        // A server rule goes in the server's table; a `[policy]` table after it.
+        let config = if rule.starts_with('[') {
+            format!("{}{rule}\n", gh.table("gh", OVERRIDES))
+        } else {
+            gh.table("gh", &format!("{rule}\n{OVERRIDES}"))
+        };
+        let s = Session::start(&dir, &config, &[]).await;
+        s.settled().await;
+        let found = s.search("file a bug for the team to triage").await;
+        let shown = found["matches"].as_array().unwrap().iter().any(|m| m == "gh__open_bug");
+        assert_eq!(shown, !denied, "{rule}: {found}");
+        let r = s.call("gh__open_bug", json!({"title": "x"})).await;
+        assert_eq!(refused(&r), denied, "{rule}: {}", text(&r));
+        s.service.cancel().await.unwrap();
+    }
+    assert_eq!(received(&gh).len(), 1, "only the last configuration let a call through");
+}

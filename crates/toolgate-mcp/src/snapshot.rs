@@ -69,6 +69,8 @@ impl Snapshot {
     ) -> Snapshot {
         let mut specs: Vec<Arc<ToolSpec>> = Vec::new();
         let mut owners: Vec<Arc<str>> = Vec::new();
+        // The upstream's own name of each tool an override renamed, beside `specs`.
+        let mut listed_as: Vec<Option<String>> = Vec::new();
         let mut starting = Vec::new();
         let mut reconnecting = Vec::new();
         let mut failed = Vec::new();
@@ -115,6 +117,7 @@ impl Snapshot {
                 } else {
                     Arc::new(ToolSpec { always_load, ..(**spec).clone() })
                 };
+                listed_as.push((spec.name != listed.name).then(|| listed.name.clone()));
                 specs.push(spec);
                 owners.push(owner.clone());
             }
@@ -131,6 +134,12 @@ impl Snapshot {
         };
         let owner: HashMap<String, Arc<str>> =
             catalog.tools().iter().zip(owners).map(|(t, o)| (t.qualified_name().to_owned(), o)).collect();
+        let formerly = catalog
+            .tools()
+            .iter()
+            .zip(listed_as)
+            .filter_map(|(t, listed)| Some((t.qualified_name().to_owned(), listed?)))
+            .collect();
         // An upstream that serves tools of other servers (a static catalog file) applies its
         // own `[servers.NAME]` rules to them too: the policy's rule, so that a call of one it
         // hides is refused with that rule.
@@ -143,6 +152,7 @@ impl Snapshot {
         let state = CatalogState {
             catalog,
             served_by: Arc::new(served_by),
+            formerly: Arc::new(formerly),
             starting,
             reconnecting,
             failed,

@@ -179,6 +179,8 @@ pub struct Policy {
     /// The upstream serving each tool of another server (a host's catalog file that holds
     /// several servers' tools), by qualified name: its `[servers.NAME]` rules apply too.
     served_by: Arc<HashMap<String, String>>,
+    /// The upstream's own name of each renamed tool, by qualified name ([`Policy::formerly`]).
+    formerly: Arc<HashMap<String, String>>,
 }
 
 /// The surface a subject may see: the visible catalog and one audit event per hidden tool.
@@ -241,6 +243,7 @@ impl Policy {
             profiles,
             budget,
             served_by: Arc::default(),
+            formerly: Arc::default(),
         }
     }
 
@@ -249,6 +252,16 @@ impl Policy {
     /// apply to the tool besides those of the tool's own server.
     pub(crate) fn served_by(mut self, served_by: Arc<HashMap<String, String>>) -> Policy {
         self.served_by = served_by;
+        self
+    }
+
+    /// This policy where a host shows tools under names their upstreams do not list them by (an
+    /// operator's rename): `formerly` gives each such tool's own name as listed, by qualified
+    /// name, and every deny pattern (`[policy] deny`, `disallowed_tools`, a server's `denied`)
+    /// that matches that name denies the tool as if it still had it. Allow lists match the name
+    /// shown only.
+    pub(crate) fn formerly(mut self, formerly: Arc<HashMap<String, String>>) -> Policy {
+        self.formerly = formerly;
         self
     }
 
@@ -344,11 +357,17 @@ impl Policy {
     /// Decides one tool for this subject. The first rule that denies wins; see the module doc
     /// for the order.
     pub fn decide(&self, tool: &Tool) -> Verdict {
-        if let Some(p) = self.deny.iter().find(|p| matches_qualified(p, tool)) {
+        let formerly = self.formerly.get(tool.qualified_name()).map(String::as_str);
+        let builtin = tool.origin() == Origin::Builtin;
+        let denies = |p: &String| {
+            matches_qualified(p, tool)
+                || formerly.is_some_and(|f| matches_name(p, tool.server(), f, None, builtin))
+        };
+        if let Some(p) = self.deny.iter().find(|p| denies(p)) {
             return Verdict::Deny(Rule::GlobalDeny { pattern: p.clone() });
         }
         for (profile, config) in &self.layers {
-            if let Some(p) = config.disallowed_tools.iter().find(|p| matches_qualified(p, tool)) {
+            if let Some(p) = config.disallowed_tools.iter().find(|p| denies(p)) {
                 return Verdict::Deny(Rule::ProfileDisallowed {
                     profile: profile.clone(),
                     pattern: p.clone(),
@@ -380,7 +399,11 @@ impl Policy {
         if !rules.enabled {
             return Verdict::Deny(Rule::ServerDisabled { server: server.to_owned() });
         }
-        if let Some(p) = rules.denied.iter().find(|p| matches_own_name(p, tool.name())) {
+        let formerly = self.formerly.get(tool.qualified_name());
+        let denied = |p: &&String| {
+            matches_own_name(p, tool.name()) || formerly.is_some_and(|f| matches_own_name(p, f))
+        };
+        if let Some(p) = rules.denied.iter().find(denied) {
             return Verdict::Deny(Rule::ServerDenied { server: server.to_owned(), pattern: p.clone() });
         }
         if rules.mode != ServerMode::All && !rules.allowed.iter().any(|p| glob_match(p, tool.name())) {

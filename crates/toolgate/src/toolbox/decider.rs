@@ -49,6 +49,10 @@ pub struct CatalogState {
     /// servers' tools), by qualified name: that server's `[servers.NAME]` rules apply to the
     /// tool too, for every subject.
     pub served_by: Arc<HashMap<String, String>>,
+    /// The upstream's own name of each tool the host shows under another (an operator's
+    /// rename), by qualified name: a deny that names the tool as its upstream lists it still
+    /// holds.
+    pub formerly: Arc<HashMap<String, String>>,
 }
 
 /// The host's one decider: fed each catalog snapshot ([`Decider::publish`]), it gives every
@@ -118,7 +122,8 @@ impl Decider {
         let settings = &self.shared.settings;
         let bridge = settings.exposure == Some(Exposure::Bridge);
         let defers = self.latch.decide(&state.catalog, &settings.defer, bridge);
-        let root = self.shared.root.clone().served_by(state.served_by.clone());
+        let root =
+            self.shared.root.clone().served_by(state.served_by.clone()).formerly(state.formerly.clone());
         let toolboxes =
             Toolboxes { shared: self.shared.clone(), root, state, defers, built: Mutex::default() };
         let tightest = Exposure::tightest(settings.exposure);
