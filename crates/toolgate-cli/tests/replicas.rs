@@ -6,14 +6,11 @@
 
 mod support;
 
-use std::io::{Read, Write};
-use std::net::TcpStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
 
 use serde_json::{Value, json};
-use support::{Server, scratch, serve};
+use support::{Redis, Server, scratch, serve};
 
 fn e2e() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../e2e")
@@ -23,54 +20,6 @@ fn bin(name: &str) -> String {
     let path = e2e().join("node_modules/.bin").join(name);
     assert!(path.exists(), "{name} is not installed: run e2e/setup.sh (the README's test command does)");
     path.display().to_string()
-}
-
-/// A `redis-server` of its own on a free loopback port, with nothing saved to disk.
-struct Redis {
-    child: Child,
-    port: u16,
-}
-
-impl Redis {
-    fn start(dir: &Path) -> Redis {
-        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
-            .current_dir(dir)
-            .stdout(Stdio::null())
-            .spawn()
-            .expect("redis-server runs: install Debian's redis-server (e2e/setup.sh does)");
-        let redis = Redis { child, port };
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while redis.command("PING") != "+PONG" {
-            assert!(Instant::now() < deadline, "redis-server did not answer PING");
-            std::thread::sleep(Duration::from_millis(20));
-        }
-        redis
-    }
-
-    fn url(&self) -> String {
-        format!("redis://127.0.0.1:{}/0", self.port)
-    }
-
-    /// One inline command's first reply line ("" when Redis is not there yet).
-    fn command(&self, command: &str) -> String {
-        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
-            return String::new();
-        };
-        stream.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
-        let _ = write!(stream, "{command}\r\n");
-        let mut buf = [0u8; 4096];
-        let n = stream.read(&mut buf).unwrap_or(0);
-        String::from_utf8_lossy(&buf[..n]).lines().next().unwrap_or_default().to_owned()
-    }
-}
-
-impl Drop for Redis {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
 }
 
 /// Runs `e2e/replicas.mjs ARGS`; its one JSON line.

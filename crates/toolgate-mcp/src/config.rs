@@ -75,6 +75,8 @@ pub struct GatewayKeys {
     pub tokens: BTreeMap<String, TokenConfig>,
     /// OAuth 2.1 access tokens the HTTP endpoints accept beside the static ones (`[oauth]`).
     pub oauth: Option<OAuthConfig>,
+    /// How many calls each subject may make (`[limits]`, `[profiles.NAME.limits]`).
+    pub limits: crate::rate::Limiter,
 }
 
 /// How the gateway reaches one server, and what it trusts of it (the gateway's keys of

@@ -2,7 +2,7 @@
 //! (`server`, with what it adds in `asking`, `instructions`, `tasks` and `resume`, and
 //! what it says of a refused call, `refusal`), the
 //! passthrough of prompts, resources and logs, and the transports (`stdio`, `http` with its
-//! session `door`).
+//! session `door`, and `too_many`, a rate-limited call's status 429).
 
 pub(crate) mod asking;
 pub(crate) mod call;
@@ -15,3 +15,4 @@ pub(crate) mod resume;
 pub mod server;
 pub(crate) mod stdio;
 pub(crate) mod tasks;
+pub(crate) mod too_many;

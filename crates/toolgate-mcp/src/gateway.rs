@@ -145,6 +145,9 @@ pub(crate) struct Inner {
     /// The operator's fixes to each server's tools (`[servers.NAME.tools.TOOL]`), by server:
     /// applied where listings merge, and undone for each call on its way upstream.
     pub(crate) overrides: HashMap<String, crate::overrides::ToolOverrides>,
+    /// How many calls each subject may make (`[limits]`, `[profiles.NAME.limits]`); the buckets
+    /// are in the session store (`Settings::sessions`).
+    pub(crate) limits: crate::rate::Limiter,
 }
 
 impl Inner {
@@ -197,6 +200,7 @@ impl Inner {
                 .filter(|(_, s)| !s.host.tools.is_empty())
                 .map(|(name, s)| (name.clone(), s.host.tools.clone()))
                 .collect(),
+            limits: config.host.limits.clone(),
             seats: Arc::new(tokio::sync::Semaphore::new(
                 settings_max_sessions.min(tokio::sync::Semaphore::MAX_PERMITS),
             )),

@@ -56,6 +56,7 @@ mod operator;
 pub mod overrides;
 pub mod pins;
 pub(crate) mod pool;
+pub mod rate;
 mod session;
 mod settings;
 mod snapshot;

@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crate::config::SessionStoreConfig;
+use crate::rate::{Bucket, Level, Rule};
 use rmcp::model::InitializeRequestParams;
 use rmcp::transport::streamable_http_server::session::{SessionState, SessionStoreError};
 use serde_json::{Value, json};
@@ -75,6 +76,10 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug + 'static {
     fn announced(&self) -> Option<tokio::sync::broadcast::Receiver<String>> {
         None
     }
+    /// Takes one call from each of `buckets` if every one has a call left, all at once for
+    /// every gateway sharing the store; else takes nothing and says which bucket is short and
+    /// how long until the call could run ([`crate::rate`]). A bucket not seen before is full.
+    async fn take(&self, buckets: &[Bucket]) -> Result<Result<(), (usize, Duration)>, StoreError>;
 }
 
 /// The store of `[gateway] sessions`: connects to Redis now, so that a wrong URL or a server
@@ -87,9 +92,18 @@ pub async fn open(config: &SessionStoreConfig) -> Result<Arc<dyn SessionStore>, 
 }
 
 /// Records in this process's memory: sessions end with it.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct MemoryStore {
     records: Mutex<Records>,
+    /// The rate buckets ([`crate::rate`]) by key, on a clock that starts with the store.
+    levels: Mutex<HashMap<String, Level>>,
+    started: Instant,
+}
+
+impl Default for MemoryStore {
+    fn default() -> MemoryStore {
+        MemoryStore { records: Mutex::default(), levels: Mutex::default(), started: Instant::now() }
+    }
 }
 
 /// The records, and how many there were after expired ones last went.
@@ -158,7 +172,61 @@ impl SessionStore for MemoryStore {
     fn describe(&self) -> String {
         "memory".to_owned()
     }
+
+    async fn take(&self, buckets: &[Bucket]) -> Result<Result<(), (usize, Duration)>, StoreError> {
+        let now_ms = self.started.elapsed().as_millis() as u64;
+        let mut levels = self.levels.lock().unwrap_or_else(|e| e.into_inner());
+        let mut taking: Vec<(Level, Rule)> = buckets
+            .iter()
+            .map(|b| {
+                let full = Level { calls: f64::from(b.rule.burst), at_ms: now_ms };
+                (*levels.get(&b.key).unwrap_or(&full), b.rule)
+            })
+            .collect();
+        let taken = crate::rate::take(&mut taking, now_ms);
+        if taken.is_ok() {
+            for (b, (level, _)) in buckets.iter().zip(taking) {
+                levels.insert(b.key.clone(), level);
+            }
+            // Full buckets are the same as none: forget them now and then.
+            if levels.len() > 4096 {
+                levels.retain(|_, l| now_ms.saturating_sub(l.at_ms) < 3_600_000);
+            }
+        }
+        Ok(taken)
+    }
 }
+
+/// Takes a call from every bucket of `KEYS` or from none (ARGV: each bucket's calls a minute
+/// and burst), on Redis's own clock, as [`crate::rate::take`] does: `{0, 0}` when taken, else
+/// the short bucket (from 1) and the wait in milliseconds. A bucket is kept until it would be
+/// full again.
+const TAKE_CALL: &str = r"
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local levels = {}
+local longest, short = -1, 0
+for i = 1, #KEYS do
+  local per_ms = tonumber(ARGV[2 * i - 1]) / 60000
+  local burst = tonumber(ARGV[2 * i])
+  local v = redis.call('HMGET', KEYS[i], 'c', 't')
+  local calls = tonumber(v[1]) or burst
+  local at = tonumber(v[2]) or now
+  if now > at then calls = calls + (now - at) * per_ms; at = now end
+  if calls > burst then calls = burst end
+  levels[i] = {calls, at, burst / per_ms}
+  if calls < 1 then
+    local wait = (1 - calls) / per_ms
+    if wait > longest then longest = wait; short = i end
+  end
+end
+if longest >= 0 then return {short, math.ceil(longest)} end
+for i = 1, #KEYS do
+  redis.call('HSET', KEYS[i], 'c', tostring(levels[i][1] - 1), 't', levels[i][2])
+  redis.call('PEXPIRE', KEYS[i], math.ceil(levels[i][3]) + 1000)
+end
+return {0, 0}
+";
 
 /// The prefix of every key toolgate writes in Redis.
 const KEY_PREFIX: &str = "toolgate:session:";
@@ -284,6 +352,26 @@ impl SessionStore for RedisStore {
             .query_async::<()>(&mut connection)
             .await
             .map_err(|e| self.failed("deleting a session", e))
+    }
+
+    async fn take(&self, buckets: &[Bucket]) -> Result<Result<(), (usize, Duration)>, StoreError> {
+        let mut connection = self.connection.clone();
+        let mut script = redis::cmd("EVAL");
+        script.arg(TAKE_CALL).arg(buckets.len());
+        for b in buckets {
+            script.arg(&b.key);
+        }
+        for b in buckets {
+            script.arg(b.rule.calls_per_minute).arg(b.rule.burst);
+        }
+        let (short, wait): (usize, u64) = script
+            .query_async(&mut connection)
+            .await
+            .map_err(|e| self.failed("taking a call from the rate limits", e))?;
+        Ok(match short {
+            0 => Ok(()),
+            i => Err((i - 1, Duration::from_millis(wait.max(1)))),
+        })
     }
 
     fn describe(&self) -> String {

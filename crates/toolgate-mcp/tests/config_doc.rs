@@ -72,3 +72,19 @@ fn the_tool_overrides_example_parses_to_what_the_text_says() {
         overrides.upstream_call("open_bug", serde_json::json!({"owner": "x"}).as_object().cloned()).is_err()
     );
 }
+
+#[test]
+fn the_rate_limits_example_parses_to_what_the_text_says() {
+    let text = doc();
+    let section = &text[text.find("## Rate limits").expect("the section")..];
+    let start = section.find("```toml\n").expect("an example") + 8;
+    let end = start + section[start..].find("```").unwrap();
+    let config = Config::from_toml("docs/config.md", &section[start..end], Path::new(".")).unwrap();
+    let limits = &config.host.limits;
+    let scopes = |who, profile| -> Vec<String> {
+        limits.buckets(who, profile, "github", "github__create_issue").into_iter().map(|b| b.scope).collect()
+    };
+    assert_eq!(scopes("alice", None), ["all calls", "server github", "tool github__create_issue"]);
+    assert_eq!(scopes("bot", Some("ci")), ["all calls"]);
+    assert_eq!(limits.everyone.all.unwrap().burst, 10);
+}

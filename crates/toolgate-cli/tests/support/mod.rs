@@ -385,3 +385,51 @@ fn unchunk(mut body: &str) -> String {
     }
     out
 }
+
+/// A `redis-server` of its own on a free loopback port, with nothing saved to disk.
+pub struct Redis {
+    child: Child,
+    port: u16,
+}
+
+impl Redis {
+    pub fn start(dir: &Path) -> Redis {
+        let port = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap().port();
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"])
+            .current_dir(dir)
+            .stdout(Stdio::null())
+            .spawn()
+            .expect("redis-server runs: install Debian's redis-server (e2e/setup.sh does)");
+        let redis = Redis { child, port };
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while redis.command("PING") != "+PONG" {
+            assert!(Instant::now() < deadline, "redis-server did not answer PING");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        redis
+    }
+
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/0", self.port)
+    }
+
+    /// One inline command's first reply line ("" when Redis is not there yet).
+    pub fn command(&self, command: &str) -> String {
+        let Ok(mut stream) = TcpStream::connect(("127.0.0.1", self.port)) else {
+            return String::new();
+        };
+        stream.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let _ = write!(stream, "{command}\r\n");
+        let mut buf = [0u8; 4096];
+        let n = stream.read(&mut buf).unwrap_or(0);
+        String::from_utf8_lossy(&buf[..n]).lines().next().unwrap_or_default().to_owned()
+    }
+}
+
+impl Drop for Redis {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}

@@ -13,7 +13,10 @@ use super::{
 };
 use crate::overrides::{ToolOverride, ToolOverrides};
 
-const TABLES: &[&str] = &["tokens", "oauth"];
+const TABLES: &[&str] = &["tokens", "oauth", "limits"];
+const PROFILE_KEYS: &[&str] = &["limits"];
+const LIMITS_KEYS: &[&str] = &["calls_per_minute", "burst", "servers", "tools"];
+const RULE_KEYS: &[&str] = &["calls_per_minute", "burst"];
 const GATEWAY_KEYS: &[&str] = &[
     "call_timeout_secs",
     "startup_timeout_secs",
@@ -65,6 +68,7 @@ impl Host for GatewayKeys {
     const TABLES: &'static [&'static str] = TABLES;
     const GATEWAY_KEYS: &'static [&'static str] = GATEWAY_KEYS;
     const SERVER_KEYS: &'static [&'static str] = SERVER_KEYS;
+    const PROFILE_KEYS: &'static [&'static str] = PROFILE_KEYS;
 
     fn known_keys() -> Vec<String> {
         let mut keys = Vec::new();
@@ -75,10 +79,21 @@ impl Host for GatewayKeys {
             ("oauth", OAUTH_KEYS),
             ("servers.NAME.oauth", SERVER_OAUTH_KEYS),
             ("servers.NAME.tools.TOOL", TOOL_KEYS),
+            ("limits", LIMITS_KEYS),
+            ("limits.servers.NAME", RULE_KEYS),
+            ("limits.tools.TOOL", RULE_KEYS),
+            ("profiles.NAME", PROFILE_KEYS),
         ] {
             keys.extend(names.iter().map(|k| format!("{table}.{k}")));
         }
         keys
+    }
+
+    fn profile(&mut self, f: &Fields<'_, '_>, name: &str) -> Result<(), ConfigError> {
+        if let Some(l) = f.child("limits", "a table ([profiles.NAME.limits])", LIMITS_KEYS)? {
+            self.limits.profiles.insert(name.to_owned(), limits(&l)?);
+        }
+        Ok(())
     }
 
     fn gateway(&mut self, f: &Fields<'_, '_>) -> Result<(), ConfigError> {
@@ -105,6 +120,9 @@ impl Host for GatewayKeys {
         }
         if let Some(o) = top.child("oauth", "a table ([oauth])", OAUTH_KEYS)? {
             self.oauth = Some(oauth(&o, profiles)?);
+        }
+        if let Some(l) = top.child("limits", "a table ([limits])", LIMITS_KEYS)? {
+            self.limits.everyone = limits(&l)?;
         }
         Ok(())
     }
@@ -475,4 +493,56 @@ fn values(
             Ok((k.clone(), json))
         })
         .collect()
+}
+
+/// A `[limits]` table (or a profile's): the limit of all calls, and of one server's or one
+/// tool's.
+fn limits(f: &Fields<'_, '_>) -> Result<crate::rate::Limits, ConfigError> {
+    let mut limits = crate::rate::Limits { all: rule(f)?, ..Default::default() };
+    for (server, r) in f.children(
+        "servers",
+        "a table of servers ([limits.servers.NAME])",
+        "a table ([limits.servers.NAME])",
+        RULE_KEYS,
+    )? {
+        limits.servers.insert(server.clone(), required_rule(&r)?);
+    }
+    for (tool, r) in f.children(
+        "tools",
+        "a table of tools ([limits.tools.\"server__tool\"])",
+        "a table ([limits.tools.TOOL])",
+        RULE_KEYS,
+    )? {
+        limits.tools.insert(tool.clone(), required_rule(&r)?);
+    }
+    Ok(limits)
+}
+
+/// `calls_per_minute` and `burst` of a table, if it has a rate.
+fn rule(f: &Fields<'_, '_>) -> Result<Option<crate::rate::Rule>, ConfigError> {
+    let per_minute = f.count("calls_per_minute", 1, "a number of calls a minute above 0, like 60")?;
+    let burst = f.count("burst", 1, "a number of calls above 0, like 10")?;
+    let Some(per_minute) = per_minute else {
+        if burst.is_some() {
+            let kind = ConfigErrorKind::Empty { expected: "`calls_per_minute` beside `burst`" };
+            return Err(f.src().error(f.path(), kind));
+        }
+        return Ok(None);
+    };
+    let fit = |n: usize, key: &str| {
+        u32::try_from(n).map_err(|_| {
+            let kind = ConfigErrorKind::OutOfRange { value: n.to_string(), expected: "at most 4294967295" };
+            f.src().error(&f.key(key), kind)
+        })
+    };
+    let calls_per_minute = fit(per_minute, "calls_per_minute")?;
+    let burst = burst.map_or(Ok(calls_per_minute), |b| fit(b, "burst"))?;
+    Ok(Some(crate::rate::Rule { calls_per_minute, burst }))
+}
+
+/// [`rule`] of a table that exists only to give one.
+fn required_rule(f: &Fields<'_, '_>) -> Result<crate::rate::Rule, ConfigError> {
+    rule(f)?.ok_or_else(|| {
+        f.src().error(f.path(), ConfigErrorKind::Empty { expected: "`calls_per_minute`, like 60" })
+    })
 }

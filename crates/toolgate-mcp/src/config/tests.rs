@@ -810,3 +810,42 @@ fn each_key_is_read_by_one_side_and_the_library_reads_no_way_to_reach_a_server()
         assert!(library.contains(key) && !gateway.contains(key), "{key}");
     }
 }
+
+#[test]
+fn limits_are_read_for_everyone_and_per_profile() {
+    use crate::rate::{Limits, Rule};
+    let c = toml(
+        "[limits]\ncalls_per_minute = 60\nburst = 10\n[limits.servers.gh]\ncalls_per_minute = 30\n\
+         [limits.tools.\"gh__create_issue\"]\ncalls_per_minute = 2\n\
+         [profiles.ci]\n[profiles.ci.limits]\ncalls_per_minute = 1\n",
+    )
+    .unwrap();
+    let limits = &c.host.limits;
+    assert_eq!(limits.everyone.all, Some(Rule { calls_per_minute: 60, burst: 10 }));
+    assert_eq!(limits.everyone.servers["gh"], Rule { calls_per_minute: 30, burst: 30 });
+    assert_eq!(limits.everyone.tools["gh__create_issue"], Rule { calls_per_minute: 2, burst: 2 });
+    assert_eq!(
+        limits.profiles["ci"],
+        Limits { all: Some(Rule { calls_per_minute: 1, burst: 1 }), ..Limits::default() }
+    );
+    check_error(
+        "[limits]\nburst = 3\n",
+        expect!["toolgate.toml: limits: empty value; expected `calls_per_minute` beside `burst`"],
+    );
+    check_error(
+        "[limits.servers.gh]\nburst = 3\n",
+        expect!["toolgate.toml: limits.servers.gh: empty value; expected `calls_per_minute` beside `burst`"],
+    );
+    check_error(
+        "[limits]\ncalls_per_minute = 0\n",
+        expect![
+            "toolgate.toml: limits.calls_per_minute: 0 is out of range; expected a number of calls a minute above 0, like 60"
+        ],
+    );
+    check_error(
+        "[profiles.ci.limits]\ncals_per_minute = 1\n",
+        expect![
+            "toolgate.toml: profiles.ci.limits.cals_per_minute: unknown key `cals_per_minute`; did you mean `calls_per_minute`? known keys here: calls_per_minute, burst, servers, tools"
+        ],
+    );
+}

@@ -5,7 +5,8 @@
 //! 2. [`AdmittedCall`]: the toolbox's one check passed ([`toolgate::Toolbox::check`]): this
 //!    conversation was shown the tool's current definition, the policy allows it for this
 //!    subject now, and its arguments validate; a request with no session presented its grant
-//!    first. It knows the upstream that serves the tool.
+//!    first. It knows the upstream that serves the tool. Then the caller's rate limits
+//!    ([`crate::rate`]) take a call, or the call is answered with the rate-limit error.
 //! 3. Forwarded, in the upstream's terms (its own name for the tool, and the values the
 //!    operator fixed or defaulted, [`crate::overrides`]): the upstream's answer, the questions it asks on the way
 //!    ([`crate::downstream::asking`]) and the task it may make of the call
@@ -14,7 +15,7 @@
 //! A call refused at any stage becomes a [`Refused`], which writes what is said of it.
 
 use rmcp::RoleServer;
-use rmcp::model::{CallToolRequestParams, CallToolResponse};
+use rmcp::model::{CallToolRequestParams, CallToolResponse, ErrorData};
 use rmcp::service::RequestContext;
 use serde_json::Value;
 use toolgate::Tool;
@@ -69,23 +70,31 @@ pub(crate) struct AdmittedCall<'v> {
 }
 
 /// Runs a `tools/call` of an upstream's tool in `server`'s session through its stages: read,
-/// admitted, forwarded; a refusal at any stage answers with what [`Refused`] writes.
+/// admitted, within the caller's rate limits, forwarded; a refusal at any stage answers with
+/// what [`Refused`] writes: a tool error the model reads, or, over a rate limit, the JSON-RPC
+/// error the client's transport acts on (SEP-3304).
 pub(crate) async fn run(
     server: &GatewayServer,
     request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
     bridge: bool,
-) -> CallToolResponse {
+) -> Result<CallToolResponse, ErrorData> {
     let view = server.view();
     let named = match NamedCall::read(request, context, bridge) {
         Ok(named) => named,
-        Err((name, why)) => return Refused { name: &name, why }.answer(server, &view),
+        Err((name, why)) => return Ok(Refused { name: &name, why }.answer(server, &view)),
     };
     let name = named.name.clone();
-    match named.admit(server, &view).await {
-        Ok(admitted) => admitted.forward(server, &view, context).await,
-        Err(why) => Refused { name: &name, why }.answer(server, &view),
+    let admitted = match named.admit(server, &view).await {
+        Ok(admitted) => admitted,
+        Err(why) => return Ok(Refused { name: &name, why }.answer(server, &view)),
+    };
+    if let Err(limited) = admitted.within_limits(server, &view, context).await {
+        let error = limited.error();
+        Refused { name: &name, why: Why::Limited(limited) }.write(server, &view);
+        return Err(error);
     }
+    Ok(admitted.forward(server, &view, context).await)
 }
 
 impl NamedCall {
@@ -130,6 +139,47 @@ impl NamedCall {
 }
 
 impl AdmittedCall<'_> {
+    /// Takes one call from each of the caller's rate buckets that covers this call
+    /// ([`crate::rate`]), in the session store every replica shares. A store that cannot be
+    /// reached fails closed: the call is refused as over a limit, to be tried again in a second.
+    async fn within_limits(
+        &self,
+        server: &GatewayServer,
+        view: &View,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), crate::rate::Limited> {
+        let gateway = server.gateway();
+        let limiter = &gateway.inner.limits;
+        if limiter.is_empty() {
+            return Ok(());
+        }
+        let subject = view.toolbox.about().subject();
+        let path = subject.to_string();
+        let caller = crate::access::Caller::behind(context).and_then(|c| c.token.clone());
+        let who = caller.as_deref().unwrap_or(&path);
+        let buckets =
+            limiter.buckets(who, Some(subject.name()), self.tool.server(), self.tool.qualified_name());
+        if buckets.is_empty() {
+            return Ok(());
+        }
+        match gateway.settings().sessions.take(&buckets).await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err((short, retry_after))) => Err(crate::rate::Limited {
+                scope: buckets[short].scope.clone(),
+                calls_per_minute: buckets[short].rule.calls_per_minute,
+                retry_after,
+            }),
+            Err(e) => {
+                tracing::error!("{e}; the call is refused until the rate limits can be checked");
+                Err(crate::rate::Limited {
+                    scope: "the rate limits' store cannot be reached".to_owned(),
+                    calls_per_minute: 0,
+                    retry_after: std::time::Duration::from_secs(1),
+                })
+            }
+        }
+    }
+
     /// An admitted call → the upstream's answer: a new call, or the client's answer to a
     /// question toolgate put to it while the upstream's call waits (2026-07-28).
     async fn forward(

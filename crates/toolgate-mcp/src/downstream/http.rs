@@ -79,8 +79,12 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
     let guard = axum::middleware::from_fn_with_state(gateway.clone(), sessions_guard);
     let access = axum::middleware::from_fn_with_state(gateway.clone(), access_guard);
     // Outermost first: access, then the limits on the body, then the door (a session's owner),
-    // then the session cap and rmcp.
+    // then the session cap, a rate-limited call's 429 (`too_many`) and rmcp.
     router
+        .route_layer(axum::middleware::from_fn_with_state(
+            gateway.clone(),
+            crate::downstream::too_many::guard,
+        ))
         .route_layer(guard)
         .route_layer(axum::middleware::from_fn_with_state(door, crate::downstream::door::guard))
         .route_layer(axum::middleware::from_fn_with_state(gateway.clone(), limits_guard))

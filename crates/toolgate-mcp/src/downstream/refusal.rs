@@ -39,6 +39,8 @@ pub(crate) enum Why {
     Malformed(String),
     /// The library allowed it, and its server cannot take it now.
     Unreachable(Unreachable),
+    /// The caller is over a rate limit ([`crate::rate`]).
+    Limited(crate::rate::Limited),
 }
 
 impl Refused<'_> {
@@ -83,6 +85,12 @@ impl Refused<'_> {
                 tracing::info!(target: "toolgate::audit", %subject, tool = name, action = "refused",
                     reason = "malformed_call", "{problem}");
                 ("malformed_call", problem.clone(), problem)
+            }
+            Why::Limited(limited) => {
+                let text = limited.to_string();
+                tracing::info!(target: "toolgate::audit", %subject, tool = name, action = "refused",
+                    reason = "rate_limited", "{text}");
+                ("rate_limited", limited.scope.clone(), text)
             }
             Why::Unreachable(unreachable) => {
                 let text = unreachable.to_string();

@@ -569,9 +569,9 @@ impl ServerHandler for GatewayServer {
                 ));
             }
             CALL_TOOL if self.exposure() == Exposure::Bridge => {
-                crate::downstream::call::run(self, request, &context, true).await
+                crate::downstream::call::run(self, request, &context, true).await?
             }
-            _ => crate::downstream::call::run(self, request, &context, false).await,
+            _ => crate::downstream::call::run(self, request, &context, false).await?,
         })
     }
 

@@ -196,6 +196,7 @@ impl Report<'_> {
             "sessions": sessions,
             "quarantined": held,
             "refusals": self.gateway.inner.metrics.recent_refusals(),
+            "limits": self.gateway.inner.limits.status(),
         })
     }
 

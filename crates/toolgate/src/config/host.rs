@@ -20,6 +20,8 @@ pub trait Host: Clone + Debug + PartialEq + Default {
     const GATEWAY_KEYS: &'static [&'static str];
     /// The keys of `[servers.NAME]` it reads.
     const SERVER_KEYS: &'static [&'static str];
+    /// The keys of `[profiles.NAME]` it reads (none by default).
+    const PROFILE_KEYS: &'static [&'static str] = &[];
 
     /// Every key it reads, as dotted paths with `NAME` for a name (`gateway.call_timeout_secs`,
     /// `tokens.NAME.env`): what [`Config::known_keys`] adds to the library's.
@@ -27,6 +29,12 @@ pub trait Host: Clone + Debug + PartialEq + Default {
 
     /// Reads its keys of `[gateway]` (called when the file has that table).
     fn gateway(&mut self, gateway: &Fields<'_, '_>) -> Result<(), ConfigError>;
+
+    /// Reads its keys of one `[profiles.NAME]`, after the library read the profile's.
+    fn profile(&mut self, profile: &Fields<'_, '_>, name: &str) -> Result<(), ConfigError> {
+        let _ = (profile, name);
+        Ok(())
+    }
 
     /// Reads its keys of one `[servers.NAME]`, before the library reads the server's rules.
     fn server(server: &Fields<'_, '_>, name: &str) -> Result<Self::Server, ConfigError>;

@@ -105,7 +105,7 @@ pub(super) fn parse<H: Host>(src: &Source<'_>, text: &str) -> Result<Config<H>, 
         "profiles",
         "a table of profiles ([profiles.NAME])",
         "a table ([profiles.NAME])",
-        PROFILE_KEYS,
+        &both(PROFILE_KEYS, H::PROFILE_KEYS),
     )? {
         if name.trim().is_empty() {
             return Err(src.error(fields.path(), ConfigErrorKind::EmptyName { what: "profile" }));
@@ -116,6 +116,7 @@ pub(super) fn parse<H: Host>(src: &Source<'_>, text: &str) -> Result<Config<H>, 
             disallowed_tools: fields.patterns("disallowed_tools")?.unwrap_or(defaults.disallowed_tools),
         };
         config.profiles.insert(name.clone(), profile);
+        config.host.profile(&fields, name)?;
     }
     config.host.tables(&top, &config.profiles, &config.servers)?;
     Ok(config)
