@@ -140,7 +140,8 @@ impl NamedCall {
 
 impl AdmittedCall<'_> {
     /// Takes one call from each of the caller's rate buckets that covers this call
-    /// ([`crate::rate`]), in the session store every replica shares. A store that cannot be
+    /// ([`crate::rate`]), in the session store every replica shares; a round that continues a
+    /// call (the client's answer to the upstream's question) takes none. A store that cannot be
     /// reached fails closed: the call is refused as over a limit, to be tried again in a second.
     async fn within_limits(
         &self,
@@ -150,7 +151,14 @@ impl AdmittedCall<'_> {
     ) -> Result<(), crate::rate::Limited> {
         let gateway = server.gateway();
         let limiter = &gateway.inner.limits;
-        if limiter.is_empty() {
+        // The client's answer to a question the upstream asked is the same call going on, not
+        // another one.
+        let continues = self
+            .request
+            .request_state
+            .as_deref()
+            .is_some_and(|s| s.starts_with(crate::upstream::elicit::STATE_PREFIX));
+        if limiter.is_empty() || continues {
             return Ok(());
         }
         let subject = view.toolbox.about().subject();
