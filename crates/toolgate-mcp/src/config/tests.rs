@@ -286,6 +286,14 @@ fn design_example_parses_to_the_expected_values() {
                 },
                 tokens: {},
                 oauth: None,
+                limits: Limiter {
+                    everyone: Limits {
+                        all: None,
+                        servers: {},
+                        tools: {},
+                    },
+                    profiles: {},
+                },
             },
             source: None,
             expanded: [
@@ -371,13 +379,13 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[server.github]\ncommand = \"npx\"\n",
         expect![
-            "toolgate.toml: server: unknown key `server`; did you mean `servers`? known keys here: gateway, budget, search, models, policy, servers, profiles, tokens, oauth"
+            "toolgate.toml: server: unknown key `server`; did you mean `servers`? known keys here: gateway, budget, search, models, policy, servers, profiles, tokens, oauth, limits"
         ],
     );
     check_error(
         "[profiles.reviewer]\ndisallowedTools = []\n",
         expect![[
-            "toolgate.toml: profiles.reviewer.disallowedTools: unknown key `disallowedTools`; did you mean `disallowed_tools`? known keys here: tools, disallowed_tools"
+            "toolgate.toml: profiles.reviewer.disallowedTools: unknown key `disallowedTools`; did you mean `disallowed_tools`? known keys here: tools, disallowed_tools, limits"
         ]],
     );
 }
