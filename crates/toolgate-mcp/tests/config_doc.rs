@@ -55,11 +55,7 @@ fn the_team_setup_of_the_deployment_guide_parses() {
 
 #[test]
 fn the_tool_overrides_example_parses_to_what_the_text_says() {
-    let text = doc();
-    let section = &text[text.find("## Tool overrides").expect("the section")..];
-    let start = section.find("```toml\n").expect("an example") + 8;
-    let end = start + section[start..].find("```").unwrap();
-    let config = Config::from_toml("docs/config.md", &section[start..end], Path::new(".")).unwrap();
+    let config = example_of("## Tool overrides");
     let overrides = &config.servers["github"].host.tools;
     let (name, args) =
         overrides.upstream_call("open_bug", serde_json::json!({"title": "t"}).as_object().cloned()).unwrap();
@@ -75,11 +71,7 @@ fn the_tool_overrides_example_parses_to_what_the_text_says() {
 
 #[test]
 fn the_rate_limits_example_parses_to_what_the_text_says() {
-    let text = doc();
-    let section = &text[text.find("## Rate limits").expect("the section")..];
-    let start = section.find("```toml\n").expect("an example") + 8;
-    let end = start + section[start..].find("```").unwrap();
-    let config = Config::from_toml("docs/config.md", &section[start..end], Path::new(".")).unwrap();
+    let config = example_of("## Rate limits");
     let limits = &config.host.limits;
     let scopes = |who, profile| -> Vec<String> {
         limits.buckets(who, profile, "github", "github__create_issue").into_iter().map(|b| b.scope).collect()
@@ -87,4 +79,13 @@ fn the_rate_limits_example_parses_to_what_the_text_says() {
     assert_eq!(scopes("alice", None), ["all calls", "server github", "tool github__create_issue"]);
     assert_eq!(scopes("bot", Some("ci")), ["all calls"]);
     assert_eq!(limits.everyone.all.unwrap().burst, 10);
+}
+
+/// The first TOML example after `heading` in docs/config.md, read as the gateway reads it.
+fn example_of(heading: &str) -> Config {
+    let text = doc();
+    let section = &text[text.find(heading).expect("the section")..];
+    let start = section.find("```toml\n").expect("an example") + 8;
+    let end = start + section[start..].find("```").unwrap();
+    Config::from_toml("docs/config.md", &section[start..end], Path::new(".")).unwrap()
 }
