@@ -10,7 +10,8 @@ p99 latency. Each case runs RUNS times; the figures are medians over the runs.
         --fixture target/release/toolgate-fixture-server [--redis-port PORT]
 
 The cases: no limits; limits in memory (a limit no call reaches, so every call is counted
-and none refused); and, with --redis-port (a running redis-server), limits in Redis.
+and none refused); with --redis-port (a running redis-server), limits in Redis; and with
+--otlp URL (a running collector, such as `e2e/otlp_receiver.py`), traces exported to it.
 """
 
 import argparse
@@ -96,6 +97,7 @@ def main():
     p.add_argument("--clients", type=int, default=4)
     p.add_argument("--runs", type=int, default=3)
     p.add_argument("--redis-port", type=int)
+    p.add_argument("--otlp")
     a = p.parse_args()
     base = (f"[gateway]\nmode = \"off\"\n{{store}}\n[tokens.load]\nenv = \"TG_TOKEN\"\n\n{{limits}}"
             f"[servers.fx]\ncommand = {json.dumps(os.path.abspath(a.fixture))}\n")
@@ -104,6 +106,8 @@ def main():
     if a.redis_port:
         store = f"sessions = \"redis://127.0.0.1:{a.redis_port}/0\""
         cases += [("no limits, Redis sessions", store, ""), ("limits, Redis", store, limits)]
+    if a.otlp:
+        cases += [("traces on", "", f"[telemetry]\notlp_endpoint = {json.dumps(a.otlp)}\n\n")]
     print(f"{a.calls} calls, {a.clients} clients, median of {a.runs} runs")
     print(f"{'case':<28} {'calls/s':>9} {'p50 ms':>8} {'p99 ms':>8}")
     for name, store, lim in cases:

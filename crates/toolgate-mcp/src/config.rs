@@ -77,6 +77,8 @@ pub struct GatewayKeys {
     pub oauth: Option<OAuthConfig>,
     /// How many calls each subject may make (`[limits]`, `[profiles.NAME.limits]`).
     pub limits: crate::rate::Limiter,
+    /// Where traces go (`[telemetry]`).
+    pub telemetry: crate::telemetry::TelemetryConfig,
 }
 
 /// How the gateway reaches one server, and what it trusts of it (the gateway's keys of

@@ -148,6 +148,8 @@ pub(crate) struct Inner {
     /// How many calls each subject may make (`[limits]`, `[profiles.NAME.limits]`); the buckets
     /// are in the session store (`Settings::sessions`).
     pub(crate) limits: crate::rate::Limiter,
+    /// The exporter of traces (`[telemetry]`), if traces are on.
+    pub(crate) tracer: Option<Arc<crate::telemetry::Tracer>>,
 }
 
 impl Inner {
@@ -172,6 +174,8 @@ impl Inner {
         };
         let decider = Decider::new(root, host);
         let settings_max_sessions = settings.gateway.max_sessions;
+        let metrics = crate::metrics::Metrics::default();
+        let tracer = crate::telemetry::Tracer::for_config(&config.host.telemetry, &metrics);
         let published = Published { snapshot: Arc::default(), toolboxes: Arc::new(decider.empty()) };
         Ok(Inner {
             secrets: secrets.into(),
@@ -189,7 +193,7 @@ impl Inner {
             resources: Mutex::new(ResourceRoutes::default()),
             started: std::time::Instant::now(),
             pins,
-            metrics: Default::default(),
+            metrics,
             page_secret: toolgate::secret::random_secret(),
             serving_lock: std::sync::OnceLock::new(),
             remembered: std::sync::OnceLock::new(),
@@ -201,6 +205,7 @@ impl Inner {
                 .map(|(name, s)| (name.clone(), s.host.tools.clone()))
                 .collect(),
             limits: config.host.limits.clone(),
+            tracer,
             seats: Arc::new(tokio::sync::Semaphore::new(
                 settings_max_sessions.min(tokio::sync::Semaphore::MAX_PERMITS),
             )),
@@ -209,6 +214,15 @@ impl Inner {
 }
 
 impl Gateway {
+    /// The span of a client's request named `name` (a `tools/call` or `tools/list`), a child of
+    /// the client's `traceparent` if it sent one; it records nothing without traces.
+    pub(crate) fn request_span(&self, name: &str, traceparent: Option<&str>) -> crate::telemetry::Span {
+        match &self.inner.tracer {
+            Some(tracer) => tracer.request(name, traceparent),
+            None => crate::telemetry::Span::none(),
+        }
+    }
+
     /// The call of `tool` with `arguments` in its upstream's terms: the upstream's own name for
     /// it, and the arguments with what the operator fixed or defaulted
     /// ([`crate::overrides::ToolOverrides::upstream_call`]); a call that sets a fixed parameter

@@ -19,6 +19,8 @@
 //!   function), with the unapproved tools of pinned servers held back.
 //! - `status` and `metrics`: what the operator sees (status page, `/status.json`, `/metrics`).
 //! - [`pins`]: the store of approved definitions (SQLite) and the quarantine.
+//! - [`overrides`]: the operator's fixes to tool definitions; [`rate`]: each subject's rate
+//!   limits; [`telemetry`]: traces exported over OTLP/HTTP.
 //! - [`convert`]: `rmcp::model::Tool` to and from the catalog's tools.
 //! - `passthrough`: log messages, prompts and resources, under the same policy as tools.
 //! - `elicit`: an upstream's questions to the user, put to the client whose call they belong
@@ -62,6 +64,7 @@ mod settings;
 mod snapshot;
 mod start;
 pub mod store;
+pub mod telemetry;
 mod upstream;
 
 // The modules the folders hold that were public at the crate's root stay there.

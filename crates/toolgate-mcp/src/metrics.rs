@@ -56,6 +56,10 @@ pub(crate) struct Metrics {
     quarantined: Gauge,
     tools: Gauge,
     /// The last refusals, each with its time (seconds since the Unix epoch).
+    /// Spans the trace collector took ([`crate::telemetry`]).
+    pub(crate) trace_spans_exported: Counter,
+    /// Spans dropped: the export queue was full, or the collector did not take their batch.
+    pub(crate) trace_spans_dropped: Counter,
     recent: Mutex<VecDeque<(u64, Refusal)>>,
 }
 
@@ -80,8 +84,20 @@ impl Default for Metrics {
             sessions_open: Gauge::default(),
             quarantined: Gauge::default(),
             tools: Gauge::default(),
+            trace_spans_exported: Counter::default(),
+            trace_spans_dropped: Counter::default(),
             recent: Mutex::new(VecDeque::new()),
         };
+        m.registry.register(
+            "trace_spans_exported",
+            "spans the trace collector took ([telemetry])",
+            m.trace_spans_exported.clone(),
+        );
+        m.registry.register(
+            "trace_spans_dropped",
+            "spans dropped: the export queue was full or the collector did not take them",
+            m.trace_spans_dropped.clone(),
+        );
         m.registry.register("searches", "tool_search calls answered", m.searches.clone());
         m.registry.register(
             "search_hits",

@@ -3,7 +3,7 @@
 //!
 //! An override renames a tool, replaces or extends its description, hides a parameter behind
 //! a fixed value, gives a parameter a default, or marks the tool read-only or destructive. It
-//! is applied where the upstreams' listings are merged ([`crate::snapshot`]), before names are
+//! is applied where the upstreams' listings are merged (`snapshot.rs`), before names are
 //! assigned, pins compared, the policy applied or the index built: what the model, the index,
 //! pinning and the policy see is the overridden definition. A call goes back the other way
 //! ([`ToolOverrides::upstream_call`]): the upstream's own name, the defaults of parameters the

@@ -162,15 +162,15 @@ impl Upstreams<'_> {
         &self,
         owner: &str,
         tool: &Tool,
-        mut params: CallToolRequestParams,
+        params: CallToolRequestParams,
         downstream: Downstream,
     ) -> Run {
         let (tx, rx) = mpsc::channel(4);
         let cancel = CancellationToken::new();
         let run = Run::new(rx, cancel.clone());
-        // The client's own _meta (its progress token, its revision) is not the upstream's
-        // business; a 2026-07-28 upstream gets the client's capabilities below.
-        params.meta = None;
+        // `params.meta` is the call stage's: the client's own _meta (its progress token, its
+        // revision) is not the upstream's business, the trace's `traceparent` is; a 2026-07-28
+        // upstream gets the client's capabilities below.
         let gateway = self.gateway.clone();
         let owner = owner.to_owned();
         let qualified = tool.qualified_name().to_owned();

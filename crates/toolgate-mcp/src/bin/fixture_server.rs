@@ -126,10 +126,10 @@ fn file_tools() -> Option<Vec<Tool>> {
     }
 }
 
-/// Appends the call to `FIXTURE_LOG`, if set.
-fn log_call(name: &str, arguments: &JsonObject) {
+/// Appends the call to `FIXTURE_LOG`, if set, with the W3C `traceparent` its `_meta` carried.
+fn log_call(name: &str, arguments: &JsonObject, traceparent: Option<&str>) {
     let Ok(path) = std::env::var("FIXTURE_LOG") else { return };
-    let line = json!({"tool": name, "arguments": arguments}).to_string();
+    let line = json!({"tool": name, "arguments": arguments, "traceparent": traceparent}).to_string();
     let appended = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
@@ -416,7 +416,8 @@ impl ServerHandler for Fixture {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let args = request.arguments.unwrap_or_default();
-        log_call(&request.name, &args);
+        let traceparent = context.meta.get_traceparent().map(str::to_owned);
+        log_call(&request.name, &args, traceparent.as_deref());
         if let Some(tools) = file_tools() {
             let known = tools.iter().any(|t| t.name == request.name);
             let answer =

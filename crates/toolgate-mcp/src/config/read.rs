@@ -13,7 +13,8 @@ use super::{
 };
 use crate::overrides::{ToolOverride, ToolOverrides};
 
-const TABLES: &[&str] = &["tokens", "oauth", "limits"];
+const TABLES: &[&str] = &["tokens", "oauth", "limits", "telemetry"];
+const TELEMETRY_KEYS: &[&str] = &["otlp_endpoint", "service_name", "headers"];
 const PROFILE_KEYS: &[&str] = &["limits"];
 const LIMITS_KEYS: &[&str] = &["calls_per_minute", "burst", "servers", "tools"];
 const RULE_KEYS: &[&str] = &["calls_per_minute", "burst"];
@@ -80,6 +81,7 @@ impl Host for GatewayKeys {
             ("servers.NAME.oauth", SERVER_OAUTH_KEYS),
             ("servers.NAME.tools.TOOL", TOOL_KEYS),
             ("limits", LIMITS_KEYS),
+            ("telemetry", TELEMETRY_KEYS),
             ("limits.servers.NAME", RULE_KEYS),
             ("limits.tools.TOOL", RULE_KEYS),
             ("profiles.NAME", PROFILE_KEYS),
@@ -123,6 +125,18 @@ impl Host for GatewayKeys {
         }
         if let Some(l) = top.child("limits", "a table ([limits])", LIMITS_KEYS)? {
             self.limits.everyone = limits(&l)?;
+        }
+        if let Some(t) = top.child("telemetry", "a table ([telemetry])", TELEMETRY_KEYS)? {
+            self.telemetry = crate::telemetry::TelemetryConfig {
+                otlp_endpoint: t
+                    .expanded("otlp_endpoint")?
+                    .map(|u| t.src().url(&t.key("otlp_endpoint"), u))
+                    .transpose()?,
+                service_name: t
+                    .string("service_name", "a service name, like \"toolgate\"")?
+                    .map(str::to_owned),
+                headers: t.expanded_map("headers")?.unwrap_or_default(),
+            };
         }
         Ok(())
     }

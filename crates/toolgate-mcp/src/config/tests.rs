@@ -294,6 +294,11 @@ fn design_example_parses_to_the_expected_values() {
                     },
                     profiles: {},
                 },
+                telemetry: TelemetryConfig {
+                    otlp_endpoint: None,
+                    service_name: None,
+                    headers: {},
+                },
             },
             source: None,
             expanded: [
@@ -379,7 +384,7 @@ fn unknown_keys_are_named_with_the_known_ones() {
     check_error(
         "[server.github]\ncommand = \"npx\"\n",
         expect![
-            "toolgate.toml: server: unknown key `server`; did you mean `servers`? known keys here: gateway, budget, search, models, policy, servers, profiles, tokens, oauth, limits"
+            "toolgate.toml: server: unknown key `server`; did you mean `servers`? known keys here: gateway, budget, search, models, policy, servers, profiles, tokens, oauth, limits, telemetry"
         ],
     );
     check_error(
@@ -855,5 +860,24 @@ fn limits_are_read_for_everyone_and_per_profile() {
         expect![
             "toolgate.toml: profiles.ci.limits.cals_per_minute: unknown key `cals_per_minute`; did you mean `calls_per_minute`? known keys here: calls_per_minute, burst, servers, tools"
         ],
+    );
+}
+
+#[test]
+fn telemetry_names_a_collector_by_its_url() {
+    let c = toml(
+        "[telemetry]\notlp_endpoint = \"http://collector:4318\"\nservice_name = \"gw\"\nheaders = { api-key = \"${HOME}\" }\n",
+    )
+    .unwrap();
+    let t = &c.host.telemetry;
+    assert_eq!(t.otlp_endpoint.as_deref(), Some("http://collector:4318"));
+    assert_eq!(t.service_name.as_deref(), Some("gw"));
+    assert_eq!(t.headers["api-key"], "/home/ada");
+    assert!(c.expanded.iter().any(|s| s.0 == "/home/ada"), "a header's value is a secret");
+    check_error(
+        "[telemetry]\notlp_endpoint = \"collector:4318\"\n",
+        expect![[
+            r#"toolgate.toml: telemetry.otlp_endpoint: "collector:4318" is not an HTTP URL; write http://... or https://..., e.g. http://127.0.0.1:9000/mcp"#
+        ]],
     );
 }

@@ -25,6 +25,7 @@ use crate::downstream::refusal::{Refused, Why};
 use crate::downstream::server::{GRANT_META, GatewayServer, is_modern};
 use crate::gateway::View;
 use crate::pool::Downstream;
+use crate::telemetry::{Kind, Span};
 
 /// A call as the client named it.
 #[derive(Debug)]
@@ -78,23 +79,44 @@ pub(crate) async fn run(
     request: CallToolRequestParams,
     context: &RequestContext<RoleServer>,
     bridge: bool,
+    span: &mut Span,
 ) -> Result<CallToolResponse, ErrorData> {
     let view = server.view();
+    let mut check = span.child("check", Kind::Internal);
     let named = match NamedCall::read(request, context, bridge) {
         Ok(named) => named,
-        Err((name, why)) => return Ok(Refused { name: &name, why }.answer(server, &view)),
+        Err((name, why)) => return Ok(refused(server, &view, &name, why, &mut check)),
     };
     let name = named.name.clone();
+    check.set("gen_ai.tool.name", name.clone());
     let admitted = match named.admit(server, &view).await {
         Ok(admitted) => admitted,
-        Err(why) => return Ok(Refused { name: &name, why }.answer(server, &view)),
+        Err(why) => return Ok(refused(server, &view, &name, why, &mut check)),
     };
+    check.set("toolgate.server", admitted.owner.to_owned());
     if let Err(limited) = admitted.within_limits(server, &view, context).await {
         let error = limited.error();
+        check.set("toolgate.decision", "rate_limited");
+        check.fail(limited.to_string());
         Refused { name: &name, why: Why::Limited(limited) }.write(server, &view);
         return Err(error);
     }
-    Ok(admitted.forward(server, &view, context).await)
+    check.set("toolgate.decision", "allowed");
+    drop(check);
+    Ok(admitted.forward(server, &view, context, span).await)
+}
+
+/// A refusal's answer, with its reason on the check's span.
+fn refused(server: &GatewayServer, view: &View, name: &str, why: Why, check: &mut Span) -> CallToolResponse {
+    check.set("toolgate.decision", why.reason());
+    let answer = Refused { name, why }.answer(server, view);
+    check.fail(match &answer {
+        CallToolResponse::Complete(r) => {
+            r.content.first().and_then(|c| c.as_text()).map_or_else(String::new, |t| t.text.clone())
+        }
+        _ => String::new(),
+    });
+    answer
 }
 
 impl NamedCall {
@@ -195,8 +217,12 @@ impl AdmittedCall<'_> {
         server: &GatewayServer,
         view: &View,
         context: &RequestContext<RoleServer>,
+        span: &Span,
     ) -> CallToolResponse {
         let AdmittedCall { tool, owner, mut request } = self;
+        let mut upstream = span.child("tools/call upstream", Kind::Client);
+        upstream.set("toolgate.server", owner.to_owned());
+        upstream.set("gen_ai.tool.name", tool.qualified_name().to_owned());
         let started = std::time::Instant::now();
         let answer = match request.request_state.as_deref() {
             Some(state) if state.starts_with(crate::upstream::elicit::STATE_PREFIX) => {
@@ -210,8 +236,15 @@ impl AdmittedCall<'_> {
                         return Refused { name, why: Why::Malformed(problem) }.answer(server, view);
                     }
                 };
+                upstream.set("toolgate.upstream.tool", name.clone());
                 request.name = name.into();
                 request.arguments = arguments;
+                // The client's own `_meta` stays here; the upstream gets the trace (SEP-414).
+                request.meta = upstream.traceparent().map(|t| {
+                    let mut meta = rmcp::model::RequestMetaObject::default();
+                    meta.set_traceparent(t);
+                    meta
+                });
                 let downstream = Downstream {
                     session: server.session_key(),
                     capabilities: context.client_capabilities().unwrap_or_default(),
@@ -236,6 +269,10 @@ impl AdmittedCall<'_> {
         };
         let ok = !matches!(&answer, CallToolResponse::Complete(r) if r.is_error == Some(true));
         server.gateway().inner.metrics.called(owner, ok, started.elapsed());
+        upstream.set("toolgate.outcome", if ok { "ok" } else { "error" });
+        if !ok {
+            upstream.fail("the upstream answered with a tool error");
+        }
         answer
     }
 }

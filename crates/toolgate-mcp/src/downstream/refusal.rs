@@ -43,6 +43,18 @@ pub(crate) enum Why {
     Limited(crate::rate::Limited),
 }
 
+impl Why {
+    /// The refusal's reason, as the audit record and `/metrics` name it.
+    pub(crate) fn reason(&self) -> &'static str {
+        match self {
+            Why::Denied { denial, .. } => denial.reason(),
+            Why::Malformed(_) => "malformed_call",
+            Why::Unreachable(unreachable) => unreachable.reason(),
+            Why::Limited(_) => "rate_limited",
+        }
+    }
+}
+
 impl Refused<'_> {
     /// Writes the refusal's audit record (the policy's event when a rule refused it) and its
     /// metrics entry, and returns what the client reads.

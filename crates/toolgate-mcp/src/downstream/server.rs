@@ -57,6 +57,28 @@ pub(crate) fn is_modern(context: &RequestContext<RoleServer>) -> bool {
     context.protocol_version().is_some_and(|v| !v.has_initialize())
 }
 
+/// The span of the client's request behind `context` (`tools/call`, `tools/list`), a child of
+/// the client's W3C `traceparent` (its `_meta.traceparent`, SEP-414, else the HTTP header), with
+/// who asked, over what and at which revision. It records nothing without traces.
+fn request_span(
+    server: &GatewayServer,
+    method: &str,
+    context: &RequestContext<RoleServer>,
+) -> crate::telemetry::Span {
+    let parts = context.extensions.get::<axum::http::request::Parts>();
+    let from_meta = context.meta.get("traceparent").and_then(Value::as_str).map(str::to_owned);
+    let from_header = || parts?.headers.get("traceparent")?.to_str().ok().map(str::to_owned);
+    let traceparent = from_meta.or_else(from_header);
+    let mut span = server.gateway.request_span(method, traceparent.as_deref());
+    span.set("rpc.system", "jsonrpc");
+    span.set("mcp.method.name", method);
+    let revision = context.protocol_version().map(|v| v.to_string()).unwrap_or_default();
+    span.set("mcp.protocol.version", revision);
+    span.set("network.transport", if parts.is_some() { "http" } else { "stdio" });
+    span.set("toolgate.subject", server.view().toolbox.about().subject().to_string());
+    span
+}
+
 /// The `_meta` key of a call that carries the grant `tool_search` gave with the tool, for a
 /// caller the gateway keeps no session for (2026-07-28 over HTTP).
 pub const GRANT_META: &str = "toolgate/grant";
@@ -170,7 +192,13 @@ impl GatewayServer {
     }
 
     /// Runs `tool_search` for this session.
-    async fn tool_search(&self, arguments: &Value, context: &RequestContext<RoleServer>) -> CallToolResponse {
+    async fn tool_search(
+        &self,
+        arguments: &Value,
+        context: &RequestContext<RoleServer>,
+        request: &crate::telemetry::Span,
+    ) -> CallToolResponse {
+        let mut span = request.child("tool_search", crate::telemetry::Kind::Internal);
         let view = self.view();
         let toolbox = &view.toolbox;
         let (text, structured, relist) = {
@@ -206,6 +234,10 @@ impl GatewayServer {
             );
             let matched = outcome.matches().count();
             let unloaded = outcome.unloaded.len() + outcome.changed.len();
+            span.set("toolgate.search.query", outcome.query.clone());
+            span.set("toolgate.search.hits", matched);
+            span.set("toolgate.search.loaded", names(outcome.loaded().map(|t| t.qualified_name()).collect()));
+            span.set("toolgate.search.unloaded", unloaded);
             self.gateway.inner.metrics.searched(matched, outcome.loaded().count(), unloaded);
             let relist = outcome.loaded().next().is_some()
                 || !outcome.unloaded.is_empty()
@@ -528,6 +560,7 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let _entered = self.prologue(Handler::ListTools, &context).await?;
+        let _span = request_span(self, "tools/list", &context);
         let view = self.view();
         let tools = {
             let mut state = self.state();
@@ -552,13 +585,15 @@ impl ServerHandler for GatewayServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
         let _entered = self.prologue(Handler::CallTool, &context).await?;
+        let mut span = request_span(self, "tools/call", &context);
         let mut request = request;
         self.drop_injected_arguments(&mut request);
         let name = request.name.clone();
+        span.set("gen_ai.tool.name", name.to_string());
         Ok(match name.as_ref() {
             TOOL_SEARCH => {
                 let arguments = Value::Object(request.arguments.unwrap_or_default());
-                self.tool_search(&arguments, &context).await
+                self.tool_search(&arguments, &context, &span).await
             }
             // A request the stdio screen refused, in place of the client's (crate::limits).
             crate::limits::REFUSED_TOOL => {
@@ -569,9 +604,9 @@ impl ServerHandler for GatewayServer {
                 ));
             }
             CALL_TOOL if self.exposure() == Exposure::Bridge => {
-                crate::downstream::call::run(self, request, &context, true).await?
+                crate::downstream::call::run(self, request, &context, true, &mut span).await?
             }
-            _ => crate::downstream::call::run(self, request, &context, false).await?,
+            _ => crate::downstream::call::run(self, request, &context, false, &mut span).await?,
         })
     }
 
