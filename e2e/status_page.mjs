@@ -8,7 +8,9 @@
 // quarantined tool `desk__wipe`. The client loads and calls `desk__tidy`, calls `desk__lamp`
 // without loading it and `desk__wipe` (both refused), and searches for nonsense (a miss).
 // Then the page must show the server, the held tool with its diff, the session with its
-// tokens, and both refusals; the screenshot is taken; the search box must explain a ranking;
+// tokens, both refusals, and the last hour's charts (searches, loads, refusals, the slowest
+// upstream, the search that found nothing); the screenshot is taken; the search box must
+// explain a ranking;
 // the Approve button must take `desk__wipe` out of quarantine, after which the client finds
 // it. Prints one JSON line of what it saw; exits non-zero, saying why, otherwise.
 
@@ -68,6 +70,25 @@ try {
   for (const want of ["desk__lamp", "not_loaded", "desk__wipe", "quarantined"]) {
     if (!refusals.includes(want)) fail(`refusals lack ${want}: ${refusals}`);
   }
+  // The last hour, drawn by the gateway as SVG: this minute's searches, loads and refusals, the
+  // upstream's call time, and the search that found nothing.
+  for (const chart of ["chart-saved", "chart-searches", "chart-loads", "chart-refusals"]) {
+    if ((await page.locator(`svg#${chart}`).count()) !== 1) fail(`no ${chart}`);
+  }
+  // Each bar's title holds its count: the bars add up to what the client did (two searches,
+  // one load, two refusals), whichever minutes they fell in.
+  seen.charted = {};
+  for (const [chart, want] of [["chart-searches", 2], ["chart-loads", 1], ["chart-refusals", 2]]) {
+    const titles = await page.locator(`svg#${chart} rect title`).allTextContents();
+    seen.charted[chart] = titles.reduce((sum, t) => sum + Number(t.split(" ")[0]), 0);
+    if (seen.charted[chart] !== want) fail(`${chart} adds up to ${seen.charted[chart]}, not ${want}: ${titles}`);
+  }
+  const upstreams = await page.locator("#chart-upstreams").textContent();
+  if (!upstreams.includes("desk") || !upstreams.includes("ms")) fail(`slowest upstreams: ${upstreams}`);
+  const misses = await page.locator("#nothing-fitted").innerText();
+  if (!misses.includes("zqxjv")) fail(`nothing fitted: ${misses}`);
+  seen.saved_total = Number(await page.locator("#saved-total").innerText());
+  seen.scripts = await page.locator("script").count();
   seen.refresh = await page.locator('meta[http-equiv="refresh"]').count();
   await page.screenshot({ path: screenshot, fullPage: true });
 

@@ -15,7 +15,7 @@ use std::process::{Command, Stdio};
 use std::time::Instant;
 
 use serde_json::{Value, json};
-use support::{Upstream, WAIT, request, scratch, serve, tool};
+use support::{Upstream, WAIT, request, request_whole, scratch, serve, tool};
 
 fn e2e() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../../e2e")
@@ -23,7 +23,7 @@ fn e2e() -> PathBuf {
 
 /// `/status.json` of the gateway at `addr`.
 fn status(addr: &str) -> Value {
-    let (code, _, body) = request(addr, "GET", "/status.json", &[], "");
+    let (code, _, body) = request_whole(addr, "GET", "/status.json", &[], "", WAIT);
     assert_eq!(code, 200, "{body}");
     serde_json::from_str(&body).unwrap()
 }
@@ -107,6 +107,7 @@ fn the_status_page_and_metrics_show_a_session_and_approve_a_held_tool_in_chromiu
     let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert!(seen["csp"].as_str().unwrap().contains("default-src 'none'"), "{seen}");
     assert_eq!(seen["refresh"], 1, "the page refreshes itself");
+    assert_eq!(seen["scripts"], 0, "the charts are the gateway's own SVG, with no script");
     let tokens = &seen["tokens"];
     let (list, full) = (tokens["tool_list"].as_i64().unwrap(), tokens["full_load"].as_i64().unwrap());
     assert!(list > 0 && full > 0, "{seen}");

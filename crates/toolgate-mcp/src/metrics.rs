@@ -1,7 +1,10 @@
 //! metrics: what the gateway counts for its operator: searches (and whether they found
 //! anything), tools loaded and unloaded, refused calls by reason, upstream call latency,
 //! restarts and sessions, as `/metrics` in the Prometheus text format (encoded by the
-//! `prometheus-client` crate), and the most recent refusals for the status page.
+//! `prometheus-client` crate), and the most recent refusals and the last hour's counts
+//! (`timeline`) for the status page.
+
+mod timeline;
 
 use std::collections::VecDeque;
 use std::sync::Mutex;
@@ -56,6 +59,8 @@ pub(crate) struct Metrics {
     quarantined: Gauge,
     tools: Gauge,
     /// The last refusals, each with its time (seconds since the Unix epoch).
+    /// The last hour's counts the status page charts.
+    timeline: Mutex<timeline::Timeline>,
     /// Spans the trace collector took ([`crate::telemetry`]).
     pub(crate) trace_spans_exported: Counter,
     /// Spans dropped: the export queue was full, or the collector did not take their batch.
@@ -84,6 +89,7 @@ impl Default for Metrics {
             sessions_open: Gauge::default(),
             quarantined: Gauge::default(),
             tools: Gauge::default(),
+            timeline: Mutex::default(),
             trace_spans_exported: Counter::default(),
             trace_spans_dropped: Counter::default(),
             recent: Mutex::new(VecDeque::new()),
@@ -143,6 +149,12 @@ impl Metrics {
     /// One `tool_search` answered: how many tools it matched, loaded and unloaded.
     pub(crate) fn searched(&self, matched: usize, loaded: usize, unloaded: usize) {
         self.searches.inc();
+        {
+            let mut timeline = self.timeline();
+            let minute = timeline.at(unix_now() / 60);
+            minute.searches += 1;
+            minute.loads += loaded as u64;
+        }
         if matched == 0 {
             self.search_misses.inc()
         } else {
@@ -161,6 +173,7 @@ impl Metrics {
     pub(crate) fn refused(&self, refusal: Refusal) {
         let at = unix_now();
         self.refusals.get_or_create(&[("reason", refusal.reason.to_owned())]).inc();
+        self.timeline().at(at / 60).refusals += 1;
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());
         if recent.len() == RECENT {
             recent.pop_front();
@@ -173,6 +186,27 @@ impl Metrics {
         let outcome = if ok { "ok" } else { "error" };
         let labels = [("upstream", upstream.to_owned()), ("outcome", outcome.to_owned())];
         self.calls.get_or_create(&labels).observe(took.as_secs_f64());
+        self.timeline().called(upstream, took.as_secs_f64() * 1e3);
+    }
+
+    /// A tool list was served that did not send `saved` tokens of definitions, against a full
+    /// load.
+    pub(crate) fn list_saved(&self, saved: usize) {
+        self.timeline().saved(unix_now() / 60, saved as u64);
+    }
+
+    /// A search of `subject` for `query` matched nothing.
+    pub(crate) fn nothing_fitted(&self, subject: &str, query: &str) {
+        self.timeline().nothing_fitted(unix_now(), subject, query);
+    }
+
+    /// What the status page charts ([`timeline`]).
+    pub(crate) fn timeline_status(&self) -> Value {
+        self.timeline().status(unix_now() / 60)
+    }
+
+    fn timeline(&self) -> std::sync::MutexGuard<'_, timeline::Timeline> {
+        self.timeline.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// An upstream started again after it failed.

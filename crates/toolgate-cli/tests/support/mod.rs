@@ -329,7 +329,8 @@ fn split_reply(data: &[u8]) -> (u16, String, String) {
 }
 
 /// One HTTP/1.1 request with `headers`; returns the status, the head and the body read until
-/// the reply is complete (a JSON-RPC result or error, or the connection's end).
+/// the reply is complete: an event stream's JSON-RPC result or error, or else the connection's
+/// end.
 pub fn request(
     addr: &str,
     method: &str,
@@ -345,8 +346,14 @@ pub fn request(
             Ok(0) | Err(_) => break,
             Ok(n) => data.extend_from_slice(&buf[..n]),
         }
+        // An event stream may stay open after its answer: stop at the answer. Anything else
+        // is read to its end (the request said `Connection: close`).
         let text = String::from_utf8_lossy(&data);
-        if text.contains("\"result\"") || text.contains("\"error\"") {
+        let streamed = text
+            .split("\r\n\r\n")
+            .next()
+            .is_some_and(|head| head.to_ascii_lowercase().contains("text/event-stream"));
+        if streamed && (text.contains("\"result\"") || text.contains("\"error\"")) {
             break;
         }
     }

@@ -239,6 +239,10 @@ impl GatewayServer {
             span.set("toolgate.search.loaded", names(outcome.loaded().map(|t| t.qualified_name()).collect()));
             span.set("toolgate.search.unloaded", unloaded);
             self.gateway.inner.metrics.searched(matched, outcome.loaded().count(), unloaded);
+            if matched == 0 {
+                let subject = toolbox.about().subject().to_string();
+                self.gateway.inner.metrics.nothing_fitted(&subject, &outcome.query);
+            }
             let relist = outcome.loaded().next().is_some()
                 || !outcome.unloaded.is_empty()
                 || !outcome.changed.is_empty();
@@ -573,6 +577,11 @@ impl ServerHandler for GatewayServer {
                 .tools(state.conversation_mut())
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
             state.listener_mut().served_list(fingerprint(&list));
+            // What deferral saved in this list, for the status page's chart.
+            let counter = toolgate::tokens::TokenCounter::get();
+            let shown: usize = list.iter().map(|t| counter.definition(t)).sum();
+            let full = view.toolbox.about().full_load_tokens();
+            self.gateway.inner.metrics.list_saved(full.saturating_sub(shown));
             list.iter().map(|t| mcp_from_tool(t)).collect()
         };
         self.record().push().await;

@@ -197,6 +197,7 @@ impl Report<'_> {
             "quarantined": held,
             "refusals": self.gateway.inner.metrics.recent_refusals(),
             "limits": self.gateway.inner.limits.status(),
+            "timeline": self.gateway.inner.metrics.timeline_status(),
         })
     }
 

@@ -15,7 +15,8 @@ const STYLE: &str = "body{font-family:system-ui,sans-serif;margin:2em;max-width:
     table{border-collapse:collapse;margin-bottom:1em}td,th{border:1px solid #ccc;padding:.2em .6em;\
     text-align:left;vertical-align:top}.failed{color:#b00}.ready,.static{color:#070}.starting{color:#a60}\
     pre{margin:0;font-size:.85em}.add{color:#070}.del{color:#b00}form.inline{display:inline}\
-    .muted{color:#666}";
+    .muted{color:#666}.charts figure{display:inline-block;margin:.2em 1.5em .6em 0}\
+    figcaption{font-size:.9em}";
 
 /// The page for `status`, with `found` (a [`Gateway::explain`](crate::Gateway::explain)
 /// result) when the search box was used; its approval forms carry `token`
@@ -39,6 +40,7 @@ pub(crate) fn render(status: &Value, found: Option<&Value>, token: &str) -> Stri
     );
     servers(&mut out, status);
     quarantined(&mut out, status, token);
+    super::charts::section(&mut out, status);
     sessions(&mut out, status);
     refusals(&mut out, status);
     search(&mut out, found);
@@ -222,7 +224,7 @@ fn refusals(out: &mut String, status: &Value) {
 }
 
 /// A Unix time as `HH:MM:SS` UTC.
-fn clock(at: u64) -> String {
+pub(crate) fn clock(at: u64) -> String {
     format!("{:02}:{:02}:{:02} UTC", at / 3600 % 24, at / 60 % 60, at % 60)
 }
 
