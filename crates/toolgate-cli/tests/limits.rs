@@ -33,24 +33,7 @@ fn config(upstream: &Upstream, redis: &Redis) -> String {
 
 /// One `tools/call` of `name` at 2026-07-28 as `token`: status, head and body.
 fn call(server: &Server, token: &str, name: &str) -> (u16, String, String) {
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
-    "name": name, "arguments": {},
-    "_meta": {
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "loop", "version": "1"},
-    }}})
-    .to_string();
-    let bearer = format!("Bearer {token}");
-    let headers = [
-        ("Authorization", bearer.as_str()),
-        ("Accept", "application/json, text/event-stream"),
-        ("Content-Type", "application/json"),
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", "tools/call"),
-        ("Mcp-Name", name),
-    ];
-    support::request(&server.addr, "POST", "/mcp", &headers, &body)
+    support::call_2026(&server.addr, token, name, json!({}), json!({}), &[])
 }
 
 /// The JSON-RPC message of a reply's body: the body itself, or its event's data.
@@ -78,19 +61,7 @@ fn assert_limited(reply: &(u16, String, String), scope: &str) -> u64 {
 }
 
 fn rate_limited_refusals(server: &Server) -> u64 {
-    let (_, _, metrics) = support::request_whole(
-        &server.addr,
-        "GET",
-        "/metrics",
-        &[("Authorization", &format!("Bearer {ALICE}"))],
-        "",
-        std::time::Duration::from_secs(5),
-    );
-    metrics
-        .lines()
-        .find(|l| l.starts_with("toolgate_refusals_total{") && l.contains("reason=\"rate_limited\""))
-        .and_then(|l| l.rsplit(' ').next())
-        .map_or(0, |n| n.parse::<f64>().unwrap() as u64)
+    support::metric(&server.addr, ALICE, "toolgate_refusals_total{reason=\"rate_limited\"}") as u64
 }
 
 #[test]

@@ -78,28 +78,10 @@ impl Drop for Receiver {
     }
 }
 
-/// One `tools/call` at 2026-07-28, with `extra_headers` and the request's `_meta` additions.
+/// One `tools/call` at 2026-07-28, with `extra_headers` and the request's `_meta` additions:
+/// the JSON-RPC answer.
 fn call(server: &Server, name: &str, arguments: Value, meta: Value, extra_headers: &[(&str, &str)]) -> Value {
-    let mut meta_all = json!({
-        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
-        "io.modelcontextprotocol/clientCapabilities": {},
-        "io.modelcontextprotocol/clientInfo": {"name": "traced", "version": "1"},
-    });
-    meta_all.as_object_mut().unwrap().extend(meta.as_object().cloned().unwrap_or_default());
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": name, "arguments": arguments, "_meta": meta_all}})
-    .to_string();
-    let bearer = format!("Bearer {ALICE}");
-    let mut headers = vec![
-        ("Authorization", bearer.as_str()),
-        ("Accept", "application/json, text/event-stream"),
-        ("Content-Type", "application/json"),
-        ("MCP-Protocol-Version", "2026-07-28"),
-        ("Mcp-Method", "tools/call"),
-        ("Mcp-Name", name),
-    ];
-    headers.extend_from_slice(extra_headers);
-    let (status, _, body) = support::request(&server.addr, "POST", "/mcp", &headers, &body);
+    let (status, _, body) = support::call_2026(&server.addr, ALICE, name, arguments, meta, extra_headers);
     assert_eq!(status, 200, "{body}");
     let data: String = body.lines().filter_map(|l| l.strip_prefix("data: ")).collect();
     serde_json::from_str(if data.is_empty() { &body } else { &data }).unwrap()
@@ -237,23 +219,11 @@ fn with_the_collector_down_requests_go_on_and_spans_are_counted_as_dropped() {
     assert!(started.elapsed() < Duration::from_secs(10), "no request waits for the collector");
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
-        let (_, _, metrics) = support::request_whole(
-            &server.addr,
-            "GET",
-            "/metrics",
-            &[("Authorization", &format!("Bearer {ALICE}"))],
-            "",
-            Duration::from_secs(5),
-        );
-        let dropped = metrics
-            .lines()
-            .find(|l| l.starts_with("toolgate_trace_spans_dropped_total "))
-            .and_then(|l| l.rsplit(' ').next())
-            .map_or(0.0, |n| n.parse::<f64>().unwrap());
+        let dropped = support::metric(&server.addr, ALICE, "toolgate_trace_spans_dropped_total ");
         if dropped >= 60.0 {
             break;
         }
-        assert!(Instant::now() < deadline, "3 spans a call, 20 calls, all dropped: {dropped}\n{metrics}");
+        assert!(Instant::now() < deadline, "3 spans a call, 20 calls, all dropped: {dropped}");
         std::thread::sleep(Duration::from_millis(200));
     }
     assert!(server.log().contains("did not take"), "the gateway says the collector did not take spans");

@@ -440,3 +440,47 @@ impl Drop for Redis {
         let _ = self.child.wait();
     }
 }
+
+/// One `tools/call` of `name` with `arguments` at 2026-07-28 over HTTP (no session) as the
+/// bearer of `token`, with `meta` added to the request's `_meta` and `extra` headers: the
+/// status, head and body.
+pub fn call_2026(
+    addr: &str,
+    token: &str,
+    name: &str,
+    arguments: Value,
+    meta: Value,
+    extra: &[(&str, &str)],
+) -> (u16, String, String) {
+    let mut all_meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "1"},
+    });
+    all_meta.as_object_mut().unwrap().extend(meta.as_object().cloned().unwrap_or_default());
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": name, "arguments": arguments, "_meta": all_meta}})
+    .to_string();
+    let bearer = format!("Bearer {token}");
+    let mut headers = vec![
+        ("Authorization", bearer.as_str()),
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Type", "application/json"),
+        ("MCP-Protocol-Version", "2026-07-28"),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", name),
+    ];
+    headers.extend_from_slice(extra);
+    request(addr, "POST", "/mcp", &headers, &body)
+}
+
+/// The value of the `/metrics` sample whose line starts with `sample` (name and labels), read
+/// as the bearer of `token`; 0 when there is none.
+pub fn metric(addr: &str, token: &str, sample: &str) -> f64 {
+    let bearer = format!("Bearer {token}");
+    let (_, _, text) = request_whole(addr, "GET", "/metrics", &[("Authorization", &bearer)], "", WAIT);
+    text.lines()
+        .find(|l| l.starts_with(sample))
+        .and_then(|l| l.rsplit(' ').next())
+        .map_or(0.0, |n| n.parse().unwrap())
+}
