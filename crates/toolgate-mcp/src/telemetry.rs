@@ -182,7 +182,7 @@ impl Tracer {
             Some((trace, span)) => (trace, Some(span)),
             None => (random_bytes(), None),
         };
-        Span::open(Some(self.clone()), trace_id, parent, name, Kind::Server)
+        Span::open(self.clone(), trace_id, parent, name, Kind::Server)
     }
 }
 
@@ -195,36 +195,46 @@ pub(crate) struct Span {
 }
 
 impl Span {
-    /// A span that records nothing.
+    /// A span that records nothing: no clock read, no id drawn.
     pub(crate) fn none() -> Span {
-        Span::open(None, [0; 16], None, "", Kind::Internal)
+        Span { tracer: None, data: Span::none_data() }
     }
 
     fn open(
-        tracer: Option<Arc<Tracer>>,
+        tracer: Arc<Tracer>,
         trace_id: [u8; 16],
         parent: Option<[u8; 8]>,
         name: &str,
         kind: Kind,
     ) -> Span {
-        let span_id = if tracer.is_some() { random_bytes() } else { [0; 8] };
         let data = SpanData {
             trace_id,
-            span_id,
+            span_id: random_bytes(),
             parent,
-            name: if tracer.is_some() { name.to_owned() } else { String::new() },
+            name: name.to_owned(),
             kind,
             start_ns: now_ns(),
             end_ns: 0,
             attributes: Vec::new(),
             error: None,
         };
-        Span { tracer, data }
+        Span { tracer: Some(tracer), data }
+    }
+
+    /// Whether the span records (traces are on): a caller asks before working out an attribute
+    /// that costs something.
+    pub(crate) fn is_recording(&self) -> bool {
+        self.tracer.is_some()
     }
 
     /// A child of this span.
     pub(crate) fn child(&self, name: &str, kind: Kind) -> Span {
-        Span::open(self.tracer.clone(), self.data.trace_id, Some(self.data.span_id), name, kind)
+        match &self.tracer {
+            Some(tracer) => {
+                Span::open(tracer.clone(), self.data.trace_id, Some(self.data.span_id), name, kind)
+            }
+            None => Span::none(),
+        }
     }
 
     /// Sets an attribute.

@@ -231,6 +231,7 @@ impl ToolboxBuilder {
             granted: self.granted,
             instructions: std::sync::OnceLock::new(),
             full_load: std::sync::OnceLock::new(),
+            listed_tokens: std::sync::Mutex::default(),
         })
     }
 }
@@ -272,6 +273,9 @@ pub struct Toolbox {
     instructions: std::sync::OnceLock<Arc<str>>,
     /// The tokens of every visible definition, counted once ([`About::full_load_tokens`]).
     full_load: std::sync::OnceLock<usize>,
+    /// The tokens of each definition a tool list sent, by qualified name with the definition's
+    /// hash ([`About::definitions_tokens`]): counted once per definition, not per list.
+    listed_tokens: std::sync::Mutex<HashMap<String, (crate::catalog::DefinitionHash, usize)>>,
 }
 
 /// One chat or MCP session: its active set, when each tool was last used, and the

@@ -88,12 +88,12 @@ pub(crate) async fn run(
         Err((name, why)) => return Ok(refused(server, &view, &name, why, &mut check)),
     };
     let name = named.name.clone();
-    check.set("gen_ai.tool.name", name.clone());
+    check.set("gen_ai.tool.name", name.as_str());
     let admitted = match named.admit(server, &view).await {
         Ok(admitted) => admitted,
         Err(why) => return Ok(refused(server, &view, &name, why, &mut check)),
     };
-    check.set("toolgate.server", admitted.owner.to_owned());
+    check.set("toolgate.server", admitted.owner);
     if let Err(limited) = admitted.within_limits(server, &view, context).await {
         let error = limited.error();
         check.set("toolgate.decision", "rate_limited");
@@ -106,17 +106,12 @@ pub(crate) async fn run(
     Ok(admitted.forward(server, &view, context, span).await)
 }
 
-/// A refusal's answer, with its reason on the check's span.
+/// A refusal's answer, with its reason and text on the check's span.
 fn refused(server: &GatewayServer, view: &View, name: &str, why: Why, check: &mut Span) -> CallToolResponse {
     check.set("toolgate.decision", why.reason());
-    let answer = Refused { name, why }.answer(server, view);
-    check.fail(match &answer {
-        CallToolResponse::Complete(r) => {
-            r.content.first().and_then(|c| c.as_text()).map_or_else(String::new, |t| t.text.clone())
-        }
-        _ => String::new(),
-    });
-    answer
+    let text = Refused { name, why }.write(server, view);
+    check.fail(text.as_str());
+    crate::upstream::error_result(text)
 }
 
 impl NamedCall {
@@ -161,6 +156,15 @@ impl NamedCall {
 }
 
 impl AdmittedCall<'_> {
+    /// Whether this round continues a call: the client's answer to a question the upstream
+    /// asked while its call waits (2026-07-28), not another call.
+    fn continues(&self) -> bool {
+        self.request
+            .request_state
+            .as_deref()
+            .is_some_and(|s| s.starts_with(crate::upstream::elicit::STATE_PREFIX))
+    }
+
     /// Takes one call from each of the caller's rate buckets that covers this call
     /// ([`crate::rate`]), in the session store every replica shares; a round that continues a
     /// call (the client's answer to the upstream's question) takes none. A store that cannot be
@@ -173,14 +177,7 @@ impl AdmittedCall<'_> {
     ) -> Result<(), crate::rate::Limited> {
         let gateway = server.gateway();
         let limiter = &gateway.inner.limits;
-        // The client's answer to a question the upstream asked is the same call going on, not
-        // another one.
-        let continues = self
-            .request
-            .request_state
-            .as_deref()
-            .is_some_and(|s| s.starts_with(crate::upstream::elicit::STATE_PREFIX));
-        if limiter.is_empty() || continues {
+        if limiter.is_empty() || self.continues() {
             return Ok(());
         }
         let subject = view.toolbox.about().subject();
@@ -219,13 +216,14 @@ impl AdmittedCall<'_> {
         context: &RequestContext<RoleServer>,
         span: &Span,
     ) -> CallToolResponse {
+        let continues = self.continues();
         let AdmittedCall { tool, owner, mut request } = self;
         let mut upstream = span.child("tools/call upstream", Kind::Client);
-        upstream.set("toolgate.server", owner.to_owned());
-        upstream.set("gen_ai.tool.name", tool.qualified_name().to_owned());
+        upstream.set("toolgate.server", owner);
+        upstream.set("gen_ai.tool.name", tool.qualified_name());
         let started = std::time::Instant::now();
         let answer = match request.request_state.as_deref() {
-            Some(state) if state.starts_with(crate::upstream::elicit::STATE_PREFIX) => {
+            Some(state) if continues => {
                 server.resume_call(tool.qualified_name(), state, &request, context).await
             }
             _ => {
@@ -236,7 +234,7 @@ impl AdmittedCall<'_> {
                         return Refused { name, why: Why::Malformed(problem) }.answer(server, view);
                     }
                 };
-                upstream.set("toolgate.upstream.tool", name.clone());
+                upstream.set("toolgate.upstream.tool", name.as_str());
                 request.name = name.into();
                 request.arguments = arguments;
                 // The client's own `_meta` stays here; the upstream gets the trace (SEP-414).

@@ -63,13 +63,14 @@ impl Refused<'_> {
         let toolbox = &view.toolbox;
         let subject = toolbox.about().subject();
         let gateway = server.gateway();
-        let (reason, rule, text) = match why {
+        let reason = why.reason();
+        let (rule, text) = match why {
             Why::Denied { denial, grant } => {
                 match toolbox.refusal(&denial) {
                     Some(event) => audit_event!(&event),
                     None => {
                         tracing::info!(target: "toolgate::audit", %subject, tool = name, action = "refused",
-                        reason = denial.reason(), "{denial}")
+                        reason, "{denial}")
                     }
                 }
                 // The policy rule that refused it, or what the model was told.
@@ -91,24 +92,24 @@ impl Refused<'_> {
                     ),
                     _ => denial.to_string(),
                 };
-                (denial.reason(), rule, text)
+                (rule, text)
             }
             Why::Malformed(problem) => {
                 tracing::info!(target: "toolgate::audit", %subject, tool = name, action = "refused",
-                    reason = "malformed_call", "{problem}");
-                ("malformed_call", problem.clone(), problem)
+                    reason, "{problem}");
+                (problem.clone(), problem)
             }
             Why::Limited(limited) => {
                 let text = limited.to_string();
                 tracing::info!(target: "toolgate::audit", %subject, tool = name, action = "refused",
-                    reason = "rate_limited", "{text}");
-                ("rate_limited", limited.scope.clone(), text)
+                    reason, "{text}");
+                (limited.scope, text)
             }
             Why::Unreachable(unreachable) => {
                 let text = unreachable.to_string();
                 tracing::info!(target: "toolgate::audit", %subject, tool = name, action = "refused",
-                    reason = unreachable.reason(), "{text}");
-                (unreachable.reason(), text.clone(), text)
+                    reason, "{text}");
+                (text.clone(), text)
             }
         };
         gateway.inner.metrics.refused(crate::metrics::Refusal {

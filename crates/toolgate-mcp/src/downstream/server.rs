@@ -66,10 +66,12 @@ fn request_span(
     context: &RequestContext<RoleServer>,
 ) -> crate::telemetry::Span {
     let parts = context.extensions.get::<axum::http::request::Parts>();
-    let from_meta = context.meta.get("traceparent").and_then(Value::as_str).map(str::to_owned);
-    let from_header = || parts?.headers.get("traceparent")?.to_str().ok().map(str::to_owned);
-    let traceparent = from_meta.or_else(from_header);
-    let mut span = server.gateway.request_span(method, traceparent.as_deref());
+    let from_header = || parts?.headers.get("traceparent")?.to_str().ok();
+    let traceparent = context.meta.get("traceparent").and_then(Value::as_str).or_else(from_header);
+    let mut span = server.gateway.request_span(method, traceparent);
+    if !span.is_recording() {
+        return span;
+    }
     span.set("rpc.system", "jsonrpc");
     span.set("mcp.method.name", method);
     let revision = context.protocol_version().map(|v| v.to_string()).unwrap_or_default();
@@ -234,10 +236,15 @@ impl GatewayServer {
             );
             let matched = outcome.matches().count();
             let unloaded = outcome.unloaded.len() + outcome.changed.len();
-            span.set("toolgate.search.query", outcome.query.clone());
-            span.set("toolgate.search.hits", matched);
-            span.set("toolgate.search.loaded", names(outcome.loaded().map(|t| t.qualified_name()).collect()));
-            span.set("toolgate.search.unloaded", unloaded);
+            if span.is_recording() {
+                span.set("toolgate.search.query", outcome.query.as_str());
+                span.set("toolgate.search.hits", matched);
+                span.set(
+                    "toolgate.search.loaded",
+                    names(outcome.loaded().map(|t| t.qualified_name()).collect()),
+                );
+                span.set("toolgate.search.unloaded", unloaded);
+            }
             self.gateway.inner.metrics.searched(matched, outcome.loaded().count(), unloaded);
             if matched == 0 {
                 let subject = toolbox.about().subject().to_string();
@@ -578,10 +585,9 @@ impl ServerHandler for GatewayServer {
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
             state.listener_mut().served_list(fingerprint(&list));
             // What deferral saved in this list, for the status page's chart.
-            let counter = toolgate::tokens::TokenCounter::get();
-            let shown: usize = list.iter().map(|t| counter.definition(t)).sum();
-            let full = view.toolbox.about().full_load_tokens();
-            self.gateway.inner.metrics.list_saved(full.saturating_sub(shown));
+            let about = view.toolbox.about();
+            let shown = about.definitions_tokens(list.iter().map(|t| &**t));
+            self.gateway.inner.metrics.list_saved(about.full_load_tokens().saturating_sub(shown));
             list.iter().map(|t| mcp_from_tool(t)).collect()
         };
         self.record().push().await;
@@ -598,7 +604,7 @@ impl ServerHandler for GatewayServer {
         let mut request = request;
         self.drop_injected_arguments(&mut request);
         let name = request.name.clone();
-        span.set("gen_ai.tool.name", name.to_string());
+        span.set("gen_ai.tool.name", name.as_ref());
         Ok(match name.as_ref() {
             TOOL_SEARCH => {
                 let arguments = Value::Object(request.arguments.unwrap_or_default());

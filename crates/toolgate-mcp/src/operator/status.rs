@@ -210,10 +210,9 @@ impl Report<'_> {
         conversation: &Conversation,
     ) -> (usize, usize) {
         let view = self.gateway.view(profile, exposure);
-        let counter = TokenCounter::get();
-        let full = view.toolbox.about().full_load_tokens();
-        let shown = view.toolbox.preview(conversation).iter().map(|t| counter.definition(t)).sum();
-        (shown, full)
+        let about = view.toolbox.about();
+        let shown = about.definitions_tokens(view.toolbox.preview(conversation).iter().map(|t| &**t));
+        (shown, about.full_load_tokens())
     }
 
     /// Each upstream as `toolgate doctor` reports it: its state and error, its tools under

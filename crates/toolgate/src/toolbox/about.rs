@@ -66,4 +66,23 @@ impl<'a> About<'a> {
             toolbox.visible.tools().iter().map(|t| counter.definition(t)).sum()
         })
     }
+
+    /// The tokens of `tools`' definitions as a model API receives them: what a tool list of
+    /// this toolbox costs. Each definition is counted once and remembered (by qualified name
+    /// and definition hash), so that a host may count every list it sends.
+    pub fn definitions_tokens<'t>(&self, tools: impl IntoIterator<Item = &'t Tool>) -> usize {
+        let counter = TokenCounter::get();
+        let mut known = self.toolbox.listed_tokens.lock().unwrap_or_else(|e| e.into_inner());
+        tools
+            .into_iter()
+            .map(|tool| match known.get(tool.qualified_name()) {
+                Some((hash, tokens)) if *hash == tool.hash() => *tokens,
+                _ => {
+                    let tokens = counter.definition(tool);
+                    known.insert(tool.qualified_name().to_owned(), (tool.hash(), tokens));
+                    tokens
+                }
+            })
+            .sum()
+    }
 }

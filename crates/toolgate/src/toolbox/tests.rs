@@ -412,3 +412,30 @@ fn following_a_tools_task_asks_the_policy_as_a_call_does() {
     assert!(matches!(toolbox.may_use("mcp__fk__delete_repo"), Err(Denial::Forbidden { .. })));
     assert!(matches!(toolbox.may_use("fk__nothing"), Err(Denial::Unknown { .. })));
 }
+
+#[test]
+fn a_lists_tokens_are_its_definitions_tokens_counted_once_per_definition() {
+    let cat = catalog(vec![
+        ToolSpec::mcp("fs", "write_file", "Write a file to disk."),
+        ToolSpec::mcp("fs", "read_file", "Read a file from disk, whole or in part."),
+    ]);
+    let off = DeferConfig { mode: DeferMode::Off, ..DeferConfig::default() };
+    let toolbox = Toolbox::builder(&cat, Policy::permissive()).defer(off).build().unwrap();
+    let list = toolbox.tools(&mut toolbox.conversation()).unwrap();
+    let counter = crate::tokens::TokenCounter::get();
+    let counted: usize = list.iter().map(|t| counter.definition(t)).sum();
+    let about = toolbox.about();
+    assert_eq!(about.definitions_tokens(list.iter().map(|t| &**t)), counted);
+    assert_eq!(
+        about.definitions_tokens(list.iter().map(|t| &**t)),
+        counted,
+        "the same from what it remembered"
+    );
+    assert_eq!(about.full_load_tokens(), counted, "every tool is listed");
+    // Another definition under a name it remembered is counted again.
+    let longer =
+        catalog(vec![ToolSpec::mcp("fs", "write_file", "Write a whole file to disk, replacing it.")]);
+    let changed = &longer.tools()[0];
+    assert_eq!(about.definitions_tokens([changed]), counter.definition(changed));
+    assert!(counter.definition(changed) > counter.definition(cat.tool(cat.get("fs__write_file").unwrap())));
+}
