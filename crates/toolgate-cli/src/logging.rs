@@ -70,7 +70,7 @@ struct Fields(Map<String, Value>);
 
 impl Fields {
     fn text(&mut self, field: &Field, text: String) {
-        let masked = toolgate_mcp::redact::redact(&text, secrets());
+        let masked = toolgate_mcp::redact::redact(&text, &secrets());
         self.0.insert(field.name().to_owned(), Value::String(masked));
     }
 }
@@ -123,16 +123,20 @@ fn rfc3339(secs: u64, micros: u32) -> String {
 
 /// The configuration's secrets (servers' `env` and `headers` values, tokens), masked in every
 /// log line once the settings are read.
-static SECRETS: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+static SECRETS: std::sync::RwLock<Vec<String>> = std::sync::RwLock::new(Vec::new());
 
-/// Masks `secrets` in every log line from now on.
+/// Masks `secrets` in every log line from now on, beside those masked already (a reloaded
+/// configuration's secrets join the old ones', which may still be spoken of).
 pub(crate) fn mask(secrets: Vec<String>) {
-    let _ = SECRETS.set(secrets);
+    let mut masked = SECRETS.write().unwrap_or_else(|e| e.into_inner());
+    masked.extend(secrets);
+    masked.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    masked.dedup();
 }
 
 /// The configuration's secrets, once read (none before).
-fn secrets() -> &'static [String] {
-    SECRETS.get().map(Vec::as_slice).unwrap_or_default()
+fn secrets() -> std::sync::RwLockReadGuard<'static, Vec<String>> {
+    SECRETS.read().unwrap_or_else(|e| e.into_inner())
 }
 
 /// Whether log lines carry the formatter's colours (standard error is a terminal).
@@ -148,7 +152,7 @@ struct RedactedStderr;
 impl std::io::Write for RedactedStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        let masked = toolgate_mcp::redact::redact(&text, secrets());
+        let masked = toolgate_mcp::redact::redact(&text, &secrets());
         let colours = COLOURS.load(std::sync::atomic::Ordering::Relaxed);
         std::io::stderr().write_all(toolgate_mcp::redact::escape_line(&masked, colours).as_bytes())?;
         Ok(buf.len())

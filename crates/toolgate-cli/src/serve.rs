@@ -54,28 +54,20 @@ pub(crate) struct Args {
 
 pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
     crate::logging::init(log_filter(args.verbose, args.log_level.as_deref()));
-    let config = match &args.config {
-        Some(path) => Some(Config::from_path(path)?),
-        None => None,
-    };
-    if let Some(path) = config.as_ref().and_then(|c| c.host.gateway.audit_log.as_deref()) {
-        crate::logging::open_audit(path)?;
-    }
-    let settings = match &config {
-        Some(config) => settings_for(config, args.profile.as_deref())?,
+    let (config, settings) = match &args.config {
+        Some(path) => {
+            let (config, settings) = load(path, args.profile.as_deref(), args.exposure.as_deref())?;
+            (Some(config), settings)
+        }
         None if args.profile.is_some() => {
             anyhow::bail!(
                 "--profile needs --config: profiles are defined in the configuration ([profiles.NAME])"
             )
         }
-        None => Settings::default(),
+        None => (None, with_exposure(Settings::default(), args.exposure.as_deref())),
     };
-    let mut settings = settings;
-    match args.exposure.as_deref() {
-        Some("native") => settings.exposure = Some(toolgate_mcp::config::Exposure::Native),
-        Some("bridge") => settings.exposure = Some(toolgate_mcp::config::Exposure::Bridge),
-        Some(_) => settings.exposure = None,
-        None => {}
+    if let Some(path) = config.as_ref().and_then(|c| c.host.gateway.audit_log.as_deref()) {
+        crate::logging::open_audit(path)?;
     }
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -86,6 +78,30 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
     // A blocking read of stdin may still be pending; do not wait for it.
     runtime.shutdown_timeout(Duration::from_secs(1));
     result.map(|()| Outcome::Found)
+}
+
+/// The configuration at `path` and the settings it is served with: `--profile` and
+/// `--exposure` applied, its tokens read and its secrets masked in the log from now on. At
+/// start and at each reload alike.
+fn load(
+    path: &std::path::Path,
+    profile: Option<&str>,
+    exposure: Option<&str>,
+) -> anyhow::Result<(Config, Settings)> {
+    let config = Config::from_path(path)?;
+    let settings = settings_for(&config, profile)?;
+    Ok((config, with_exposure(settings, exposure)))
+}
+
+/// `settings` with `--exposure` applied (`auto`: each client's own).
+fn with_exposure(mut settings: Settings, exposure: Option<&str>) -> Settings {
+    match exposure {
+        Some("native") => settings.exposure = Some(toolgate_mcp::config::Exposure::Native),
+        Some("bridge") => settings.exposure = Some(toolgate_mcp::config::Exposure::Bridge),
+        Some(_) => settings.exposure = None,
+        None => {}
+    }
+    settings
 }
 
 /// `--http`'s address: `IP:PORT`, or `localhost:PORT` (the IPv4 loopback).
@@ -177,6 +193,15 @@ async fn serve(args: Args, config: Option<Config>, mut settings: Settings) -> an
     };
     let shutdown = CancellationToken::new();
     tokio::spawn(stop_on_signal(shutdown.clone()));
+    // SIGHUP, or a change of the file, reloads it; a file that fails keeps the running one.
+    if let Some(path) = args.config.clone() {
+        let (profile, exposure) = (args.profile.clone(), args.exposure.clone());
+        let load = move |path: &std::path::Path| {
+            load(path, profile.as_deref(), exposure.as_deref())
+                .map_err(|e| format!("{}: {e:#}", path.display()))
+        };
+        tokio::spawn(toolgate_mcp::reload::watch(gateway.clone(), path, load));
+    }
     // The static catalogs are read while the gateway already listens (their server shows as
     // starting meanwhile); a bad one stops the gateway with the error, as at start.
     let failed = std::sync::Arc::new(std::sync::Mutex::new(None::<anyhow::Error>));

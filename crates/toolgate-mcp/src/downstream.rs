@@ -7,6 +7,7 @@
 pub(crate) mod asking;
 pub(crate) mod call;
 pub(crate) mod door;
+pub(crate) mod endpoints;
 pub mod http;
 pub(crate) mod instructions;
 pub(crate) mod passthrough;

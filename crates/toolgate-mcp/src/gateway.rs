@@ -20,7 +20,7 @@ use tokio_util::sync::CancellationToken;
 use toolgate::toolbox::{Decider, HostSettings, PolicyError, Toolboxes};
 use toolgate::{Catalog, Policy, Tool, Toolbox};
 
-use crate::pins::Pins;
+use crate::current::Current;
 use crate::settings::{GatewayError, Settings};
 use crate::snapshot::{Listing, Snapshot};
 use crate::upstream::progress::Relay;
@@ -102,18 +102,26 @@ pub struct Gateway {
 
 #[derive(Debug)]
 pub(crate) struct Inner {
-    pub(crate) settings: Settings,
+    /// The configuration in force, replaced whole by a reload (`reload.rs`).
+    current: RwLock<Arc<Current>>,
+    /// What the operator is told of reloads.
+    pub(crate) reloads: crate::current::Reloads,
+    /// Held for a whole reload, so that reloads apply one at a time.
+    pub(crate) reloading: tokio::sync::Mutex<()>,
     /// Decides, over each snapshot, what every subject sees and may run (the library's).
     pub(crate) decider: Decider,
     pub(crate) pool: Mutex<BTreeMap<String, Upstream>>,
     published: RwLock<Published>,
     /// Held for a whole rebuild so that rebuilds publish in the order they read the pool.
-    rebuild_lock: Mutex<()>,
+    pub(crate) rebuild_lock: Mutex<()>,
     /// Bumped after every rebuild; `settled` waits on it.
     pub(crate) changes: watch::Sender<u64>,
     sessions: Sessions,
     pub(crate) shutdown: CancellationToken,
     tasks: Mutex<Vec<JoinHandle<()>>>,
+    /// The task of each live upstream, and what stops it alone (a reload that removes or
+    /// changes it).
+    pub(crate) running: Mutex<HashMap<String, Running>>,
     /// Routes of upstream progress notifications back to their clients.
     pub(crate) progress: Arc<Relay>,
     /// The calls in flight to each upstream, to route an upstream's questions to their client.
@@ -123,18 +131,16 @@ pub(crate) struct Inner {
     /// When the gateway was made: requests wait for starting upstreams only until
     /// `[gateway] ready_timeout_secs` after it.
     pub(crate) started: std::time::Instant,
-    /// The approved definitions, when a server is pinned.
-    pub(crate) pins: Option<Arc<Pins>>,
     /// What the operator sees counted (`/metrics`) and the recent refusals.
     pub(crate) metrics: crate::metrics::Metrics,
     /// Signs the status page's tokens ([`crate::operator::approval`]).
     pub(crate) page_secret: [u8; 32],
-    /// Every value of the configuration that must never be shown or logged, longest first:
-    /// every `${VAR}` value, every server's own secrets, the grant key ([`crate::upstream::redact`]).
-    pub(crate) secrets: Arc<[String]>,
     /// The configuration file, locked (shared) while this gateway serves it, so that a gateway
     /// its servers start on the same file knows it ([`crate::upstream::itself`]).
     pub(crate) serving_lock: std::sync::OnceLock<std::fs::File>,
+    /// The configurations served above and by this gateway, for a child's environment
+    /// ([`crate::upstream::itself::SERVING`]).
+    pub(crate) serving: std::sync::OnceLock<Arc<str>>,
     /// The places of HTTP sessions, `max_sessions` of them ([`crate::session::Seat`]).
     pub(crate) seats: Arc<tokio::sync::Semaphore>,
     /// Where servers' last listings are kept, when this gateway remembers them
@@ -142,14 +148,13 @@ pub(crate) struct Inner {
     pub(crate) remembered: std::sync::OnceLock<Option<crate::upstream::remembered::Remembered>>,
     /// The configuration file the gateway serves, if any.
     pub(crate) source: Option<std::path::PathBuf>,
-    /// The operator's fixes to each server's tools (`[servers.NAME.tools.TOOL]`), by server:
-    /// applied where listings merge, and undone for each call on its way upstream.
-    pub(crate) overrides: HashMap<String, crate::overrides::ToolOverrides>,
-    /// How many calls each subject may make (`[limits]`, `[profiles.NAME.limits]`); the buckets
-    /// are in the session store (`Settings::sessions`).
-    pub(crate) limits: crate::rate::Limiter,
-    /// The exporter of traces (`[telemetry]`), if traces are on.
-    pub(crate) tracer: Option<Arc<crate::telemetry::Tracer>>,
+}
+
+/// A live upstream's task and what stops it alone.
+#[derive(Debug)]
+pub(crate) struct Running {
+    pub(crate) stop: CancellationToken,
+    pub(crate) task: JoinHandle<()>,
 }
 
 impl Inner {
@@ -159,27 +164,16 @@ impl Inner {
     pub(crate) fn new(settings: Settings, config: Config) -> Result<Inner, GatewayError> {
         let root = Policy::new(&config, settings.profile.as_deref())
             .map_err(|e| GatewayError::policy(&e, &config))?;
-        let pins = Pins::from_config(&config)
-            .map_err(|e| GatewayError { key: "gateway.pins".into(), message: e.to_string() })?
-            .map(Arc::new);
-        let mut secrets: Vec<String> = config.expanded.iter().map(|s| s.0.clone()).collect();
-        secrets.extend(config.servers.values().flat_map(|s| s.host.transport.secrets()));
-        secrets.extend(config.host.gateway.grant_key.iter().map(|k| k.0.clone()));
-        secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-        secrets.dedup();
-        let host = HostSettings {
-            defer: settings.defer,
-            exposure: settings.exposure,
-            index: settings.index.clone(),
-        };
-        let decider = Decider::new(root, host);
+        let decider = Decider::new(root, host_settings(&settings));
         let settings_max_sessions = settings.gateway.max_sessions;
         let metrics = crate::metrics::Metrics::default();
-        let tracer = crate::telemetry::Tracer::for_config(&config.host.telemetry, &metrics);
+        let source = config.source.clone();
+        let current = Current::new(config, settings, &metrics, None)?;
         let published = Published { snapshot: Arc::default(), toolboxes: Arc::new(decider.empty()) };
         Ok(Inner {
-            secrets: secrets.into(),
-            settings,
+            current: RwLock::new(Arc::new(current)),
+            reloads: crate::current::Reloads::default(),
+            reloading: tokio::sync::Mutex::new(()),
             decider,
             pool: Mutex::new(BTreeMap::new()),
             published: RwLock::new(published),
@@ -188,24 +182,17 @@ impl Inner {
             sessions: Sessions::default(),
             shutdown: CancellationToken::new(),
             tasks: Mutex::new(Vec::new()),
+            running: Mutex::default(),
             progress: Arc::new(Relay::default()),
             inflight: Arc::default(),
             resources: Mutex::new(ResourceRoutes::default()),
             started: std::time::Instant::now(),
-            pins,
             metrics,
             page_secret: toolgate::secret::random_secret(),
             serving_lock: std::sync::OnceLock::new(),
+            serving: std::sync::OnceLock::new(),
             remembered: std::sync::OnceLock::new(),
-            source: config.source.clone(),
-            overrides: config
-                .servers
-                .iter()
-                .filter(|(_, s)| !s.host.tools.is_empty())
-                .map(|(name, s)| (name.clone(), s.host.tools.clone()))
-                .collect(),
-            limits: config.host.limits.clone(),
-            tracer,
+            source,
             seats: Arc::new(tokio::sync::Semaphore::new(
                 settings_max_sessions.min(tokio::sync::Semaphore::MAX_PERMITS),
             )),
@@ -213,11 +200,16 @@ impl Inner {
     }
 }
 
+/// How the decider builds toolboxes under `settings`.
+pub(crate) fn host_settings(settings: &Settings) -> HostSettings {
+    HostSettings { defer: settings.defer, exposure: settings.exposure, index: settings.index.clone() }
+}
+
 impl Gateway {
     /// The span of a client's request named `name` (a `tools/call` or `tools/list`), a child of
     /// the client's `traceparent` if it sent one; it records nothing without traces.
     pub(crate) fn request_span(&self, name: &str, traceparent: Option<&str>) -> crate::telemetry::Span {
-        match &self.inner.tracer {
+        match &self.current().tracer {
             Some(tracer) => tracer.request(name, traceparent),
             None => crate::telemetry::Span::none(),
         }
@@ -232,7 +224,7 @@ impl Gateway {
         tool: &toolgate::Tool,
         arguments: Option<serde_json::Map<String, serde_json::Value>>,
     ) -> Result<(String, Option<serde_json::Map<String, serde_json::Value>>), String> {
-        match self.inner.overrides.get(tool.server()) {
+        match self.current().overrides.get(tool.server()) {
             Some(overrides) => overrides.upstream_call(tool.name(), arguments),
             None => Ok((tool.name().to_owned(), arguments)),
         }
@@ -282,7 +274,24 @@ impl Gateway {
         if let Err(e) = built {
             tracing::error!("{e}");
         }
-        self.track(tokio::spawn(upstream::run(self.clone(), spec)));
+        let (name, stop) = (spec.name.clone(), spec.stop.clone());
+        let task = tokio::spawn(upstream::run(self.clone(), spec));
+        self.inner.running.lock().unwrap_or_else(|e| e.into_inner()).insert(name, Running { stop, task });
+    }
+
+    /// Stops live upstream `name` and waits for it (its child gets its stdin closed, then
+    /// SIGTERM, then SIGKILL), at most 10 seconds, then forgets it: its tools leave with the
+    /// next rebuild. Nothing when it is not running.
+    pub(crate) async fn stop_upstream(&self, name: &str) {
+        let running = self.inner.running.lock().unwrap_or_else(|e| e.into_inner()).remove(name);
+        if let Some(Running { stop, mut task }) = running {
+            stop.cancel();
+            if tokio::time::timeout(Duration::from_secs(10), &mut task).await.is_err() {
+                tracing::warn!(upstream = %name, "did not stop within 10 s; abandoned");
+                task.abort();
+            }
+        }
+        self.inner.pool.lock().unwrap_or_else(|e| e.into_inner()).remove(name);
     }
 
     /// Keeps a background task of the gateway, for [`Gateway::shutdown`] to wait on.
@@ -295,9 +304,20 @@ impl Gateway {
         pool.insert(upstream.name.clone(), upstream);
     }
 
-    /// The gateway's settings.
-    pub fn settings(&self) -> &Settings {
-        &self.inner.settings
+    /// The gateway's settings now (a reload replaces them): read them once for what one
+    /// stage of a request does.
+    pub fn settings(&self) -> Arc<Settings> {
+        self.current().settings.clone()
+    }
+
+    /// The configuration in force.
+    pub(crate) fn current(&self) -> Arc<Current> {
+        self.inner.current.read().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+
+    /// Puts `current` in force.
+    pub(crate) fn set_current(&self, current: Current) {
+        *self.inner.current.write().unwrap_or_else(|e| e.into_inner()) = Arc::new(current);
     }
 
     /// The current merged snapshot.
@@ -331,7 +351,7 @@ impl Gateway {
     /// Whether requests stop waiting for starting upstreams: none is starting, or
     /// `[gateway] ready_timeout_secs` has passed since the gateway started.
     pub(crate) fn is_ready(&self) -> bool {
-        self.inner.started.elapsed() >= self.inner.settings.gateway.ready_timeout
+        self.inner.started.elapsed() >= self.settings().gateway.ready_timeout
             || self.snapshot().state.starting.is_empty()
     }
 
@@ -340,7 +360,7 @@ impl Gateway {
     /// and `most` at the longest (`Duration::MAX`: no limit of its own).
     pub(crate) async fn ready_within(&self, most: Duration) {
         let left =
-            self.inner.settings.gateway.ready_timeout.saturating_sub(self.inner.started.elapsed()).min(most);
+            self.settings().gateway.ready_timeout.saturating_sub(self.inner.started.elapsed()).min(most);
         if !left.is_zero() {
             self.settled(left).await;
         }
@@ -367,8 +387,10 @@ impl Gateway {
     /// waits for them, at most 10 seconds.
     pub async fn shutdown(&self) {
         self.inner.shutdown.cancel();
-        let tasks: Vec<JoinHandle<()>> =
+        let mut tasks: Vec<JoinHandle<()>> =
             std::mem::take(&mut *self.inner.tasks.lock().unwrap_or_else(|e| e.into_inner()));
+        let running = std::mem::take(&mut *self.inner.running.lock().unwrap_or_else(|e| e.into_inner()));
+        tasks.extend(running.into_values().map(|r| r.task));
         let all = async {
             for t in tasks {
                 let _ = t.await;
@@ -388,12 +410,13 @@ impl Gateway {
     pub(crate) fn rebuild(&self, changed: Option<&str>) -> Result<(), PolicyError> {
         let _order = self.inner.rebuild_lock.lock().unwrap_or_else(|e| e.into_inner());
         let (snapshot, toolboxes) = loop {
+            let current = self.current();
             let mut snapshot = {
                 let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
                 let listings: Vec<Listing<'_>> = pool.values().map(Upstream::listing).collect();
-                Snapshot::build(&listings, self.inner.decider.policy(), &self.inner.overrides)
+                Snapshot::build(&listings, &self.inner.decider.policy(), &current.overrides)
             };
-            if let Some(pins) = &self.inner.pins {
+            if let Some(pins) = &current.pins {
                 snapshot.sift(pins);
             }
             match self.inner.decider.publish(snapshot.state.clone()) {
@@ -429,11 +452,12 @@ impl Gateway {
     /// changed) and sends `notifications/tools/list_changed` to every native session whose
     /// tool list is not what it was last served.
     fn notify_changed_lists(&self) {
+        let configured = self.settings().exposure;
         for slot in self.inner.sessions.live() {
             let (profile, exposure, sessionless) = {
                 let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
                 let profile = state.profile().map(str::to_owned);
-                (profile, state.exposure_under(self.inner.settings.exposure), state.reach().is_sessionless())
+                (profile, state.exposure_under(configured), state.reach().is_sessionless())
             };
             let view = if sessionless {
                 self.granted_view(profile.as_deref())

@@ -17,6 +17,9 @@
 //!   ([`GatewayBuilder::begin`], [`Loading`]), so that a server listens before a large catalog is read.
 //! - `snapshot`: the upstreams' listings merged into one catalog, named once (a pure
 //!   function), with the unapproved tools of pinned servers held back.
+//! - [`reload`]: a new configuration checked whole and applied to the running gateway
+//!   ([`Gateway::reconfigure`]) on `SIGHUP` or a change of the file ([`reload::watch`]); `current`:
+//!   the configuration in force, which a reload replaces.
 //! - `status` and `metrics`: what the operator sees (status page, `/status.json`, `/metrics`).
 //! - [`pins`]: the store of approved definitions (SQLite) and the quarantine.
 //! - [`overrides`]: the operator's fixes to tool definitions; [`rate`]: each subject's rate
@@ -49,6 +52,7 @@ macro_rules! audit_event {
 
 pub mod access;
 pub mod config;
+mod current;
 mod downstream;
 pub mod gateway;
 pub mod limits;
@@ -59,6 +63,7 @@ pub mod overrides;
 pub mod pins;
 pub(crate) mod pool;
 pub mod rate;
+pub mod reload;
 mod session;
 mod settings;
 mod snapshot;

@@ -54,6 +54,8 @@ pub(crate) struct Metrics {
     refusals: Family<Label, Counter>,
     calls: Latency,
     restarts: Family<Label, Counter>,
+    reloads: Family<Label, Counter>,
+    reload_failing: Gauge,
     sessions_opened: Counter,
     sessions_open: Gauge,
     quarantined: Gauge,
@@ -85,6 +87,8 @@ impl Default for Metrics {
             refusals: Family::default(),
             calls: Family::new_with_constructor(latency_histogram as fn() -> Histogram),
             restarts: Family::default(),
+            reloads: Family::default(),
+            reload_failing: Gauge::default(),
             sessions_opened: Counter::default(),
             sessions_open: Gauge::default(),
             quarantined: Gauge::default(),
@@ -103,6 +107,16 @@ impl Default for Metrics {
             "trace_spans_dropped",
             "spans dropped: the export queue was full or the collector did not take them",
             m.trace_spans_dropped.clone(),
+        );
+        m.registry.register(
+            "config_reloads",
+            "configuration reloads, by outcome: applied, or failed (the running configuration kept)",
+            m.reloads.clone(),
+        );
+        m.registry.register(
+            "config_reload_failing",
+            "1 while the last reload of the configuration failed and none has been applied since",
+            m.reload_failing.clone(),
         );
         m.registry.register("searches", "tool_search calls answered", m.searches.clone());
         m.registry.register(
@@ -212,6 +226,13 @@ impl Metrics {
     /// An upstream started again after it failed.
     pub(crate) fn restarted(&self, upstream: &str) {
         self.restarts.get_or_create(&[("upstream", upstream.to_owned())]).inc();
+    }
+
+    /// A reload of the configuration was applied (`true`) or refused.
+    pub(crate) fn reloaded(&self, applied: bool) {
+        let outcome = if applied { "applied" } else { "failed" };
+        self.reloads.get_or_create(&[("outcome", outcome.to_owned())]).inc();
+        self.reload_failing.set(i64::from(!applied));
     }
 
     /// A session was initialized.

@@ -87,14 +87,19 @@ pub enum Selection<'a> {
 /// The gateway's pinning: the store and which upstreams are pinned.
 #[derive(Debug)]
 pub(crate) struct Pins {
-    pub(crate) store: PinStore,
+    pub(crate) store: std::sync::Arc<PinStore>,
     /// Each pinned upstream by configured name, with whether its first listing is held too.
     upstreams: HashMap<String, bool>,
 }
 
 impl Pins {
-    /// The pinning `config` asks for: `None` when no server has `trust = "pin"`.
-    pub(crate) fn from_config(config: &crate::config::Config) -> Result<Option<Pins>, PinError> {
+    /// The pinning `config` asks for: `None` when no server has `trust = "pin"`. When it
+    /// replaces `running` pins (a reload), the store they have open is kept if the file names
+    /// the same one.
+    pub(crate) fn reusing(
+        config: &crate::config::Config,
+        running: Option<&Pins>,
+    ) -> Result<Option<Pins>, PinError> {
         let upstreams: HashMap<String, bool> = config
             .servers
             .iter()
@@ -105,7 +110,11 @@ impl Pins {
             return Ok(None);
         }
         let path = config.host.gateway.pins.clone().unwrap_or_else(PinStore::default_path);
-        Ok(Some(Pins { store: PinStore::open(&path)?, upstreams }))
+        let store = match running.filter(|p| p.store.path == path) {
+            Some(running) => running.store.clone(),
+            None => std::sync::Arc::new(PinStore::open(&path)?),
+        };
+        Ok(Some(Pins { store, upstreams }))
     }
 
     /// For a tool served by `upstream`: `None` when that upstream is not pinned, else whether

@@ -97,10 +97,6 @@ impl Host for Gateway {
         self.passthrough().relay_list_changed(prompts);
     }
 
-    fn shutdown(&self) -> CancellationToken {
-        self.inner.shutdown.clone()
-    }
-
     fn restart_backoff(&self) -> Option<Duration> {
         self.settings().restart_backoff
     }

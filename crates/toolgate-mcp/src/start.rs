@@ -10,7 +10,7 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use crate::config::{Config, Transport};
+use crate::config::{Config, ServerConfig, Transport};
 use toolgate::Catalog;
 
 use crate::gateway::{Gateway, Inner};
@@ -109,46 +109,14 @@ impl GatewayBuilder {
         if let Some(lock) = serving.lock {
             let _ = gateway.inner.serving_lock.set(lock);
         }
-        let serving = serving.chain;
+        let _ = gateway.inner.serving.set(serving.chain);
         let mut children = Vec::new();
         let mut catalogs = Vec::new();
         for (name, server) in &config.servers {
-            if !server.enabled {
-                gateway.add_upstream(Upstream::new(name, Kind::Disabled, None, State::Disabled));
-                continue;
-            }
-            match &server.host.transport {
-                Transport::Catalog { path } => {
-                    gateway.add_upstream(Upstream::new(name, Kind::Catalog, None, State::Starting));
-                    catalogs.push((name.clone(), path.clone()));
-                }
-                transport => children.push(upstream::Spec {
-                    name: name.clone(),
-                    transport: transport.clone(),
-                    call_timeout: server.host.call_timeout,
-                    protocol: server.host.protocol,
-                    serving: serving.clone(),
-                    masked: gateway.inner.secrets.clone(),
-                    caps: gateway.settings().gateway.list_caps,
-                    oauth: match (&server.host.oauth, transport) {
-                        (Some(oauth), Transport::Http { url, .. }) => {
-                            Some(Arc::new(crate::oauth::client::Credentials::new(
-                                name,
-                                url,
-                                oauth.clone(),
-                                crate::oauth::client::Trust {
-                                    issuers: config
-                                        .host
-                                        .oauth
-                                        .as_ref()
-                                        .map(|o| o.issuers.clone())
-                                        .unwrap_or_default(),
-                                },
-                            )))
-                        }
-                        _ => None,
-                    },
-                }),
+            match gateway.enter_server(name, server, config) {
+                Entered::Catalog(path) => catalogs.push((name.clone(), path)),
+                Entered::Live(spec) => children.push(spec),
+                Entered::Disabled => {}
             }
         }
         gateway.rebuild(None).map_err(|e| GatewayError::policy(&e, config))?;
@@ -158,6 +126,55 @@ impl GatewayBuilder {
         }
         let loading = Loading { gateway: gateway.clone(), config: config.clone(), catalogs };
         Ok((gateway, loading))
+    }
+}
+
+/// What entering a server of the configuration in the pool leaves to do.
+#[derive(Debug)]
+pub(crate) enum Entered {
+    /// Nothing: it is disabled.
+    Disabled,
+    /// Read its catalog file (it shows as starting meanwhile).
+    Catalog(PathBuf),
+    /// Start it, once the pool's snapshot is rebuilt ([`Gateway::spawn_upstream`]).
+    Live(upstream::Spec),
+}
+
+impl Gateway {
+    /// Enters server `name` of `config` in the pool, as disabled, as a static catalog still to
+    /// be read, or as a live server to start (its spec returned).
+    pub(crate) fn enter_server(&self, name: &str, server: &ServerConfig, config: &Config) -> Entered {
+        if !server.enabled {
+            self.add_upstream(Upstream::new(name, Kind::Disabled, None, State::Disabled));
+            return Entered::Disabled;
+        }
+        let transport = match &server.host.transport {
+            Transport::Catalog { path } => {
+                self.add_upstream(Upstream::new(name, Kind::Catalog, None, State::Starting));
+                return Entered::Catalog(path.clone());
+            }
+            transport => transport,
+        };
+        let oauth = match (&server.host.oauth, transport) {
+            (Some(oauth), Transport::Http { url, .. }) => {
+                let issuers = config.host.oauth.as_ref().map(|o| o.issuers.clone()).unwrap_or_default();
+                let trust = crate::oauth::client::Trust { issuers };
+                Some(Arc::new(crate::oauth::client::Credentials::new(name, url, oauth.clone(), trust)))
+            }
+            _ => None,
+        };
+        let current = self.current();
+        Entered::Live(upstream::Spec {
+            name: name.to_owned(),
+            transport: transport.clone(),
+            call_timeout: server.host.call_timeout,
+            protocol: server.host.protocol,
+            serving: self.inner.serving.get().cloned().unwrap_or_else(|| Arc::from("")),
+            masked: current.secrets.clone(),
+            caps: current.settings.gateway.list_caps,
+            oauth,
+            stop: self.inner.shutdown.child_token(),
+        })
     }
 }
 
@@ -172,11 +189,11 @@ impl Loading {
         for (name, path) in &catalogs {
             match Catalog::from_path(path) {
                 Ok(catalog) => {
-                    set_static(&gateway, name, catalog.tools().iter().map(|t| t.spec().clone()).collect())
+                    gateway.serve_static(name, catalog.tools().iter().map(|t| t.spec().clone()).collect())
                 }
                 Err(e) => {
                     let message = format!("{e}; fix the catalog file or the `catalog` path");
-                    set_static(&gateway, name, Vec::new());
+                    gateway.serve_static(name, Vec::new());
                     return Err(GatewayError { key: format!("servers.{name}.catalog"), message });
                 }
             }
@@ -191,11 +208,13 @@ impl Loading {
     }
 }
 
-/// Serves `tools` as the static catalog upstream `name` of `gateway` (no rebuild).
-fn set_static(gateway: &Gateway, name: &str, tools: Vec<Arc<toolgate::ToolSpec>>) {
-    let mut pool = gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(upstream) = pool.get_mut(name) {
-        upstream.tools = tools;
-        upstream.state = State::Static;
+impl Gateway {
+    /// Serves `tools` as the static catalog upstream `name` (no rebuild).
+    pub(crate) fn serve_static(&self, name: &str, tools: Vec<Arc<toolgate::ToolSpec>>) {
+        let mut pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(upstream) = pool.get_mut(name) {
+            upstream.tools = tools;
+            upstream.state = State::Static;
+        }
     }
 }

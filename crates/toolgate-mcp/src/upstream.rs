@@ -215,6 +215,8 @@ pub(crate) struct Spec {
     pub(crate) caps: crate::config::ListCaps,
     /// Where its access tokens come from, for an HTTP server with `[servers.NAME.oauth]`.
     pub(crate) oauth: Option<Arc<crate::oauth::client::Credentials>>,
+    /// Cancelled to stop it: when the gateway shuts down, or a reload removes or changes it.
+    pub(crate) stop: CancellationToken,
 }
 
 impl Spec {
@@ -267,8 +269,6 @@ pub(crate) trait Host: Clone + Send + Sync + 'static {
     fn relay_log(&self, name: &str, params: rmcp::model::LoggingMessageNotificationParam);
     /// Relays a change of an upstream's prompts (`true`) or resources.
     fn relay_list_changed(&self, prompts: bool);
-    /// Cancelled when the gateway shuts down.
-    fn shutdown(&self) -> CancellationToken;
     /// The first wait before a restart, if upstreams restart.
     fn restart_backoff(&self) -> Option<Duration>;
     /// How long an upstream may take to start and list its tools.
@@ -362,9 +362,9 @@ enum Ended {
     Failed { reason: String, was_ready_for: Option<Duration> },
 }
 
-/// Runs one upstream until the gateway shuts down: connect, serve, restart with backoff.
+/// Runs one upstream until it is stopped (`spec.stop`): connect, serve, restart with backoff.
 pub(crate) async fn run<H: Host>(gateway: H, spec: Spec) {
-    let shutdown = gateway.shutdown();
+    let shutdown = spec.stop.clone();
     let first_backoff = gateway.restart_backoff();
     let mut backoff = first_backoff;
     loop {
@@ -389,7 +389,7 @@ pub(crate) async fn run<H: Host>(gateway: H, spec: Spec) {
 
 /// One connection: start, list, then serve list changes until it ends.
 async fn connect_and_serve<H: Host>(gateway: &H, spec: &Spec) -> Ended {
-    let shutdown = gateway.shutdown();
+    let shutdown = spec.stop.clone();
     let startup = gateway.startup_timeout();
     let relist = Arc::new(Relist::default());
     let handler = UpstreamClient {

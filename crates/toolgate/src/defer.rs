@@ -155,6 +155,11 @@ impl DeferLatch {
         }
         on
     }
+
+    /// What [`DeferLatch::decide`] would answer, keeping nothing.
+    pub fn would_decide(&self, catalog: &Catalog, config: &DeferConfig, bridge: bool) -> bool {
+        bridge || self.on.load(Ordering::Relaxed) || Deferral::decide(catalog, config).enabled()
+    }
 }
 
 #[cfg(test)]

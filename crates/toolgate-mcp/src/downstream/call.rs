@@ -176,7 +176,8 @@ impl AdmittedCall<'_> {
         context: &RequestContext<RoleServer>,
     ) -> Result<(), crate::rate::Limited> {
         let gateway = server.gateway();
-        let limiter = &gateway.inner.limits;
+        let current = gateway.current();
+        let limiter = &current.limits;
         if limiter.is_empty() || self.continues() {
             return Ok(());
         }
@@ -189,7 +190,7 @@ impl AdmittedCall<'_> {
         if buckets.is_empty() {
             return Ok(());
         }
-        match gateway.settings().sessions.take(&buckets).await {
+        match current.settings.sessions.take(&buckets).await {
             Ok(Ok(())) => Ok(()),
             Ok(Err((short, retry_after))) => Err(crate::rate::Limited {
                 scope: buckets[short].scope.clone(),

@@ -26,7 +26,6 @@ use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::session::SessionManager;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 
 use crate::access::Caller;
 use crate::gateway::Gateway;
@@ -84,7 +83,8 @@ pub(crate) struct Door {
     pub(crate) gateway: Gateway,
     /// The owner of every session this process opened or restored, by id.
     pub(crate) held: Arc<Mutex<HashMap<String, Owner>>>,
-    pub(crate) managers: Arc<Vec<Arc<LocalSessionManager>>>,
+    /// The endpoints, whose session managers hold the sessions.
+    pub(crate) endpoints: crate::downstream::endpoints::Endpoints,
     /// The event streams (`GET`) open now, by session id: a session with one is not
     /// hibernated ([`Door::streaming`]).
     pub(crate) streams: Arc<Mutex<HashMap<String, usize>>>,
@@ -151,7 +151,7 @@ impl Door {
     async fn close(&self, id: &str) {
         self.held().remove(id);
         let id: rmcp::transport::streamable_http_server::session::SessionId = id.to_owned().into();
-        for manager in self.managers.iter() {
+        for manager in self.endpoints.managers() {
             if manager.sessions.read().await.contains_key(&id) {
                 let _ = manager.close_session(&id).await;
             }
@@ -161,7 +161,7 @@ impl Door {
     /// Whether a session manager of this process holds session `id` now.
     async fn holds(&self, id: &str) -> bool {
         let id: rmcp::transport::streamable_http_server::session::SessionId = id.to_owned().into();
-        for manager in self.managers.iter() {
+        for manager in self.endpoints.managers() {
             if manager.sessions.read().await.contains_key(&id) {
                 return true;
             }

@@ -4,7 +4,6 @@
 //! see only what the profile allows; on `/mcp`, the header `X-Toolgate-Profile: NAME` does the
 //! same.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
@@ -13,12 +12,11 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{Html, IntoResponse, Response};
 use axum::routing::get;
-use rmcp::transport::streamable_http_server::session::local::{LocalSessionManager, SessionConfig};
-use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use tokio::net::TcpListener;
 use tokio_util::sync::CancellationToken;
 
 use crate::downstream::door::{PROFILE_HEADER, SESSION_HEADER, jsonrpc_error};
+use crate::downstream::endpoints::Endpoints;
 use crate::gateway::Gateway;
 
 /// The router: `/mcp`, `/` and `/status.json`. Cancelling `shutdown` ends every MCP session.
@@ -31,48 +29,28 @@ use crate::gateway::Gateway;
 /// JSON-RPC error that says so. A new session past `[gateway] max_sessions` gets 503. `DELETE`
 /// of a session is answered 204.
 pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
-    let settings = gateway.settings().clone();
-    let mut managers = Vec::new();
-    let mut endpoint = |profile: Option<String>| {
-        let gateway = gateway.clone();
-        let factory =
-            move || Ok(crate::downstream::server::GatewayServer::for_http(gateway.clone(), profile.clone()));
-        // The access guard checks Host and Origin on every route first; rmcp's own Host check
-        // is given the same list, so that neither refuses what the other allows.
-        let hosts = ["localhost", "127.0.0.1", "::1"]
-            .into_iter()
-            .map(str::to_owned)
-            .chain(settings.access.hosts.clone());
-        let mut config = StreamableHttpServerConfig::default()
-            .with_cancellation_token(shutdown.clone())
-            .with_allowed_hosts(hosts);
-        // A session this process does not hold (it restarted, or another replica opened it)
-        // is restored from the store ([`crate::downstream::resume`]).
-        config.session_store = Some(Arc::new(crate::store::ForRmcp {
-            store: settings.sessions.clone(),
-            ttl: settings.gateway.session_idle,
-        }));
-        // rmcp would end a session after `keep_alive` without a message, a long call in flight
-        // included; toolgate ends idle sessions itself (`reap_idle`).
-        let mut sessions = SessionConfig::default();
-        sessions.keep_alive = None;
-        let mut manager = LocalSessionManager::default();
-        manager.session_config = sessions;
-        let manager = Arc::new(manager);
-        managers.push(manager.clone());
-        StreamableHttpService::new(factory, manager, config)
-    };
-    // Exact paths only: `/mcp` and one `/mcp/NAME` per configured profile. Any other path
+    let endpoints = Endpoints::new(gateway.clone(), shutdown.clone());
+    // Exact paths only: `/mcp` and `/mcp/NAME` for each profile configured now. Any other path
     // (an unknown profile, `/mcp//reader`, a percent-encoded name) is 404, never the
-    // unrestricted endpoint.
-    let mut router = axum::Router::new().route_service("/mcp", endpoint(None));
-    for name in gateway.decider().profiles() {
-        router = router.route_service(&format!("/mcp/{name}"), endpoint(Some(name.clone())));
-    }
+    // unrestricted endpoint (`profile_exists`, outside every other MCP layer).
+    let at_root = endpoints.clone();
+    let at_profile = endpoints.clone();
+    let router = axum::Router::new()
+        .route(
+            "/mcp",
+            axum::routing::any(move |request: Request| async move { at_root.serve(None, request).await }),
+        )
+        .route(
+            "/mcp/{*profile}",
+            axum::routing::any(move |request: Request| async move {
+                let profile = request.uri().path().strip_prefix("/mcp/").unwrap_or_default().to_owned();
+                at_profile.serve(Some(&profile), request).await
+            }),
+        );
     let door = crate::downstream::door::Door {
         gateway: gateway.clone(),
         held: Default::default(),
-        managers: Arc::new(managers),
+        endpoints,
         streams: Default::default(),
     };
     tokio::spawn(reap_idle(door.clone(), shutdown.clone()));
@@ -88,6 +66,7 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
         .route_layer(guard)
         .route_layer(axum::middleware::from_fn_with_state(door, crate::downstream::door::guard))
         .route_layer(axum::middleware::from_fn_with_state(gateway.clone(), limits_guard))
+        .route_layer(axum::middleware::from_fn_with_state(gateway.clone(), profile_exists))
         .route("/", get(status_page))
         .route("/status.json", get(status_json))
         .route("/metrics", get(metrics))
@@ -97,6 +76,15 @@ pub fn router(gateway: Gateway, shutdown: CancellationToken) -> axum::Router {
         .route(&format!("{METADATA_PATH}/{{*resource}}"), get(resource_metadata))
         .layer(access)
         .with_state(gateway)
+}
+
+/// Outside every other layer of the MCP endpoints: a path `/mcp/NAME` whose `NAME` is not a
+/// profile configured now is 404, as a path the router does not know.
+async fn profile_exists(State(gateway): State<Gateway>, request: Request, next: Next) -> Response {
+    match request.uri().path().strip_prefix("/mcp/") {
+        Some(name) if !gateway.decider().has_profile(name) => StatusCode::NOT_FOUND.into_response(),
+        _ => next.run(request).await,
+    }
 }
 
 /// Around the MCP endpoints: a POST's body is read whole within `[gateway] body_timeout_secs`
@@ -384,7 +372,7 @@ async fn reap_idle(door: crate::downstream::door::Door, shutdown: CancellationTo
     use std::collections::HashMap;
     use std::time::Instant;
     let gateway = &door.gateway;
-    let managers = door.managers.clone();
+    let endpoints = door.endpoints.clone();
     let idle = gateway.settings().gateway.session_idle;
     let hibernate = gateway.settings().gateway.session_hibernate.min(idle);
     let every = (hibernate / 4).clamp(Duration::from_millis(250), Duration::from_secs(30));
@@ -397,7 +385,7 @@ async fn reap_idle(door: crate::downstream::door::Door, shutdown: CancellationTo
         let activity = gateway.sessions().http_activity();
         let mut present = std::collections::HashSet::new();
         let mut closed = 0;
-        for manager in managers.iter() {
+        for manager in endpoints.managers() {
             let ids: Vec<_> = manager.sessions.read().await.keys().cloned().collect();
             for id in ids {
                 let key = id.to_string();
@@ -419,7 +407,7 @@ async fn reap_idle(door: crate::downstream::door::Door, shutdown: CancellationTo
                     continue;
                 }
                 let _ = rmcp::transport::streamable_http_server::session::SessionManager::close_session(
-                    &**manager, &id,
+                    &*manager, &id,
                 )
                 .await;
                 closed += 1;
@@ -443,9 +431,8 @@ pub async fn serve(
     shutdown: CancellationToken,
 ) -> std::io::Result<()> {
     use hyper_util::rt::{TokioIo, TokioTimer};
-    let header_timeout = gateway.settings().gateway.header_timeout;
     gateway.relay_announcements();
-    let app = router(gateway, shutdown.child_token());
+    let app = router(gateway.clone(), shutdown.child_token());
     let mut connections = tokio::task::JoinSet::new();
     loop {
         let (tcp, _) = tokio::select! {
@@ -468,6 +455,7 @@ pub async fn serve(
         }
         let service = hyper_util::service::TowerToHyperService::new(app.clone());
         let stop = shutdown.clone();
+        let header_timeout = gateway.settings().gateway.header_timeout;
         connections.spawn(async move {
             let connection = hyper::server::conn::http1::Builder::new()
                 .timer(TokioTimer::new())

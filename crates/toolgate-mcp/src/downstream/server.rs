@@ -204,9 +204,10 @@ impl GatewayServer {
         let view = self.view();
         let toolbox = &view.toolbox;
         let (text, structured, relist) = {
+            let settings = self.gateway.settings();
             let mut state = self.state();
             let searched = if toolbox.about().is_granted() {
-                let key = &self.gateway.settings().grants;
+                let key = &settings.grants;
                 toolbox
                     .grants(key, std::time::SystemTime::now())
                     .tool_search(state.conversation_mut(), arguments)

@@ -23,7 +23,7 @@ use crate::rate::RATE_LIMITED;
 
 /// Around the MCP endpoints, inside the body limits (the body is already read whole).
 pub(crate) async fn guard(State(gateway): State<Gateway>, request: Request, next: Next) -> Response {
-    if gateway.inner.limits.is_empty() || request.method() != axum::http::Method::POST {
+    if gateway.current().limits.is_empty() || request.method() != axum::http::Method::POST {
         return next.run(request).await;
     }
     let (parts, body) = request.into_parts();

@@ -31,18 +31,20 @@ pub struct Approvals<'a> {
 impl Approvals<'_> {
     /// Rebuilds whenever another process (`toolgate approve`) wrote the pin store: its
     /// approvals take effect within a second.
+    /// The pin store is the one in force at each tick: a reload may open it, or another.
     pub(crate) fn watch(&self) {
-        let Some(pins) = self.gateway.inner.pins.clone() else { return };
+        let gateway = self.gateway.clone();
+        let version = move || gateway.current().pins.as_ref().map(|p| p.store.version().ok());
         let gateway = self.gateway.clone();
         let task = tokio::spawn(async move {
-            let mut last = pins.store.version().ok();
+            let mut last = version();
             let mut tick = tokio::time::interval(Duration::from_secs(1));
             loop {
                 tokio::select! {
                     _ = gateway.inner.shutdown.cancelled() => return,
                     _ = tick.tick() => {}
                 }
-                let now = pins.store.version().ok();
+                let now = version();
                 if now != last {
                     last = now;
                     if let Err(e) = gateway.rebuild(None) {
@@ -57,7 +59,8 @@ impl Approvals<'_> {
     /// Approves held tools (see [`crate::pins`]) and serves them at once. Fails when no
     /// server is pinned or the store cannot be written.
     pub fn approve(&self, selection: Selection<'_>) -> Result<Vec<Held>, PinError> {
-        let Some(pins) = &self.gateway.inner.pins else {
+        let current = self.gateway.current();
+        let Some(pins) = &current.pins else {
             return Err(PinError { path: "".into(), message: "no server has `trust = \"pin\"`".into() });
         };
         let approved = pins.store.approve(selection)?;
@@ -69,7 +72,7 @@ impl Approvals<'_> {
 
     /// The tools waiting in quarantine (none when no server is pinned).
     pub fn held(&self) -> Result<Vec<Held>, PinError> {
-        self.gateway.inner.pins.as_ref().map_or(Ok(Vec::new()), |p| p.store.held())
+        self.gateway.current().pins.as_ref().map_or(Ok(Vec::new()), |p| p.store.held())
     }
 }
 

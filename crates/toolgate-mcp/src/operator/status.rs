@@ -131,6 +131,7 @@ impl Report<'_> {
                 })
                 .collect()
         };
+        let current = self.gateway.current();
         let sessions: Vec<Value> = self
             .gateway
             .sessions()
@@ -138,7 +139,7 @@ impl Report<'_> {
             .iter()
             .map(|slot| {
                 let state = slot.state.lock().unwrap_or_else(|e| e.into_inner());
-                let exposure = state.exposure_under(self.gateway.inner.settings.exposure);
+                let exposure = state.exposure_under(current.settings.exposure);
                 let (shown, full) = self.session_tokens(state.profile(), exposure, state.conversation());
                 let activity = state.activity();
                 json!({
@@ -168,24 +169,19 @@ impl Report<'_> {
                     let mut shown = Held::to_json(h);
                     for line in shown["diff"].as_array_mut().into_iter().flatten() {
                         if let Some(text) = line.as_str() {
-                            *line = json!(crate::upstream::redact::mask_secrets(
-                                text,
-                                &self.gateway.inner.secrets
-                            ));
+                            *line = json!(crate::upstream::redact::mask_secrets(text, &current.secrets));
                         }
                     }
                     shown
                 })
                 .collect(),
             Err(e) => {
-                vec![
-                    json!({"error": crate::upstream::redact::redact(&e.to_string(), &self.gateway.inner.secrets)}),
-                ]
+                vec![json!({"error": crate::upstream::redact::redact(&e.to_string(), &current.secrets)})]
             }
         };
         json!({
             "uptime_secs": self.gateway.inner.started.elapsed().as_secs(),
-            "exposure": self.gateway.inner.settings.exposure.map_or("auto", exposure_name),
+            "exposure": current.settings.exposure.map_or("auto", exposure_name),
             "strategy": toolbox.about().strategy().as_str(),
             "tools": toolbox.visible().len(),
             "deferred": deferred,
@@ -196,13 +192,31 @@ impl Report<'_> {
             "sessions": sessions,
             "quarantined": held,
             "refusals": self.gateway.inner.metrics.recent_refusals(),
-            "limits": self.gateway.inner.limits.status(),
+            "limits": current.limits.status(),
+            "configuration": self.configuration(),
             "timeline": self.gateway.inner.metrics.timeline_status(),
         })
     }
 
     /// The tokens of the tool list a session of `profile` is sent now, and of a full load of
     /// every tool it can see.
+    /// The configuration file and its reloads: how many were applied and refused, the last
+    /// of each (a refusal only while no reload has been applied since), and the keys that
+    /// changed but take effect at the next start.
+    fn configuration(&self) -> Value {
+        let log = self.gateway.inner.reloads.log();
+        let secs =
+            |t: std::time::SystemTime| t.duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+        json!({
+            "file": self.gateway.inner.source.as_ref().map(|p| p.display().to_string()),
+            "reloads_applied": log.applied,
+            "reloads_failed": log.failed,
+            "last_applied": log.last_applied.map(|(at, changes)| json!({"at": secs(at), "changes": changes})),
+            "failing": log.failing.map(|(at, error)| json!({"at": secs(at), "error": error})),
+            "at_restart": log.at_restart,
+        })
+    }
+
     fn session_tokens(
         &self,
         profile: Option<&str>,
@@ -259,9 +273,10 @@ impl Report<'_> {
             let catalog = toolgate::Catalog::builder().tool(spec.clone()).build().ok()?;
             Some(counter.definition(&catalog.tools()[0]))
         };
+        let current = self.gateway.current();
         let pool = self.gateway.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
         let mut out = Vec::new();
-        for (server, overrides) in &self.gateway.inner.overrides {
+        for (server, overrides) in &current.overrides {
             for (upstream_name, o) in overrides.iter() {
                 let listed = pool
                     .values()

@@ -38,6 +38,7 @@ pub(crate) fn render(status: &Value, found: Option<&Value>, token: &str) -> Stri
         esc(str_of(&status["strategy"])),
         uptime(status["uptime_secs"].as_u64().unwrap_or(0)),
     );
+    configuration(&mut out, &status["configuration"]);
     servers(&mut out, status);
     quarantined(&mut out, status, token);
     super::charts::section(&mut out, status);
@@ -46,6 +47,39 @@ pub(crate) fn render(status: &Value, found: Option<&Value>, token: &str) -> Stri
     search(&mut out, found);
     out.push_str("</body></html>\n");
     out
+}
+
+/// The configuration's reloads: a failing one first and in red (the running configuration is
+/// kept), else the last one applied, and the keys that wait for a restart.
+fn configuration(out: &mut String, configuration: &Value) {
+    let file = esc(str_of(&configuration["file"]));
+    if let Some(failing) = configuration["failing"].as_object() {
+        let _ = writeln!(
+            out,
+            "<p id=\"configuration\" class=\"failed\">The configuration <code>{file}</code> was not reloaded at {}: \
+             {}. The running configuration is kept.</p>",
+            clock(failing["at"].as_u64().unwrap_or(0)),
+            esc(failing["error"].as_str().unwrap_or_default()),
+        );
+    } else if let Some(applied) = configuration["last_applied"].as_object() {
+        let changes: Vec<&str> =
+            applied["changes"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+        let _ = writeln!(
+            out,
+            "<p id=\"configuration\">The configuration <code>{file}</code> was reloaded at {} ({}).</p>",
+            clock(applied["at"].as_u64().unwrap_or(0)),
+            esc(&if changes.is_empty() { "no change".to_owned() } else { changes.join("; ") }),
+        );
+    }
+    let at_restart: Vec<&str> =
+        configuration["at_restart"].as_array().into_iter().flatten().filter_map(Value::as_str).collect();
+    if !at_restart.is_empty() {
+        let _ = writeln!(
+            out,
+            "<p class=\"starting\">Changed in the file, applied at the next start: <code>{}</code>.</p>",
+            esc(&at_restart.join(", "))
+        );
+    }
 }
 
 fn str_of(v: &Value) -> &str {
@@ -318,6 +352,8 @@ mod tests {
             ],
             "quarantined": [{"name": "x__<evil>", "reason": "changed", "diff": ["- old", "+ <script>"]}],
             "refusals": [{"at": 3661, "session": 1, "subject": "main", "tool": "x__y", "reason": "not_loaded", "rule": "r"}],
+            "configuration": {"file": "/etc/toolgate.toml", "failing": {"at": 7322, "error": "line 1: expected `]` <here>"},
+                "at_restart": ["gateway.sessions"]},
         });
         let html = render(&status, None, "1.tok");
         assert!(html.contains("&lt;x&gt;") && !html.contains("<x>"));
@@ -331,6 +367,14 @@ mod tests {
         assert!(html.contains("&lt;script&gt;") && !html.contains("<script>"));
         assert!(html.contains("01:01:01 UTC") && html.contains("1 h 6 min"));
         assert!(html.contains("http-equiv=\"refresh\""));
+        assert!(
+            html.contains(
+                "class=\"failed\">The configuration <code>/etc/toolgate.toml</code> was not reloaded at \
+                           02:02:02 UTC: line 1: expected `]` &lt;here&gt;."
+            ),
+            "{html}"
+        );
+        assert!(html.contains("applied at the next start: <code>gateway.sessions</code>"));
         let found = json!({"query": "q\"", "strategy": "lexical", "matches": []});
         let html = render(&status, Some(&found), "1.tok");
         assert!(!html.contains("http-equiv=\"refresh\""), "a search result does not reload away");

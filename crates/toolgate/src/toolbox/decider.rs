@@ -11,7 +11,7 @@
 //! policy cannot be applied, sees no tool.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, RwLock};
 
 use super::{Toolbox, ToolboxBuilder};
 use crate::catalog::Catalog;
@@ -59,7 +59,9 @@ pub struct CatalogState {
 /// subject's toolbox over it ([`Toolboxes`]), deciding deferral once for all of them.
 #[derive(Debug)]
 pub struct Decider {
-    shared: Arc<Shared>,
+    /// Replaced whole by [`Decider::reconfigure`]; each [`Toolboxes`] keeps the one it was
+    /// published with.
+    shared: RwLock<Arc<Shared>>,
     latch: DeferLatch,
 }
 
@@ -92,41 +94,83 @@ impl Decider {
     /// A decider for the subject of `root`, building toolboxes with `settings`.
     pub fn new(root: Policy, settings: HostSettings) -> Decider {
         let shared = Shared { root, settings, validators: Arc::default() };
-        Decider { shared: Arc::new(shared), latch: DeferLatch::default() }
+        Decider { shared: RwLock::new(Arc::new(shared)), latch: DeferLatch::default() }
+    }
+
+    /// Decides from now on with `root` and `settings` (a host's configuration reloaded): the
+    /// next [`Decider::publish`] uses them; toolboxes published before keep theirs. Deferral,
+    /// once on, stays on, and compiled validators are kept.
+    pub fn reconfigure(&self, root: Policy, settings: HostSettings) {
+        let mut shared = self.shared.write().unwrap_or_else(|e| e.into_inner());
+        let validators = shared.validators.clone();
+        *shared = Arc::new(Shared { root, settings, validators });
+    }
+
+    fn shared(&self) -> Arc<Shared> {
+        self.shared.read().unwrap_or_else(|e| e.into_inner()).clone()
     }
 
     /// The served subject's policy (its server rules hold for every subject).
-    pub fn policy(&self) -> &Policy {
-        &self.shared.root
+    pub fn policy(&self) -> Policy {
+        self.shared().root.clone()
+    }
+
+    /// The settings toolboxes are built with.
+    pub fn settings(&self) -> HostSettings {
+        self.shared().settings.clone()
     }
 
     /// Whether `profile` is configured (`[profiles.NAME]`).
     pub fn has_profile(&self, profile: &str) -> bool {
-        self.shared.root.has_profile(profile)
+        self.shared().root.has_profile(profile)
     }
 
     /// The configured profiles' names, sorted.
     pub fn profiles(&self) -> Vec<String> {
-        self.shared.root.profile_names()
+        self.shared().root.profile_names()
     }
 
     /// How many argument validators are compiled.
     pub fn validators(&self) -> usize {
-        self.shared.validators.len()
+        self.shared().validators.len()
     }
 
     /// The toolboxes of `state`: deferral decided (on for good once on; from the start when
     /// the host fixes bridge exposure), and the served subject's required tools checked against
     /// the budgets in the tightest exposure. Fails, publishing nothing, when they do not fit.
     pub fn publish(&self, state: CatalogState) -> Result<Toolboxes, PolicyError> {
-        let settings = &self.shared.settings;
+        self.publish_with(self.shared(), state, true)
+    }
+
+    /// Whether `root` and `settings` could decide over `state`: [`Decider::publish`] with
+    /// them, changing nothing (neither this decider nor its deferral latch). A host checks a
+    /// new configuration with this before [`Decider::reconfigure`].
+    pub fn trial(
+        &self,
+        root: Policy,
+        settings: HostSettings,
+        state: CatalogState,
+    ) -> Result<Toolboxes, PolicyError> {
+        let validators = self.shared().validators.clone();
+        self.publish_with(Arc::new(Shared { root, settings, validators }), state, false)
+    }
+
+    fn publish_with(
+        &self,
+        shared: Arc<Shared>,
+        state: CatalogState,
+        latch: bool,
+    ) -> Result<Toolboxes, PolicyError> {
+        let settings = &shared.settings;
         let bridge = settings.exposure == Some(Exposure::Bridge);
-        let defers = self.latch.decide(&state.catalog, &settings.defer, bridge);
-        let root =
-            self.shared.root.clone().served_by(state.served_by.clone()).formerly(state.formerly.clone());
-        let toolboxes =
-            Toolboxes { shared: self.shared.clone(), root, state, defers, built: Mutex::default() };
+        let defers = if latch {
+            self.latch.decide(&state.catalog, &settings.defer, bridge)
+        } else {
+            self.latch.would_decide(&state.catalog, &settings.defer, bridge)
+        };
+        let root = shared.root.clone().served_by(state.served_by.clone()).formerly(state.formerly.clone());
         let tightest = Exposure::tightest(settings.exposure);
+        let toolboxes = Toolboxes { shared, root, state, defers, built: Mutex::default() };
         let root = toolboxes.build(toolboxes.root.clone(), tightest, false, None)?;
         toolboxes
             .built
@@ -139,9 +183,10 @@ impl Decider {
     /// Toolboxes over no tools at all, deferring as nothing was decided yet (off), before the
     /// first snapshot.
     pub fn empty(&self) -> Toolboxes {
+        let shared = self.shared();
         Toolboxes {
-            shared: self.shared.clone(),
-            root: self.shared.root.clone(),
+            root: shared.root.clone(),
+            shared,
             state: CatalogState::default(),
             defers: false,
             built: Mutex::default(),
@@ -289,6 +334,30 @@ mod tests {
         assert!(decider.publish(small.clone()).unwrap().defers(), "and on for good");
         let bridged = self::decider("", DeferConfig::default(), Some(Exposure::Bridge));
         assert!(bridged.publish(small).unwrap().defers(), "a host in bridge exposure defers from the start");
+    }
+
+    #[test]
+    fn a_reconfigured_decider_decides_with_the_new_policy_from_its_next_snapshot() {
+        let decider = decider(CONFIG, DeferConfig::default(), None);
+        let tools = [("fs", "read"), ("git", "log"), ("secrets", "dump")];
+        let before = decider.publish(state(&tools)).unwrap();
+        let config: Config =
+            Config::from_toml("toolgate.toml", "[policy]\ndeny = [\"git\"]\n", Path::new(".")).unwrap();
+        let policy = Policy::new(&config, None).unwrap();
+        let settings = decider.settings();
+        let trial = decider.trial(policy.clone(), settings.clone(), state(&tools)).unwrap();
+        assert_eq!(names(&trial.get(None, Exposure::Native)), ["fs__read", "secrets__dump"]);
+        assert!(decider.has_profile("reader"), "a trial changes nothing");
+        decider.reconfigure(policy, settings);
+        assert!(!decider.has_profile("reader"), "the profile is gone with the old file");
+        let after = decider.publish(state(&tools)).unwrap();
+        assert_eq!(names(&after.get(None, Exposure::Native)), ["fs__read", "secrets__dump"]);
+        assert!(names(&after.get(Some("reader"), Exposure::Native)).is_empty(), "fail closed");
+        assert_eq!(
+            names(&before.get(Some("reader"), Exposure::Native)),
+            ["fs__read"],
+            "toolboxes published before keep the policy they were published with"
+        );
     }
 
     #[test]
