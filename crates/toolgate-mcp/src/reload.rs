@@ -208,6 +208,14 @@ impl Gateway {
         }
         settings.restart_backoff = running.settings.restart_backoff;
         settings.relist_wait = running.settings.relist_wait;
+        // What is unchanged is not made again: the ranking (a model, maybe) and the OAuth
+        // verifier with the keys it fetched.
+        if config.search == old.search && config.models == old.models {
+            settings.index = running.settings.index.clone();
+        }
+        if config.host.oauth == old.host.oauth {
+            settings.access.oauth = running.settings.access.oauth.clone();
+        }
         let at_restart = at_restart(old, &config, &mut settings, &running.settings);
         let policy = Policy::new(&config, settings.profile.as_deref())
             .map_err(|e| GatewayError::policy(&e, &config))?;
@@ -223,8 +231,12 @@ impl Gateway {
         }
         let host = host_settings(&next.settings);
         let config = next.config.clone();
-        self.set_current(next);
-        self.inner.decider.reconfigure(policy, host);
+        {
+            // No rebuild reads the new configuration with the old policy, or the other way.
+            let _order = self.inner.rebuild_lock.lock().unwrap_or_else(|e| e.into_inner());
+            self.set_current(next);
+            self.inner.decider.reconfigure(policy, host);
+        }
         let mut live = Vec::new();
         for name in plan.entering() {
             let Some(server) = config.servers.get(name) else { continue };
