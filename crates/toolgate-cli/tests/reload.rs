@@ -305,6 +305,27 @@ fn an_http_gateway_takes_each_kind_of_change_while_its_sessions_live() {
     reloads(&server, BOB_ROTATED, 6, 2);
     assert_eq!(bob.ask("tools/list", json!({})).0, 401, "the old secret is refused");
     assert!(HttpSession::open(&server, "/mcp", BOB_ROTATED).is_ok(), "the new one is taken");
+
+    // A rate limit and a tool override added, the profile removed: each from the next
+    // request, and fx, reached as before, keeps its process.
+    let fx_process = processes_with(fx.log.to_str().unwrap());
+    let limit = "[limits.tools.\"fx__open_issues\"]\ncalls_per_minute = 1\n\n";
+    let rename = "[servers.fx.tools.list_issues]\nname = \"open_issues\"\n";
+    tokens_without_alice(&format!("{deny}{limit}{}{rename}", fx.table("fx", "call_timeout_secs = 30")));
+    let shown = reloads(&server, BOB_ROTATED, 7, 2);
+    assert!(shown["last_applied"]["changes"].to_string().contains("server fx rules changed"), "{shown}");
+    assert_eq!(reader.ask("tools/list", json!({})).0, 401, "the rotated token");
+    let carol = HttpSession::open(&server, "/mcp", BOB_ROTATED).unwrap();
+    assert_eq!(HttpSession::open(&server, "/mcp/reader", BOB_ROTATED).err(), Some(404), "a profile removed");
+    assert_eq!(carol.search("list the open issues")[0], "fx__open_issues", "the override is what is found");
+    assert!(!is_error(&carol.call("fx__open_issues")));
+    assert_eq!(fx.calls().last().map(String::as_str), Some("list_issues"), "called by its upstream name");
+    assert_eq!(
+        carol.ask("tools/call", json!({"name": "fx__open_issues", "arguments": {}})).0,
+        429,
+        "the limit"
+    );
+    assert_eq!(processes_with(fx.log.to_str().unwrap()), fx_process, "fx was not restarted");
     let log = server.log();
     assert!(log.contains("reloading the configuration: SIGHUP"), "{log}");
     assert!(!log.contains(BOB_ROTATED) && !log.contains(ALICE), "secrets stay out of the log");
