@@ -60,7 +60,7 @@ fn lexical(set: &Set, q: &str) -> Vec<(ToolId, f32)> {
 }
 
 fn fused(set: &Set, q: &str, fusion: Fusion) -> Vec<ToolId> {
-    set.dense.hybrid(q, &lexical(set, q), fusion, DEPTH)
+    set.dense.hybrid(q, &lexical(set, q), fusion, DEPTH).into_iter().map(|h| h.0).collect()
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -566,7 +566,8 @@ impl Index {
                         crate::semantic::Fusion::DEFAULT,
                         FUSION_DEPTH,
                     );
-                    lexical = rank_scored(fused);
+                    // The fused scores, which the loading cut reads as it reads lexical ones.
+                    lexical = fused.into_iter().map(|(tool, score)| Hit { tool, score }).collect();
                 }
                 (lexical, unmatched)
             }

@@ -1,7 +1,8 @@
 //! How many of a search's hits a `tool_search` loads: those that stand out from what the
 //! request's incidental words find, so that a request for the time in Tokyo does not load three
-//! music tools. Fused rankings (`semantic`) score by rank, falling slowly, so the cut leaves
-//! them whole.
+//! music tools. `semantic` is cut the same way, on its fused scores (the lexical score over the
+//! best one, plus the weighted cosine); rankings fused by rank alone (`bert`) score by rank,
+//! falling slowly, so the cut leaves them whole.
 
 use super::Hit;
 use toolgate_catalog::ToolId;

@@ -305,18 +305,18 @@ impl DenseIndex {
     /// Fuses `lexical` (a lexical ranker's hits, best first, with scores) with this index's
     /// `depth` best tools for `query`, the dense side weighted by the model's
     /// [coverage](StaticModel::coverage) of the query: a query the model cannot read (Chinese)
-    /// keeps its lexical ranking.
+    /// keeps its lexical ranking and scores. The scores are [`fuse`]'s.
     pub fn hybrid(
         &self,
         query: &str,
         lexical: &[(ToolId, f32)],
         fusion: Fusion,
         depth: usize,
-    ) -> Vec<ToolId> {
+    ) -> Vec<(ToolId, f32)> {
         let coverage = self.model.coverage(query);
         let fusion = fusion.scaled(coverage);
         if fusion.dense_weight() <= 0.0 {
-            return lexical.iter().map(|h| h.0).collect();
+            return lexical.to_vec();
         }
         fuse(lexical, &self.search_request(query, depth), fusion)
     }
@@ -428,10 +428,13 @@ impl Fusion {
 }
 
 /// Merges a lexical ranking (with scores, best first) and a dense one (cosines, best first)
-/// into one list of tools, best first. Lexical hits with an infinite score (exact names,
-/// `select:`) stay first in their order, so the exact-name guarantee survives fusion; ties go
-/// to the better lexical rank, then the better dense rank.
-pub fn fuse(lexical: &[(ToolId, f32)], dense: &[(ToolId, f32)], fusion: Fusion) -> Vec<ToolId> {
+/// into one list of tools with their fused scores, best first. Lexical hits with an infinite
+/// score (exact names, `select:`) stay first in their order, so the exact-name guarantee
+/// survives fusion; ties go to the better lexical rank, then the better dense rank. A mix's
+/// score is the lexical score over the best one plus the dense weight times the cosine's place
+/// between the worst and the best of `dense`: a scale the loading cut reads as it reads a
+/// lexical one.
+pub fn fuse(lexical: &[(ToolId, f32)], dense: &[(ToolId, f32)], fusion: Fusion) -> Vec<(ToolId, f32)> {
     let sure: Vec<ToolId> = lexical.iter().filter(|h| h.1 == f32::INFINITY).map(|h| h.0).collect();
     let lex_max = lexical.iter().map(|h| h.1).filter(|s| s.is_finite()).fold(0.0f32, f32::max);
     let (d_min, d_max) =
@@ -472,7 +475,7 @@ pub fn fuse(lexical: &[(ToolId, f32)], dense: &[(ToolId, f32)], fusion: Fusion) 
         }
     }
     merged.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(a.3.cmp(&b.3)));
-    sure.into_iter().chain(merged.into_iter().map(|m| m.0)).collect()
+    sure.into_iter().map(|id| (id, f32::INFINITY)).chain(merged.into_iter().map(|m| (m.0, m.1))).collect()
 }
 
 /// The texts of a tool's fields: name words, server words, description, property names.
@@ -659,13 +662,16 @@ mod tests {
         let (a, b, c, d) = (id(0), id(1), id(2), id(3));
         let lexical = [(d, f32::INFINITY), (a, 9.0), (b, 5.0)];
         let dense = [(c, 0.9), (b, 0.8), (d, 0.7)];
-        let rrf = fuse(&lexical, &dense, Fusion::Rrf { k: 60.0, dense_weight: 1.0 });
+        let ids = |hits: Vec<(ToolId, f32)>| hits.into_iter().map(|h| h.0).collect::<Vec<_>>();
+        let rrf = ids(fuse(&lexical, &dense, Fusion::Rrf { k: 60.0, dense_weight: 1.0 }));
         // b is in both lists and overtakes a; d stays first and is not repeated.
         assert_eq!(rrf, vec![d, b, a, c]);
         let mix = fuse(&lexical, &dense, Fusion::Mix { dense_weight: 0.5 });
         // a: 1.0; b: 5/9 + 0.5·0.5 ≈ 0.81; c: 0.5.
-        assert_eq!(mix, vec![d, a, b, c]);
-        assert_eq!(fuse(&lexical, &[], Fusion::Mix { dense_weight: 1.0 }), vec![d, a, b]);
+        assert_eq!(ids(mix.clone()), vec![d, a, b, c]);
+        assert_eq!(mix[0].1, f32::INFINITY);
+        assert!((mix[2].1 - (5.0 / 9.0 + 0.25)).abs() < 1e-6, "{mix:?}");
+        assert_eq!(ids(fuse(&lexical, &[], Fusion::Mix { dense_weight: 1.0 })), vec![d, a, b]);
     }
 
     #[test]
@@ -674,8 +680,10 @@ mod tests {
         let index = DenseIndex::build(&cat, &toy());
         let lexical = [(cat.id(2), 3.0)];
         let fusion = Fusion::Rrf { k: 60.0, dense_weight: 2.0 };
-        assert_eq!(index.hybrid("读取 文件", &lexical, fusion, 10), vec![cat.id(2)]);
-        assert_eq!(index.hybrid("commit history", &lexical, fusion, 1), vec![cat.id(1), cat.id(2)]);
+        assert_eq!(index.hybrid("读取 文件", &lexical, fusion, 10), vec![(cat.id(2), 3.0)]);
+        let ids: Vec<ToolId> =
+            index.hybrid("commit history", &lexical, fusion, 1).into_iter().map(|h| h.0).collect();
+        assert_eq!(ids, vec![cat.id(1), cat.id(2)]);
     }
 
     #[test]
