@@ -172,7 +172,10 @@ oauth = { grant = "token_exchange", client_id = "toolgate-cc", client_secret = "
       stderr: result.stderr.slice(-800),
       drove: result.drove,
       sealed: sealed.length > 0,
-      plaintext_visible: /eyJ|refresh|access_token/.test(sealed),
+      // A token in the clear: a JWT's header and payload (`eyJ…` twice, joined by a dot, which
+      // base64 never writes), or a token response's words (`access_token` has an underscore,
+      // which standard base64 never writes). `eyJ` alone turns up in sealed base64 by chance.
+      plaintext_visible: /eyJ[\w-]*\.eyJ|access_token|refresh/.test(sealed),
       key_file: fs.existsSync(path.join(work, 'config', 'toolgate', 'oauth.key')),
     };
   }
