@@ -12,7 +12,7 @@
 //! `catalog`, `env`, revision, call timeout, OAuth client, `enabled`) restarts; a server whose
 //! rules, trust or tool overrides alone changed keeps running and is served under the new ones.
 //! Tokens, profiles, policy, limits, overrides, telemetry, search and the `[gateway]`
-//! timeouts take effect with the next request. Live sessions keep what they loaded, save what
+//! timeouts take effect with the next request (the listing caps with the next server started). Live sessions keep what they loaded, save what
 //! the new policy denies: that is neither listed nor callable from the next request on, and a
 //! native session whose list changed is told (`list_changed`). The session store, the most
 //! sessions, the idle and hibernate times, the audit log and the listing cache are kept as
