@@ -4,15 +4,20 @@
 //! greeting, a deadline, a time frame, an answer format, a signature, quotes, bullets, lines
 //! joined or split, capitals), and:
 //!
-//! - the default strategy's nDCG@10 on each set and part under each change stays within 0.02 of
-//!   its figure on the requests as written;
+//! - the default strategy's nDCG@10 on each set and part loses under each change at most 0.02,
+//!   or at most what plain `bm25f` loses under the same change where that is more (issue 44's
+//!   bar: a change that costs any reader of the words costs the default no more);
 //! - a change that adds words never brings into the top 5 a tool the request as written does
 //!   not match at all: a tool found by an incidental word alone does not displace the subject.
 //! - under every change, as on the requests as written, the default stays at or above plain
 //!   `bm25f` on each set and part.
 //!
+//! The changes that add words are, in English and Chinese, a closing paragraph of thanks or
+//! generic instructions, a greeting, a deadline, a time frame, an answer format, a signature, a
+//! heading, a background line and urgency.
+//!
 //! Not every change meets that yet. The data file's `open` lists, for each change that adds
-//! words, the set parts it still moves by more than 0.02 and the figure measured there, and
+//! words, the set parts it still costs more than that bar and the figure measured there, and
 //! `incidental_open` how many (request, tool) pairs a change still lets in; those may not get
 //! worse (0.005 of nDCG@10 is noise), and everything not listed must meet the bar. A change
 //! of layout alone (quotes, bullets, lines joined or split, capitals) has no entry: a rule
@@ -33,7 +38,7 @@ use toolgate_search::{Index, Strategy};
 
 const SETS: [&str; 5] = ["acebench-en", "acebench-zh", "livemcp-zh", "livemcpbench", "metatool"];
 
-/// The most nDCG@10 a change may move a set's part.
+/// The most nDCG@10 a change may cost a set's part, unless it costs plain `bm25f` more.
 const TOLERANCE: f64 = 0.02;
 
 fn bench() -> PathBuf {
@@ -154,7 +159,11 @@ fn the_ranking_does_not_move_with_the_layout_of_a_request() {
         let (tune, check): (Vec<Query>, Vec<Query>) =
             queries.iter().cloned().partition(|q| Part::of(&q.id) == Part::Tune);
         let base = [ndcg(&index, &catalog, &tune), ndcg(&index, &catalog, &check)];
-        println!("{set:<13} {:>22} {:.3} / {:.3}", "as written", base[0], base[1]);
+        let plain_base = [ndcg(&plain, &catalog, &tune), ndcg(&plain, &catalog, &check)];
+        println!(
+            "{set:<13} {:>22} {:.3} / {:.3}  (bm25f {:.3} / {:.3})",
+            "as written", base[0], base[1], plain_base[0], plain_base[1]
+        );
         for p in &perturbations {
             let changed = |part: &[Query]| -> Vec<Query> {
                 part.iter().map(|q| Query { query: perturb(p, &q.query, &q.lang), ..q.clone() }).collect()
@@ -167,8 +176,10 @@ fn the_ranking_does_not_move_with_the_layout_of_a_request() {
                     behind.push(format!("{set} {part} under `{}`: {f:.3}, bm25f {p_:.3}", p.name));
                 }
             }
-            let mark =
-                if figures.iter().zip(&base).any(|(f, b)| (f - b).abs() > TOLERANCE) { "  <-" } else { "" };
+            // What the change may cost each part: the tolerance, or what it costs `bm25f`.
+            let allowed: Vec<f64> = (0..2).map(|i| TOLERANCE.max(plain_base[i] - peer[i])).collect();
+            let over = |i: usize| base[i] - figures[i] > allowed[i] + 1e-9;
+            let mark = if over(0) || over(1) { "  <-" } else { "" };
             println!(
                 "{set:<13} {:>22} {:.3} / {:.3}{mark}  (bm25f {:.3} / {:.3})",
                 p.name, figures[0], figures[1], peer[0], peer[1]
@@ -184,8 +195,11 @@ fn the_ranking_does_not_move_with_the_layout_of_a_request() {
                         ));
                     }
                     Some(_) => {}
-                    None if (f - b).abs() > TOLERANCE => {
-                        moved.push(format!("{set} {part} under `{}`: {b:.3} -> {f:.3}", p.name));
+                    None if over(i) => {
+                        moved.push(format!(
+                            "{set} {part} under `{}`: {b:.3} -> {f:.3} (may lose {:.3})",
+                            p.name, allowed[i]
+                        ));
                     }
                     None => {}
                 }
@@ -207,7 +221,7 @@ fn the_ranking_does_not_move_with_the_layout_of_a_request() {
             }
         }
     }
-    assert!(moved.is_empty(), "the ranking moved by more than {TOLERANCE}:\n{}", moved.join("\n"));
+    assert!(moved.is_empty(), "a change cost the ranking more than it may:\n{}", moved.join("\n"));
     assert!(behind.is_empty(), "the default fell behind plain bm25f:\n{}", behind.join("\n"));
     println!("(request, tool) pairs let into a top 5 by the added words alone:");
     let mut over = Vec::new();
