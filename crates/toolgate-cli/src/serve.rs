@@ -57,6 +57,7 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
     let (config, settings) = match &args.config {
         Some(path) => {
             let (config, settings) = load(path, args.profile.as_deref(), args.exposure.as_deref())?;
+            let settings = settings.with_search(&config.search)?;
             (Some(config), settings)
         }
         None if args.profile.is_some() => {
@@ -82,7 +83,8 @@ pub(crate) fn run(args: Args) -> anyhow::Result<Outcome> {
 
 /// The configuration at `path` and the settings it is served with: `--profile` and
 /// `--exposure` applied, its tokens read and its secrets masked in the log from now on. At
-/// start and at each reload alike.
+/// start and at each reload alike; the ranking (`[search]`, perhaps a model to read) is made
+/// after, at start by `run` and at a reload by the gateway, only when it changed.
 fn load(
     path: &std::path::Path,
     profile: Option<&str>,
@@ -115,18 +117,15 @@ fn parse_addr(text: &str) -> Result<SocketAddr, String> {
     }
 }
 
-/// The gateway settings of `config`, serving `profile` if one is named.
+/// The gateway settings of `config` (ranking as the default, until `Settings::with_search`),
+/// serving `profile` if one is named.
 fn settings_for(config: &Config, profile: Option<&str>) -> anyhow::Result<Settings> {
-    let mut settings = Settings::from_config(config).with_search(&config.search)?;
+    let mut settings = Settings::from_config(config);
     let (access, token_secrets) = access_for(config)?;
     settings.access = access;
     // Every value of the configuration that must not reach a log line, masked from now on.
-    let mut secrets: Vec<String> = config.servers.values().flat_map(|s| s.host.transport.secrets()).collect();
+    let mut secrets = toolgate_mcp::config::secrets(config);
     secrets.extend(token_secrets);
-    secrets.extend(config.host.gateway.grant_key.as_ref().map(|k| k.0.clone()));
-    // Every `${VAR}` value: a token passed in `args` is no less a secret than one in `env`.
-    secrets.extend(config.expanded.iter().map(|v| v.0.clone()));
-    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
     crate::logging::mask(secrets);
     if let Some(name) = profile {
         profile_of(config, name)?;

@@ -60,6 +60,19 @@ pub type Config = toolgate::config::Config<GatewayKeys>;
 /// [`ServerConfig::host`](toolgate::config::ServerConfig::host).
 pub type ServerConfig = toolgate::config::ServerConfig<UpstreamConfig>;
 
+/// Every value of `config` that must never be shown or logged, longest first, each once: every
+/// `${VAR}` value (a token passed in `args` is no less a secret than one in `env`), every
+/// server's own secrets and the grant key. Bearer tokens' secrets are read later
+/// ([`TokenConfig::secret`]) and are not among them.
+pub fn secrets(config: &Config) -> Vec<String> {
+    let mut secrets: Vec<String> = config.expanded.iter().map(|s| s.0.clone()).collect();
+    secrets.extend(config.servers.values().flat_map(|s| s.host.transport.secrets()));
+    secrets.extend(config.host.gateway.grant_key.iter().map(|k| k.0.clone()));
+    secrets.sort_by(|a, b| b.len().cmp(&a.len()).then_with(|| a.cmp(b)));
+    secrets.dedup();
+    secrets
+}
+
 /// A server reached by `transport`, with every other setting at its default.
 pub fn server(transport: Transport) -> ServerConfig {
     ServerConfig::new(UpstreamConfig::new(transport))

@@ -59,7 +59,7 @@ impl Current {
             _ => Tracer::for_config(&config.host.telemetry, metrics),
         };
         Ok(Current {
-            secrets: secrets_of(&config).into(),
+            secrets: crate::config::secrets(&config).into(),
             overrides: config
                 .servers
                 .iter()
@@ -73,16 +73,6 @@ impl Current {
             config,
         })
     }
-}
-
-/// Every value of `config` that must never be shown, longest first.
-fn secrets_of(config: &Config) -> Vec<String> {
-    let mut secrets: Vec<String> = config.expanded.iter().map(|s| s.0.clone()).collect();
-    secrets.extend(config.servers.values().flat_map(|s| s.host.transport.secrets()));
-    secrets.extend(config.host.gateway.grant_key.iter().map(|k| k.0.clone()));
-    secrets.sort_by_key(|s| std::cmp::Reverse(s.len()));
-    secrets.dedup();
-    secrets
 }
 
 /// What the operator is told of reloads: how many were applied and refused, the last of each,

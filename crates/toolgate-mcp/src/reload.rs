@@ -23,14 +23,15 @@ mod watch;
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use toolgate::{Catalog, Policy};
+use toolgate::Policy;
+use toolgate::search::IndexBuilder;
 
 use crate::config::{Config, ServerConfig, Transport};
 use crate::current::Current;
 use crate::gateway::{Gateway, host_settings};
 use crate::settings::{GatewayError, Settings};
 use crate::snapshot::{Listing, Snapshot};
-use crate::start::Entered;
+use crate::start::{Entered, read_catalog};
 use crate::upstream::{Kind, State, Upstream};
 
 pub use watch::watch;
@@ -156,7 +157,8 @@ fn sections_changed(old: &Config, new: &Config, changes: &mut Vec<String>) {
 
 impl Gateway {
     /// Applies `config`, served with `settings` (built from it as at start: tokens read,
-    /// ranking loaded, `--profile` and `--exposure` applied), to the running gateway, or
+    /// `--profile` and `--exposure` applied; the ranking is this call's to make from
+    /// `[search]`, or to keep when that is unchanged), to the running gateway, or
     /// refuses it, keeping the running configuration and recording why (the log, the status
     /// page, `/metrics`). See the [module](crate::reload) for what changes at once and what
     /// waits for a restart. Reloads run one at a time.
@@ -208,11 +210,19 @@ impl Gateway {
         }
         settings.restart_backoff = running.settings.restart_backoff;
         settings.relist_wait = running.settings.relist_wait;
-        // What is unchanged is not made again: the ranking (a model, maybe) and the OAuth
-        // verifier with the keys it fetched.
-        if config.search == old.search && config.models == old.models {
-            settings.index = running.settings.index.clone();
-        }
+        // What is unchanged is not made again: the ranking (a model, maybe, read off the
+        // runtime's threads when `[search]` changed) and the OAuth verifier with its keys.
+        settings.index = if config.search == old.search {
+            running.settings.index.clone()
+        } else {
+            let search = config.search.clone();
+            let built = tokio::task::spawn_blocking(move || IndexBuilder::from_config(&search)).await;
+            let built = built.map_err(|e| GatewayError {
+                key: "search".into(),
+                message: format!("building the ranking failed: {e}"),
+            })?;
+            built.map_err(|e| GatewayError::ranking(&e, &config.search))?
+        };
         if config.host.oauth == old.host.oauth {
             settings.access.oauth = running.settings.access.oauth.clone();
         }
@@ -220,7 +230,7 @@ impl Gateway {
         let policy = Policy::new(&config, settings.profile.as_deref())
             .map_err(|e| GatewayError::policy(&e, &config))?;
         let plan = Plan::of(old, &config);
-        let catalogs = read_catalogs(&config, &plan).await?;
+        let mut catalogs = read_catalogs(&config, &plan).await?;
         let mut changes = Vec::new();
         plan.describe(&mut changes);
         sections_changed(old, &config, &mut changes);
@@ -242,9 +252,7 @@ impl Gateway {
             let Some(server) = config.servers.get(name) else { continue };
             match self.enter_server(name, server, &config) {
                 Entered::Live(spec) => live.push(spec),
-                Entered::Catalog(_) => {
-                    self.serve_static(name, catalogs.get(name).cloned().unwrap_or_default())
-                }
+                Entered::Catalog(_) => self.serve_static(name, catalogs.remove(name).unwrap_or_default()),
                 Entered::Disabled => {}
             }
         }
@@ -319,15 +327,8 @@ async fn read_catalogs(
     let read = tokio::task::spawn_blocking(move || {
         let mut read = BTreeMap::new();
         for (name, path) in wanted {
-            match Catalog::from_path(&path) {
-                Ok(catalog) => {
-                    read.insert(name, catalog.tools().iter().map(|t| t.spec().clone()).collect());
-                }
-                Err(e) => {
-                    let message = format!("{e}; fix the catalog file or the `catalog` path");
-                    return Err(GatewayError { key: format!("servers.{name}.catalog"), message });
-                }
-            }
+            let tools = read_catalog(&name, &path)?;
+            read.insert(name, tools);
         }
         Ok(read)
     });

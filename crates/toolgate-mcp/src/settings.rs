@@ -77,10 +77,9 @@ impl Settings {
     /// Fails when the ranking cannot be built (an unknown strategy, a model that cannot be
     /// read), naming the key.
     pub fn for_config(config: &Config) -> Result<Settings, GatewayError> {
-        Settings::from_config(config).with_search(&config.search).map_err(|e| {
-            let key = if config.search.model.is_some() { "search.model" } else { "search.strategy" };
-            GatewayError { key: key.to_owned(), message: e.to_string() }
-        })
+        Settings::from_config(config)
+            .with_search(&config.search)
+            .map_err(|e| GatewayError::ranking(&e, &config.search))
     }
 
     /// The settings of a configuration's `[gateway]` table (the library's keys and the
@@ -130,6 +129,12 @@ impl std::fmt::Display for GatewayError {
 impl std::error::Error for GatewayError {}
 
 impl GatewayError {
+    /// The error of a ranking that cannot be built from `search`, with the key to fix.
+    pub(crate) fn ranking(e: &ModelError, search: &SearchConfig) -> GatewayError {
+        let key = if search.model.is_some() { "search.model" } else { "search.strategy" };
+        GatewayError { key: key.to_owned(), message: e.to_string() }
+    }
+
     /// The error of a policy that cannot be applied, with the key to fix.
     pub(crate) fn policy(e: &PolicyError, config: &Config) -> GatewayError {
         let key = match e {

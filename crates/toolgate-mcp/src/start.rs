@@ -187,14 +187,11 @@ impl Loading {
         let Loading { gateway, config, catalogs } = self;
         let started = std::time::Instant::now();
         for (name, path) in &catalogs {
-            match Catalog::from_path(path) {
-                Ok(catalog) => {
-                    gateway.serve_static(name, catalog.tools().iter().map(|t| t.spec().clone()).collect())
-                }
+            match read_catalog(name, path) {
+                Ok(tools) => gateway.serve_static(name, tools),
                 Err(e) => {
-                    let message = format!("{e}; fix the catalog file or the `catalog` path");
                     gateway.serve_static(name, Vec::new());
-                    return Err(GatewayError { key: format!("servers.{name}.catalog"), message });
+                    return Err(e);
                 }
             }
         }
@@ -216,5 +213,20 @@ impl Gateway {
             upstream.tools = tools;
             upstream.state = State::Static;
         }
+    }
+}
+
+/// The tools of static catalog server `name`, read from `path` (blocking); a file that cannot
+/// be read or parsed is an error naming the server's `catalog` key.
+pub(crate) fn read_catalog(
+    name: &str,
+    path: &std::path::Path,
+) -> Result<Vec<Arc<toolgate::ToolSpec>>, GatewayError> {
+    match Catalog::from_path(path) {
+        Ok(catalog) => Ok(catalog.tools().iter().map(|t| t.spec().clone()).collect()),
+        Err(e) => Err(GatewayError {
+            key: format!("servers.{name}.catalog"),
+            message: format!("{e}; fix the catalog file or the `catalog` path"),
+        }),
     }
 }

@@ -115,11 +115,6 @@ impl Decider {
         self.shared().root.clone()
     }
 
-    /// The settings toolboxes are built with.
-    pub fn settings(&self) -> HostSettings {
-        self.shared().settings.clone()
-    }
-
     /// Whether `profile` is configured (`[profiles.NAME]`).
     pub fn has_profile(&self, profile: &str) -> bool {
         self.shared().root.has_profile(profile)
@@ -344,7 +339,8 @@ mod tests {
         let config: Config =
             Config::from_toml("toolgate.toml", "[policy]\ndeny = [\"git\"]\n", Path::new(".")).unwrap();
         let policy = Policy::new(&config, None).unwrap();
-        let settings = decider.settings();
+        let settings =
+            HostSettings { defer: DeferConfig::default(), exposure: None, index: Index::builder() };
         let trial = decider.trial(policy.clone(), settings.clone(), state(&tools)).unwrap();
         assert_eq!(names(&trial.get(None, Exposure::Native)), ["fs__read", "secrets__dump"]);
         assert!(decider.has_profile("reader"), "a trial changes nothing");
