@@ -110,31 +110,10 @@ fn a_runaway_loop_over_two_replicas_gets_no_more_than_the_limit_and_sep_3304_ans
 
     // A 2025-11-25 session of alice's, whose answers rmcp streams: still 429.
     let bearer = format!("Bearer {ALICE}");
-    let auth = [
-        ("Authorization", bearer.as_str()),
-        ("Accept", "application/json, text/event-stream"),
-        ("Content-Type", "application/json"),
-    ];
-    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-        "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "loop", "version": "1"}}});
-    let (status, head, _) = support::request(&replicas[1].addr, "POST", "/mcp", &auth, &init.to_string());
-    assert_eq!(status, 200, "{head}");
-    let session = head
-        .lines()
-        .find_map(|l| {
-            l.to_ascii_lowercase().starts_with("mcp-session-id:").then(|| l[15..].trim().to_owned())
-        })
-        .expect("a session id");
-    let mut with_session = auth.to_vec();
-    with_session.extend([("Mcp-Session-Id", session.as_str()), ("MCP-Protocol-Version", "2025-11-25")]);
-    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
-    support::request(&replicas[1].addr, "POST", "/mcp", &with_session, &initialized);
-    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
-    let (status, _, listed) = support::request(&replicas[1].addr, "POST", "/mcp", &with_session, &list);
-    assert!(status == 200 && listed.contains("fx__list_issues"), "{listed}");
-    let in_session = json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call",
-        "params": {"name": "fx__list_issues", "arguments": {}}});
-    let reply = support::request(&replicas[1].addr, "POST", "/mcp", &with_session, &in_session.to_string());
+    let session = support::HttpSession::open(&replicas[1].addr, "/mcp", ALICE).expect("a session");
+    let (status, listed) = session.ask("tools/list", json!({}));
+    assert!(status == 200 && listed.to_string().contains("fx__list_issues"), "{listed}");
+    let reply = session.send("tools/call", json!({"name": "fx__list_issues", "arguments": {}}));
     assert_limited(&reply, "all calls");
 
     // The upstream heard of exactly the calls the limits allowed: 2 + 3 of alice's, 1 of the bot's.

@@ -21,7 +21,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
-use support::{Server, Session, Upstream, refused, request, request_whole, scratch, serve, text, tool};
+use support::{HttpSession, Server, Session, Upstream, refused, request_whole, scratch, serve, text, tool};
 
 const ALICE: &str = "alice-secret-0123456789";
 const BOB: &str = "bob-secret-0123456789abcd";
@@ -29,15 +29,7 @@ const BOB_ROTATED: &str = "bob-rotated-secret-987654321";
 
 /// The processes whose environment holds `value` (an upstream's log path: its fixture server).
 fn processes_with(value: &str) -> Vec<u32> {
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
-        let environ = std::fs::read(entry.path().join("environ")).unwrap_or_default();
-        if String::from_utf8_lossy(&environ).split('\0').any(|v| v.ends_with(value)) {
-            found.push(pid);
-        }
-    }
-    found
+    support::processes_where("environ", |environ| environ.split('\0').any(|v| v.ends_with(value)))
 }
 
 /// Waits until `done` holds, for at most `WAIT`; `what` says what was waited for.
@@ -49,122 +41,53 @@ fn until(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
-/// One 2025-11-25 session over HTTP, as the bearer of a token.
-struct HttpSession<'a> {
-    addr: &'a str,
-    path: String,
-    bearer: String,
-    id: String,
+/// Waits, without holding up the runtime, until the processes of `upstream` meet `done`.
+async fn until_processes(upstream: &Upstream, what: &str, done: impl Fn(&[u32]) -> bool) {
+    let deadline = Instant::now() + support::WAIT;
+    loop {
+        let now = processes_with(upstream.log.to_str().unwrap());
+        if done(&now) {
+            return;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting until {what}: {now:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
 }
 
-impl<'a> HttpSession<'a> {
-    /// Opens a session at `path` (`/mcp` or `/mcp/NAME`) as `token`; the refusal's status when
-    /// there is none.
-    fn open(server: &'a Server, path: &str, token: &str) -> Result<HttpSession<'a>, u16> {
-        let mut session = HttpSession {
-            addr: &server.addr,
-            path: path.to_owned(),
-            bearer: format!("Bearer {token}"),
-            id: String::new(),
-        };
-        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "reload-test", "version": "1"}}});
-        let (status, head, _) =
-            request(session.addr, "POST", path, &session.headers(), &initialize.to_string());
-        let id = head.lines().find_map(|l| {
-            let (name, value) = l.split_once(':')?;
-            name.eq_ignore_ascii_case("mcp-session-id").then(|| value.trim().to_owned())
-        });
-        match (status, id) {
-            (200, Some(id)) => session.id = id,
-            (status, _) => return Err(status),
-        }
-        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        request(session.addr, "POST", path, &session.headers(), &note.to_string());
-        Ok(session)
-    }
-
-    fn headers(&self) -> Vec<(&str, &str)> {
-        let mut headers = vec![
-            ("Authorization", self.bearer.as_str()),
-            ("Content-Type", "application/json"),
-            ("Accept", "application/json, text/event-stream"),
-        ];
-        if !self.id.is_empty() {
-            headers.push(("Mcp-Session-Id", self.id.as_str()));
-            headers.push(("Mcp-Protocol-Version", "2025-11-25"));
-        }
-        headers
-    }
-
-    /// One request: its HTTP status and JSON-RPC message.
-    fn ask(&self, method: &str, params: Value) -> (u16, Value) {
-        let body = json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": params}).to_string();
-        let (status, _, reply) = request(self.addr, "POST", &self.path, &self.headers(), &body);
-        let data = reply.lines().filter_map(|l| l.strip_prefix("data: ")).find(|d| d.starts_with('{'));
-        (status, serde_json::from_str(data.unwrap_or(&reply).trim()).unwrap_or(Value::Null))
-    }
-
-    /// A `tools/call`'s result (the test fails on an HTTP or JSON-RPC error).
-    fn call(&self, name: &str) -> Value {
-        let (status, message) = self.ask("tools/call", json!({"name": name, "arguments": {}}));
-        assert_eq!(status, 200, "{name}: {message}");
-        message["result"].clone()
-    }
-
-    /// The names a `tool_search` for `query` matched (and loaded).
-    fn search(&self, query: &str) -> Vec<String> {
-        let result = self.call_with("tool_search", json!({"query": query}));
-        let matches = result["structuredContent"]["matches"].as_array().cloned().unwrap_or_default();
-        matches.iter().filter_map(|m| m.as_str().map(str::to_owned)).collect()
-    }
-
-    fn call_with(&self, name: &str, arguments: Value) -> Value {
-        let (status, message) = self.ask("tools/call", json!({"name": name, "arguments": arguments}));
-        assert_eq!(status, 200, "{name}: {message}");
-        message["result"].clone()
-    }
-
-    /// The names of `tools/list`.
-    fn names(&self) -> Vec<String> {
-        let (_, message) = self.ask("tools/list", json!({}));
-        let tools = message["result"]["tools"].as_array().cloned().unwrap_or_default();
-        tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
-    }
+/// The two fixture upstreams every test here reconfigures: `fx`, an issue tracker, and `gh`, a
+/// code search.
+fn upstreams(dir: &Path) -> (Upstream, Upstream) {
+    let fx = Upstream::new(
+        dir,
+        "fx",
+        &[
+            tool("create_issue", "Create an issue in the tracker."),
+            tool("list_issues", "List the open issues."),
+        ],
+    );
+    let gh = Upstream::new(dir, "gh", &[tool("search_code", "Search source code across repositories.")]);
+    (fx, gh)
 }
 
 fn is_error(result: &Value) -> bool {
     result["isError"] == true
 }
 
-fn status(server: &Server) -> Value {
-    let bearer = format!("Bearer {BOB}");
-    let (_, _, body) = request_whole(
-        &server.addr,
-        "GET",
-        "/status.json",
-        &[("Authorization", &bearer)],
-        "",
-        Duration::from_secs(5),
-    );
+/// `/status.json`, read as the bearer of `token`.
+fn status(server: &Server, token: &str) -> Value {
+    let bearer = format!("Bearer {token}");
+    let headers = [("Authorization", bearer.as_str())];
+    let (_, _, body) =
+        request_whole(&server.addr, "GET", "/status.json", &headers, "", Duration::from_secs(5));
     serde_json::from_str(&body).unwrap_or(Value::Null)
 }
 
 /// Waits until the status page counts `applied` reloads applied and `failed` refused, read as
 /// the bearer of `token`; returns its `configuration`.
 fn reloads(server: &Server, token: &str, applied: u64, failed: u64) -> Value {
-    let bearer = format!("Bearer {token}");
     let mut last = Value::Null;
     until(&format!("{applied} reloads are applied and {failed} refused"), || {
-        let (_, _, body) = request_whole(
-            &server.addr,
-            "GET",
-            "/status.json",
-            &[("Authorization", &bearer)],
-            "",
-            Duration::from_secs(5),
-        );
-        last = serde_json::from_str::<Value>(&body).unwrap_or(Value::Null)["configuration"].clone();
+        last = status(server, token)["configuration"].clone();
         last["reloads_applied"] == applied && last["reloads_failed"] == failed
     });
     last
@@ -182,15 +105,7 @@ fn http_config(dir: &Path, rest: &str) -> String {
 #[test]
 fn an_http_gateway_takes_each_kind_of_change_while_its_sessions_live() {
     let dir = scratch("reload-http");
-    let fx = Upstream::new(
-        &dir,
-        "fx",
-        &[
-            tool("create_issue", "Create an issue in the tracker."),
-            tool("list_issues", "List the open issues."),
-        ],
-    );
-    let gh = Upstream::new(&dir, "gh", &[tool("search_code", "Search source code across repositories.")]);
+    let (fx, gh) = upstreams(&dir);
     std::fs::write(dir.join("bob.token"), BOB).unwrap();
     let path = dir.join("toolgate.toml");
     let write = |rest: &str| std::fs::write(&path, http_config(&dir, rest)).unwrap();
@@ -200,7 +115,7 @@ fn an_http_gateway_takes_each_kind_of_change_while_its_sessions_live() {
         &[("TG_ALICE", ALICE), ("XDG_DATA_HOME", dir.join("data").to_str().unwrap())],
     );
     server.until_ready(&[("Authorization", &format!("Bearer {ALICE}"))]);
-    let alice = HttpSession::open(&server, "/mcp", ALICE).unwrap();
+    let alice = HttpSession::open(&server.addr, "/mcp", ALICE).unwrap();
     assert_eq!(alice.search("create an issue")[0], "fx__create_issue");
     assert!(!is_error(&alice.call("fx__create_issue")));
     assert_eq!(fx.calls(), ["create_issue"]);
@@ -237,15 +152,16 @@ fn an_http_gateway_takes_each_kind_of_change_while_its_sessions_live() {
     assert!(shown["failing"].is_null(), "an applied reload clears the failure: {shown}");
     assert_eq!(support::metric(&server.addr, ALICE, "toolgate_config_reload_failing"), 0.0);
     until("gh is ready", || {
-        status(&server)["servers"]
+        status(&server, BOB)["servers"]
             .as_array()
             .is_some_and(|s| s.iter().any(|s| s["name"] == "gh" && s["state"] == "ready"))
     });
     assert_eq!(alice.search("search source code")[0], "gh__search_code");
     assert!(!is_error(&alice.call("gh__search_code")));
     assert_eq!(gh.calls(), ["search_code"]);
-    let bob = HttpSession::open(&server, "/mcp", BOB).expect("a token added works at once");
-    let reader = HttpSession::open(&server, "/mcp/reader", BOB).expect("a profile added has its endpoint");
+    let bob = HttpSession::open(&server.addr, "/mcp", BOB).expect("a token added works at once");
+    let reader =
+        HttpSession::open(&server.addr, "/mcp/reader", BOB).expect("a profile added has its endpoint");
     assert_eq!(reader.search("search code"), ["gh__search_code"], "the profile sees gh alone");
     assert_eq!(reader.search("create an issue"), Vec::<String>::new());
 
@@ -304,19 +220,26 @@ fn an_http_gateway_takes_each_kind_of_change_while_its_sessions_live() {
     assert!(std::process::Command::new("kill").args(["-HUP", &pid]).status().unwrap().success());
     reloads(&server, BOB_ROTATED, 6, 2);
     assert_eq!(bob.ask("tools/list", json!({})).0, 401, "the old secret is refused");
-    assert!(HttpSession::open(&server, "/mcp", BOB_ROTATED).is_ok(), "the new one is taken");
+    assert!(HttpSession::open(&server.addr, "/mcp", BOB_ROTATED).is_ok(), "the new one is taken");
 
-    // A rate limit and a tool override added, the profile removed: each from the next
-    // request, and fx, reached as before, keeps its process.
+    // A rate limit, a tool override and another ranking added, the profile removed: each from
+    // the next request, and fx, reached as before, keeps its process.
     let fx_process = processes_with(fx.log.to_str().unwrap());
     let limit = "[limits.tools.\"fx__open_issues\"]\ncalls_per_minute = 1\n\n";
     let rename = "[servers.fx.tools.list_issues]\nname = \"open_issues\"\n";
-    tokens_without_alice(&format!("{deny}{limit}{}{rename}", fx.table("fx", "call_timeout_secs = 30")));
+    let ranking = "[search]\nstrategy = \"bm25f\"\n\n";
+    let fx_table = fx.table("fx", "call_timeout_secs = 30");
+    tokens_without_alice(&format!("{deny}{limit}{ranking}{fx_table}{rename}"));
     let shown = reloads(&server, BOB_ROTATED, 7, 2);
     assert!(shown["last_applied"]["changes"].to_string().contains("server fx rules changed"), "{shown}");
+    assert_eq!(status(&server, BOB_ROTATED)["strategy"], "bm25f", "the ranking the file names");
     assert_eq!(reader.ask("tools/list", json!({})).0, 401, "the rotated token");
-    let carol = HttpSession::open(&server, "/mcp", BOB_ROTATED).unwrap();
-    assert_eq!(HttpSession::open(&server, "/mcp/reader", BOB_ROTATED).err(), Some(404), "a profile removed");
+    let carol = HttpSession::open(&server.addr, "/mcp", BOB_ROTATED).unwrap();
+    assert_eq!(
+        HttpSession::open(&server.addr, "/mcp/reader", BOB_ROTATED).err(),
+        Some(404),
+        "a profile removed"
+    );
     assert_eq!(carol.search("list the open issues")[0], "fx__open_issues", "the override is what is found");
     assert!(!is_error(&carol.call("fx__open_issues")));
     assert_eq!(fx.calls().last().map(String::as_str), Some("list_issues"), "called by its upstream name");
@@ -334,15 +257,7 @@ fn an_http_gateway_takes_each_kind_of_change_while_its_sessions_live() {
 #[tokio::test]
 async fn a_stdio_session_lives_through_each_kind_of_change() {
     let dir = scratch("reload-stdio");
-    let fx = Upstream::new(
-        &dir,
-        "fx",
-        &[
-            tool("create_issue", "Create an issue in the tracker."),
-            tool("list_issues", "List the open issues."),
-        ],
-    );
-    let gh = Upstream::new(&dir, "gh", &[tool("search_code", "Search source code across repositories.")]);
+    let (fx, gh) = upstreams(&dir);
     let base = "[gateway]\nmode = \"on\"\n\n";
     let mut session = Session::start(&dir, &format!("{base}{}", fx.table("fx", "")), &[]).await;
     let path = dir.join("toolgate.toml");
@@ -361,11 +276,8 @@ async fn a_stdio_session_lives_through_each_kind_of_change() {
     // A server added: the session is told its list changed, and finds the new tools.
     session.drain();
     write(format!("{base}{}\n{}", fx.table("fx", ""), gh.table("gh", "")));
-    let deadline = Instant::now() + support::WAIT;
-    while session.search("search source code").await["matches"][0] != "gh__search_code" {
-        assert!(Instant::now() < deadline, "gh's tools never came");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    session.until_found("search source code", "gh__search_code").await;
+    assert_eq!(session.search("search source code").await["matches"][0], "gh__search_code");
     session.list_changed().await;
     assert!(session.names().await.contains(&"gh__search_code".to_owned()));
     assert!(!refused(&session.call("gh__search_code", json!({})).await));
@@ -375,15 +287,7 @@ async fn a_stdio_session_lives_through_each_kind_of_change() {
     let first_fx = processes_with(fx.log.to_str().unwrap());
     assert_eq!(first_fx.len(), 1);
     write(format!("{base}{}\n{}", fx.table("fx", "call_timeout_secs = 30"), gh.table("gh", "")));
-    let deadline = Instant::now() + support::WAIT;
-    loop {
-        let now = processes_with(fx.log.to_str().unwrap());
-        if now.len() == 1 && now != first_fx {
-            break;
-        }
-        assert!(Instant::now() < deadline, "fx never restarted: {now:?}");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    until_processes(&fx, "fx restarted", |now| now.len() == 1 && now != first_fx).await;
     session.settled().await;
     let ran = session.call("fx__create_issue", json!({})).await;
     assert!(!refused(&ran), "{}", text(&ran));
@@ -411,11 +315,7 @@ async fn a_stdio_session_lives_through_each_kind_of_change() {
         "{base}[policy]\ndeny = [\"fx__create_issue\"]\n\n{}",
         fx.table("fx", "call_timeout_secs = 30")
     ));
-    let deadline = Instant::now() + support::WAIT;
-    while !processes_with(gh.log.to_str().unwrap()).is_empty() {
-        assert!(Instant::now() < deadline, "gh's process never ended");
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
+    until_processes(&gh, "gh's process ended", <[u32]>::is_empty).await;
     let gone = session.call("gh__search_code", json!({})).await;
     assert!(refused(&gone), "{}", text(&gone));
     assert_eq!(gh.calls().len(), 2);

@@ -162,13 +162,7 @@ fn a_link_or_a_fifo_at_the_index_caches_name_is_not_read() {
 
 /// The processes whose command line names `needle`.
 fn processes_naming(needle: &str) -> usize {
-    std::fs::read_dir("/proc")
-        .unwrap()
-        .filter_map(Result::ok)
-        .filter(|e| e.file_name().to_str().is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit())))
-        .filter_map(|e| std::fs::read(e.path().join("cmdline")).ok())
-        .filter(|cmdline| String::from_utf8_lossy(cmdline).contains(needle))
-        .count()
+    support::processes_where("cmdline", |cmdline| cmdline.contains(needle)).len()
 }
 
 #[test]

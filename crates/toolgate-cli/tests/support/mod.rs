@@ -194,6 +194,24 @@ impl Session {
         }
     }
 
+    /// The names a `tool_search` for `query` found.
+    pub async fn found(&self, query: &str) -> Vec<String> {
+        let v = self.search(query).await;
+        v["matches"]
+            .as_array()
+            .map_or(Vec::new(), |m| m.iter().filter_map(|m| m.as_str().map(str::to_owned)).collect())
+    }
+
+    /// Waits until a search for `query` finds `name`: the running gateway took in a change
+    /// (an approval, a server a reload added).
+    pub async fn until_found(&self, query: &str, name: &str) {
+        let deadline = tokio::time::Instant::now() + WAIT;
+        while !self.found(query).await.iter().any(|n| n == name) {
+            assert!(tokio::time::Instant::now() < deadline, "{name} was never served");
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
     /// Waits until a search for `query` finds nothing: the gateway has taken in an upstream's
     /// new listing that dropped it.
     pub async fn until_gone(&self, query: &str) {
@@ -483,4 +501,101 @@ pub fn metric(addr: &str, token: &str, sample: &str) -> f64 {
         .find(|l| l.starts_with(sample))
         .and_then(|l| l.rsplit(' ').next())
         .map_or(0.0, |n| n.parse().unwrap())
+}
+
+/// One 2025-11-25 session over HTTP, as the bearer of a token, in raw requests.
+pub struct HttpSession<'a> {
+    addr: &'a str,
+    path: String,
+    bearer: String,
+    id: String,
+}
+
+impl<'a> HttpSession<'a> {
+    /// Opens a session at `path` (`/mcp` or `/mcp/NAME`) of the gateway at `addr` as `token`;
+    /// the refusal's status when there is none.
+    pub fn open(addr: &'a str, path: &str, token: &str) -> Result<HttpSession<'a>, u16> {
+        let mut session =
+            HttpSession { addr, path: path.to_owned(), bearer: format!("Bearer {token}"), id: String::new() };
+        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "raw-session", "version": "1"}}});
+        let (status, head, _) =
+            request(session.addr, "POST", path, &session.headers(), &initialize.to_string());
+        let id = head.lines().find_map(|l| {
+            let (name, value) = l.split_once(':')?;
+            name.eq_ignore_ascii_case("mcp-session-id").then(|| value.trim().to_owned())
+        });
+        match (status, id) {
+            (200, Some(id)) => session.id = id,
+            (status, _) => return Err(status),
+        }
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        request(session.addr, "POST", path, &session.headers(), &note.to_string());
+        Ok(session)
+    }
+
+    fn headers(&self) -> Vec<(&str, &str)> {
+        let mut headers = vec![
+            ("Authorization", self.bearer.as_str()),
+            ("Content-Type", "application/json"),
+            ("Accept", "application/json, text/event-stream"),
+        ];
+        if !self.id.is_empty() {
+            headers.push(("Mcp-Session-Id", self.id.as_str()));
+            headers.push(("Mcp-Protocol-Version", "2025-11-25"));
+        }
+        headers
+    }
+
+    /// One request: its HTTP status, head and body.
+    pub fn send(&self, method: &str, params: Value) -> (u16, String, String) {
+        let body = json!({"jsonrpc": "2.0", "id": 2, "method": method, "params": params}).to_string();
+        request(self.addr, "POST", &self.path, &self.headers(), &body)
+    }
+
+    /// One request: its HTTP status and JSON-RPC message.
+    pub fn ask(&self, method: &str, params: Value) -> (u16, Value) {
+        let (status, _, reply) = self.send(method, params);
+        let data = reply.lines().filter_map(|l| l.strip_prefix("data: ")).find(|d| d.starts_with('{'));
+        (status, serde_json::from_str(data.unwrap_or(&reply).trim()).unwrap_or(Value::Null))
+    }
+
+    /// A `tools/call`'s result with no arguments (the test fails on an HTTP or JSON-RPC error).
+    pub fn call(&self, name: &str) -> Value {
+        self.call_with(name, json!({}))
+    }
+
+    /// The names a `tool_search` for `query` matched (and loaded).
+    pub fn search(&self, query: &str) -> Vec<String> {
+        let result = self.call_with("tool_search", json!({"query": query}));
+        let matches = result["structuredContent"]["matches"].as_array().cloned().unwrap_or_default();
+        matches.iter().filter_map(|m| m.as_str().map(str::to_owned)).collect()
+    }
+
+    /// A `tools/call`'s result with `arguments` (the test fails on an HTTP or JSON-RPC error).
+    pub fn call_with(&self, name: &str, arguments: Value) -> Value {
+        let (status, message) = self.ask("tools/call", json!({"name": name, "arguments": arguments}));
+        assert_eq!(status, 200, "{name}: {message}");
+        message["result"].clone()
+    }
+
+    /// The names of `tools/list`.
+    pub fn names(&self) -> Vec<String> {
+        let (_, message) = self.ask("tools/list", json!({}));
+        let tools = message["result"]["tools"].as_array().cloned().unwrap_or_default();
+        tools.iter().filter_map(|t| t["name"].as_str().map(str::to_owned)).collect()
+    }
+}
+
+/// The processes whose `/proc/PID/FILE` (`cmdline`, `environ`) meets `meets`.
+pub fn processes_where(file: &str, meets: impl Fn(&str) -> bool) -> Vec<u32> {
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else { continue };
+        let text = std::fs::read(entry.path().join(file)).unwrap_or_default();
+        if meets(&String::from_utf8_lossy(&text)) {
+            found.push(pid);
+        }
+    }
+    found
 }
