@@ -215,6 +215,8 @@ fn tasks(c: &mut Criterion) {
         Strategy::Lexical,
         #[cfg(feature = "bm25-crate")]
         Strategy::Bm25Crate,
+        #[cfg(feature = "semantic")]
+        Strategy::Semantic,
     ];
     for n in sizes() {
         // The requests the default strategy answers at this size, found once.

@@ -60,7 +60,7 @@ fn lexical(set: &Set, q: &str) -> Vec<(ToolId, f32)> {
 }
 
 fn fused(set: &Set, q: &str, fusion: Fusion) -> Vec<ToolId> {
-    set.dense.hybrid(q, &lexical(set, q), fusion, DEPTH).into_iter().map(|h| h.0).collect()
+    set.dense.hybrid(q, &lexical(set, q), fusion).into_iter().map(|h| h.0).collect()
 }
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -228,7 +228,7 @@ fn latency(model: &StaticModel, config: &DenseConfig) {
     let both = time(&|q| {
         let l: Vec<(ToolId, f32)> =
             index.search(Request::new(q, DEPTH)).hits.iter().map(|h| (h.tool, h.score)).collect();
-        dense.hybrid(q, &l, CHOSEN, DEPTH).len()
+        dense.hybrid(q, &l, CHOSEN).len()
     });
     println!(
         "\nlatency at {} tools, {} queries, best of 9 runs each (µs, p50 / p99):",

@@ -2,8 +2,10 @@
 
 use std::collections::HashSet;
 
-#[cfg(any(feature = "semantic", feature = "bert"))]
+#[cfg(feature = "bert")]
 use super::FUSION_DEPTH;
+#[cfg(feature = "semantic")]
+use super::RERANK_DEPTH;
 use super::bm25f::Bm25Index;
 use super::{Engine, Expansion, Index, QueryForm, Request, Via, expand, intent, required_word};
 use toolgate_catalog::ToolId;
@@ -129,10 +131,15 @@ impl Index {
                     let reading = intent::read(&words);
                     terms = self.explain_lexical(b, *weights, &reading.words, tool);
                     // Where each side of the fusion ranked the tool.
-                    let lexical_rank =
-                        shown_rank(self.fused_lexical_rank(b, *weights, query, &reading, tool));
+                    let lexical = self.fused_lexical(b, *weights, query, &reading, RERANK_DEPTH);
+                    let lexical_rank = shown_rank(lexical.iter().position(|h| h.tool == tool));
                     let text = reading.words.join(" ");
-                    let dense_hits = dense.search_request(&text, FUSION_DEPTH);
+                    // The dense side reads the lexical candidates' cosines, and this tool's.
+                    let mut candidates: Vec<ToolId> = lexical.iter().map(|h| h.tool).collect();
+                    if !candidates.contains(&tool) {
+                        candidates.push(tool);
+                    }
+                    let dense_hits = dense.rerank(&text, &candidates);
                     let dense_rank = shown_rank(dense_hits.iter().position(|h| h.0 == tool));
                     via.push_str(&format!(" (lexical {lexical_rank}, dense {dense_rank})"));
                     self.explain_latest(b, *weights, query, tool, &mut via);
@@ -153,8 +160,8 @@ impl Index {
                 Engine::Bert(b, weights, dense, model) => {
                     let reading = intent::read(&words);
                     terms = self.explain_lexical(b, *weights, &reading.words, tool);
-                    let lexical_rank =
-                        shown_rank(self.fused_lexical_rank(b, *weights, query, &reading, tool));
+                    let lexical = self.fused_lexical(b, *weights, query, &reading, FUSION_DEPTH);
+                    let lexical_rank = shown_rank(lexical.iter().position(|h| h.tool == tool));
                     if let Ok(v) = model.encoder().embed(query) {
                         let near = dense.rank(&v);
                         let position = near.iter().position(|h| h.0 == tool);
@@ -185,22 +192,21 @@ fn shown_rank(rank: Option<usize>) -> String {
 }
 
 impl Index {
-    /// Where `tool` stands among the lexical side's best [`FUSION_DEPTH`], which a fused
-    /// strategy (`semantic`, `bert`) fuses for `query` as `reading` read it.
+    /// The lexical side's best `depth` hits, which a fused strategy (`semantic`, `bert`) fuses
+    /// for `query` as `reading` read it.
     #[cfg(any(feature = "semantic", feature = "bert"))]
-    fn fused_lexical_rank(
+    fn fused_lexical(
         &self,
         b: &Bm25Index,
         weights: Expansion,
         query: &str,
         reading: &intent::Reading<'_>,
-        tool: ToolId,
-    ) -> Option<usize> {
+        depth: usize,
+    ) -> Vec<super::Hit> {
         let expanded = expand::expand(b, &reading.words, weights);
-        let (mut lexical, _) =
-            self.rank_lexical_latest(b, weights, query, &expanded, &[], Some(FUSION_DEPTH));
-        self.top(&mut lexical, FUSION_DEPTH);
-        lexical.iter().position(|h| h.tool == tool)
+        let (mut lexical, _) = self.rank_lexical_latest(b, weights, query, &expanded, &[], Some(depth));
+        self.top(&mut lexical, depth);
+        lexical
     }
 
     /// For each query group, the alternative that counted for `tool` (the best one), term by

@@ -33,6 +33,7 @@
 
 #[cfg(feature = "bert")]
 pub mod bert;
+mod clusters;
 mod index;
 mod kernel;
 #[cfg(feature = "bert")]
@@ -47,7 +48,9 @@ use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 
-pub use index::{CENTER_MIN_TOOLS, COARSE_DIMS, DenseConfig, DenseIndex, EXACT_MAX_TOOLS, Fusion, fuse};
+pub use index::{
+    CENTER_MIN_TOOLS, DISCOVER, DenseConfig, DenseIndex, EXACT_MAX_TOOLS, Fusion, LEAST_READ, MOST_READ, fuse,
+};
 use wordpiece::{WordKind, WordPiece};
 
 /// The first bytes of a model file.

@@ -7,9 +7,7 @@
 //! catalog then spends most of its time unpacking bytes. [`Kernel::detect`] asks the CPU once,
 //! when a dense index is built, whether it has AVX2; if so, the index's scans run the same loops
 //! compiled with AVX2 enabled. Other CPUs and other architectures run the portable build; both
-//! give the same integers. The first pass over a large catalog also reads its rows in a layout
-//! of its own for AVX2 (blocks of sixteen rows, [`block_rows`]), written with `std::arch`
-//! intrinsics, so that no lane sums are needed per row.
+//! give the same integers.
 //!
 //! Calling a function compiled for a CPU feature is `unsafe` in Rust, because running it on a
 //! CPU without the feature is undefined; so are the raw loads, stores and prefetches of the
@@ -51,29 +49,6 @@ impl Kernel {
             #[allow(unsafe_code)]
             // SAFETY: a `HasAvx2` is only made by `detect`, after the CPU said it has AVX2.
             Kernel::Avx2(_) => unsafe { dots_all_avx2(rows, q, out) },
-        }
-    }
-
-    /// Appends `rows` (each `d` long) to `out` in the layout [`first_pass`](Self::first_pass)
-    /// reads: as they are for the portable build, in blocks ([`block_rows`]) for AVX2.
-    pub(crate) fn lay_out(self, rows: &[i8], d: usize, out: &mut Vec<i8>) {
-        match self {
-            Kernel::Portable => out.extend_from_slice(rows),
-            #[cfg(target_arch = "x86_64")]
-            Kernel::Avx2(_) => block_rows(rows, d, out),
-        }
-    }
-
-    /// Appends to `out` the dot product of `q` with each row of `laid`, rows laid out by
-    /// [`lay_out`](Self::lay_out) with `q.len()` dimensions, then the padding rows of the last
-    /// block if there are any (they score 0).
-    pub(crate) fn first_pass(self, laid: &[i8], q: &[i8], out: &mut Vec<i32>) {
-        match self {
-            Kernel::Portable => dots_all(laid, q, out),
-            #[cfg(target_arch = "x86_64")]
-            #[allow(unsafe_code)]
-            // SAFETY: as in `dots_all`.
-            Kernel::Avx2(_) => unsafe { dots_blocked_avx2(laid, q, out) },
         }
     }
 
@@ -172,82 +147,6 @@ fn dots_some(rows: &[i8], q: &[i8], ids: &[u32], out: &mut Vec<i32>) {
     for &id in ids {
         let at = id as usize * d;
         out.push(dot(&rows[at..at + d], q));
-    }
-}
-
-/// Rows per block in the layout of [`block_rows`].
-const BLOCK: usize = 16;
-
-/// Appends `rows` (each `d` long, `d` even) to `out` in blocks of [`BLOCK`] rows, the last block
-/// padded with zero rows. Within a block come the dimension pairs in order; for each pair, every
-/// row's two values side by side. A scan then multiplies one pair of query values into sixteen
-/// rows at once and never has to add up the lanes of a single row. A portable loop over this
-/// layout was twice as slow as row by row (SSE2 has no 32-bit multiply), hence two layouts.
-#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
-fn block_rows(rows: &[i8], d: usize, out: &mut Vec<i8>) {
-    assert!(d.is_multiple_of(2), "block_rows takes an even number of dimensions, not {d}");
-    if d == 0 {
-        return;
-    }
-    for block in rows.chunks(BLOCK * d) {
-        let n = block.len() / d;
-        for p in 0..d / 2 {
-            for r in 0..BLOCK {
-                if r < n {
-                    out.extend_from_slice(&block[r * d + 2 * p..r * d + 2 * p + 2]);
-                } else {
-                    out.extend_from_slice(&[0, 0]);
-                }
-            }
-        }
-    }
-}
-
-/// The dot products of `q` with rows in the layout of [`block_rows`], with AVX2's 16-bit
-/// multiply-add (which the compiler does not find in a portable loop by itself): sixteen bytes
-/// widened to `i16`, then one `vpmaddwd` gives eight rows' sums for a pair of dimensions. The
-/// rows stay `i8` in memory: at 10,000 tools the first pass reads 640 KB, and a scan of twice
-/// that was slower on a busy machine.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-fn dots_blocked_avx2(blocked: &[i8], q: &[i8], out: &mut Vec<i32>) {
-    use std::arch::x86_64::{
-        __m128i, __m256i, _mm_loadu_si128, _mm256_add_epi32, _mm256_cvtepi8_epi16, _mm256_madd_epi16,
-        _mm256_set1_epi32, _mm256_setzero_si256, _mm256_storeu_si256,
-    };
-    let d = q.len();
-    if d == 0 {
-        return;
-    }
-    // Each pair of query values as one 32-bit lane (first value low), in every lane.
-    let pairs: Vec<__m256i> = q
-        .chunks_exact(2)
-        .map(|p| _mm256_set1_epi32(i32::from(i16::from(p[0]) as u16) | i32::from(p[1]) << 16))
-        .collect();
-    let size = BLOCK * d;
-    let blocks = blocked.len() / size;
-    out.reserve(blocks * BLOCK);
-    for b in 0..blocks {
-        let block = &blocked[b * size..(b + 1) * size];
-        let (mut low, mut high) = (_mm256_setzero_si256(), _mm256_setzero_si256());
-        for (lanes, &pair) in block.chunks_exact(2 * BLOCK).zip(&pairs) {
-            #[allow(unsafe_code)]
-            // SAFETY: `lanes` is 32 bytes: the two unaligned 16-byte loads read inside it.
-            let (a, c) = unsafe {
-                let at = lanes.as_ptr().cast::<__m128i>();
-                (_mm256_cvtepi8_epi16(_mm_loadu_si128(at)), _mm256_cvtepi8_epi16(_mm_loadu_si128(at.add(1))))
-            };
-            low = _mm256_add_epi32(low, _mm256_madd_epi16(a, pair));
-            high = _mm256_add_epi32(high, _mm256_madd_epi16(c, pair));
-        }
-        let mut sums = [0i32; BLOCK];
-        #[allow(unsafe_code)]
-        // SAFETY: `sums` is 16 `i32`, 64 bytes: the two unaligned 32-byte stores write inside it.
-        unsafe {
-            _mm256_storeu_si256(sums.as_mut_ptr().cast(), low);
-            _mm256_storeu_si256(sums[BLOCK / 2..].as_mut_ptr().cast(), high);
-        }
-        out.extend_from_slice(&sums);
     }
 }
 
@@ -472,24 +371,6 @@ mod tests {
                 got.clear();
                 kernel.dots_some(&rows, &q, &ids, &mut got);
                 assert_eq!(got, want_some, "{kernel:?}, some rows of {}", q.len());
-            }
-        }
-    }
-
-    #[test]
-    fn the_first_pass_gives_the_same_dot_products_in_either_layout() {
-        for (rows, q) in cases().into_iter().filter(|(_, q)| q.len().is_multiple_of(2)) {
-            let d = q.len();
-            let mut want = Vec::new();
-            Kernel::Portable.dots_all(&rows, &q, &mut want);
-            for kernel in [Kernel::Portable, Kernel::detect()] {
-                let mut laid = Vec::new();
-                kernel.lay_out(&rows, d, &mut laid);
-                let mut got = Vec::new();
-                kernel.first_pass(&laid, &q, &mut got);
-                assert!(got.len() >= want.len() && got.len() < want.len() + 16, "{kernel:?}, {d}");
-                assert!(got[want.len()..].iter().all(|&x| x == 0), "padding rows score 0");
-                assert_eq!(got[..want.len()], want[..], "{kernel:?}, rows of {d}");
             }
         }
     }
