@@ -65,10 +65,11 @@ use toolgate_catalog::{Catalog, ToolId};
 const FUSION_DEPTH: usize = 100;
 
 /// How many lexical candidates the `semantic` strategy reads the cosines of: on the development
-/// sets 15 to 100 rank alike (mean nDCG@10 within 0.001), 10 loses 0.0025, and each candidate
-/// more costs a long request's lexical side time (docs/ranking.md).
+/// sets 13 to 100 rank alike (mean nDCG@10 within 0.0015), 10 loses 0.0025 and falls below
+/// `lexical` on two parts, and each candidate more costs a long request's lexical side time
+/// (docs/semantic.md).
 #[cfg(feature = "semantic")]
-const RERANK_DEPTH: usize = 15;
+const RERANK_DEPTH: usize = 13;
 
 /// How many of a request's distinct terms the loading cut tells apart: the low bits of the
 /// `u64` that says what a hit matches.

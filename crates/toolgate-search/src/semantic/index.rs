@@ -191,6 +191,14 @@ impl DenseIndex {
         if self.places.is_empty() { i as u32 } else { self.places[i] }
     }
 
+    /// Adds the vector of `token`, times its weight in this index, to `acc`.
+    fn add_token(&self, token: u32, acc: &mut [f32]) {
+        let w = self.token_weights[token as usize];
+        if let Some((row, scale)) = self.model.token_row(token).filter(|_| w > 0.0) {
+            self.kernel.add_scaled(acc, row, w * scale);
+        }
+    }
+
     /// The model the index embeds with.
     pub fn model(&self) -> &StaticModel {
         &self.model
@@ -229,10 +237,7 @@ impl DenseIndex {
     fn embed_tokens(&self, tokens: &[u32]) -> Vec<f32> {
         let mut acc = vec![0.0; self.model.dim()];
         for &t in tokens {
-            let w = self.token_weights[t as usize];
-            if w > 0.0 {
-                self.model.add_token(t, w, &mut acc);
-            }
+            self.add_token(t, &mut acc);
         }
         acc.truncate(self.dim);
         normalize(&mut acc);
@@ -351,26 +356,23 @@ impl DenseIndex {
                     known += 1;
                 }
                 for &t in ids {
-                    let w = self.token_weights[t as usize];
-                    if w > 0.0 {
-                        model.add_token(t, w, acc);
-                    }
+                    self.add_token(t, acc);
                 }
             });
         };
         let mut whole = vec![0.0f32; model.dim()];
         let (mut clauses, mut pieces) = (Vec::new(), 0);
-        let mut start = 0;
+        let (mut start, mut acc) = (0, vec![0.0f32; model.dim()]);
         for (at, sep) in query.match_indices(CLAUSE_ENDS).chain([(query.len(), "")]) {
             let piece = &query[start..at];
             start = at + sep.len();
-            let mut acc = vec![0.0f32; model.dim()];
+            acc.fill(0.0);
             add(piece, &mut acc);
             whole.iter_mut().zip(&acc).for_each(|(w, a)| *w += a);
             add(sep, &mut whole);
             if piece.split_whitespace().nth(1).is_some() {
                 pieces += 1;
-                clauses.extend(self.finish(acc));
+                clauses.extend(self.finish(acc.clone()));
             }
         }
         if pieces < 2 {
@@ -617,9 +619,23 @@ pub(crate) fn split_identifier(s: &str) -> String {
 /// Appends `v` quantised to int8 (symmetric, by its largest magnitude) to `out` and returns the
 /// scale that turns the int8 values back into `v`.
 pub(super) fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
-    let max = v.iter().fold(0.0f32, |m, x| m.max(x.abs()));
+    // Eight maxima side by side, as `normalize` sums.
+    let mut lanes = [0.0f32; 8];
+    let whole = v.len() / 8 * 8;
+    for chunk in v[..whole].chunks_exact(8) {
+        for (l, x) in lanes.iter_mut().zip(chunk) {
+            *l = if x.abs() > *l { x.abs() } else { *l };
+        }
+    }
+    let max = v[whole..].iter().chain(&lanes).fold(0.0f32, |m, x| if x.abs() > m { x.abs() } else { m });
     let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-    out.extend(v.iter().map(|x| (x / scale).round().clamp(-127.0, 127.0) as i8));
+    // Half away from zero, as `f32::round`, but without its library call (baseline x86-64 has
+    // no rounding instruction): the conversion to an integer truncates, and vectorises.
+    let inverse = 1.0 / scale;
+    out.extend(v.iter().map(|x| {
+        let r = (x * inverse).clamp(-127.0, 127.0);
+        (r + 0.5f32.copysign(r)) as i32 as i8
+    }));
     scale
 }
 

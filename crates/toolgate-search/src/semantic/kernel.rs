@@ -110,6 +110,18 @@ impl Kernel {
         }
     }
 
+    /// Adds `factor` times `row` (int8) to `acc`, over their common length: a token's vector
+    /// into a pooled embedding.
+    pub(crate) fn add_scaled(self, acc: &mut [f32], row: &[i8], factor: f32) {
+        match self {
+            Kernel::Portable => add_scaled(acc, row, factor),
+            #[cfg(target_arch = "x86_64")]
+            #[allow(unsafe_code)]
+            // SAFETY: as in `dots_all`.
+            Kernel::Avx2(_) => unsafe { add_scaled_avx2(acc, row, factor) },
+        }
+    }
+
     /// Appends to `out` the dot product of `q` with row `id` of `rows` (rows `q.len()` long), for
     /// each of `ids` in order.
     pub(crate) fn dots_some(self, rows: &[i8], q: &[i8], ids: &[u32], out: &mut Vec<i32>) {
@@ -243,6 +255,19 @@ fn strip_rows<const T: usize>(sums: &mut [f32], x: &[f32], strip: &[f32], k: usi
     for (row, a) in sums.chunks_exact_mut(J).zip(&acc) {
         row.copy_from_slice(a);
     }
+}
+
+#[inline(always)]
+fn add_scaled(acc: &mut [f32], row: &[i8], factor: f32) {
+    for (a, &x) in acc.iter_mut().zip(row) {
+        *a += factor * f32::from(x);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn add_scaled_avx2(acc: &mut [f32], row: &[i8], factor: f32) {
+    add_scaled(acc, row, factor);
 }
 
 #[cfg(target_arch = "x86_64")]

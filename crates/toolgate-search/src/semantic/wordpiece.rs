@@ -60,6 +60,11 @@ impl WordPiece {
             }
         };
         for c in text.chars() {
+            // Most of a request is ASCII: its letters need no Unicode case tables or accents.
+            if c.is_ascii_alphanumeric() {
+                word.push(c.to_ascii_lowercase());
+                continue;
+            }
             if c == '\0' || c == '\u{fffd}' || (c.is_control() && !c.is_whitespace()) {
                 continue;
             }
