@@ -10,7 +10,8 @@
 //! When every cluster left unread is bounded so, the answer equals a scan of every row, and
 //! [`Clusters::nearest`] says it is exact; otherwise it is the best of what was read.
 
-use super::kernel::Kernel;
+use super::kernel::{Kernel, dot_f32};
+use super::on_cores;
 
 /// The clusters of an index's rows, which the index stores grouped by cluster.
 #[derive(Debug, Clone, Default)]
@@ -47,7 +48,7 @@ impl Clusters {
     /// returns the clusters' order of the vectors: `order[p]` is the vector stored at position
     /// `p`. The means and radii are filled in by [`fit`](Clusters::fit) once the rows are
     /// quantised.
-    pub(crate) fn group(vectors: &[Vec<f32>], dim: usize) -> (Clusters, Vec<u32>) {
+    pub(crate) fn group(vectors: &[Vec<f32>], dim: usize, kernel: Kernel) -> (Clusters, Vec<u32>) {
         let n = vectors.len();
         let count = ((n as f64).sqrt().round() as usize).clamp(1, n.max(1));
         // Clustering compares only the first dimensions (the strongest components): the
@@ -62,11 +63,9 @@ impl Clusters {
             .collect();
         let mut means = seeds(&sample, count);
         let count = means.len();
-        let mut of = vec![0u32; sample.len()];
         for _ in 0..ROUNDS {
-            for (o, v) in of.iter_mut().zip(&sample) {
-                *o = closest(&means, v);
-            }
+            let (flat, halves) = flatten(&means);
+            let of = on_cores(&sample, |v| kernel.nearest_mean(&flat, &halves, v));
             let mut sums = vec![vec![0.0f32; d]; count];
             let mut sizes = vec![0usize; count];
             for (&o, v) in of.iter().zip(&sample) {
@@ -79,8 +78,9 @@ impl Clusters {
                 }
             }
         }
-        let mut keyed: Vec<(u32, u32)> =
-            vectors.iter().enumerate().map(|(i, v)| (closest(&means, &v[..d]), i as u32)).collect();
+        let (flat, halves) = flatten(&means);
+        let nearest = on_cores(vectors, |v| kernel.nearest_mean(&flat, &halves, &v[..d]));
+        let mut keyed: Vec<(u32, u32)> = nearest.into_iter().zip(0..).collect();
         keyed.sort_unstable();
         let mut starts = vec![0u32; count + 1];
         for &(c, _) in &keyed {
@@ -203,9 +203,14 @@ fn seeds(sample: &[Vec<f32>], count: usize) -> Vec<Vec<f32>> {
         x ^= x << 17;
         (x >> 11) as f64 / (1u64 << 53) as f64
     };
-    let distance = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f32>();
+    // Squared distances as |v|² − 2 v·c + |c|², the lengths found once.
+    let lengths: Vec<f32> = sample.iter().map(|v| dot_f32(v, v)).collect();
+    let distances = |c: &[f32]| -> Vec<f32> {
+        let length = dot_f32(c, c);
+        sample.iter().zip(&lengths).map(|(v, &l)| (l - 2.0 * dot_f32(v, c) + length).max(0.0)).collect()
+    };
     let mut means = vec![first.clone()];
-    let mut near: Vec<f32> = sample.iter().map(|v| distance(v, first)).collect();
+    let mut near = distances(first);
     while means.len() < count {
         let total: f64 = near.iter().map(|&d| f64::from(d)).sum();
         if total <= 0.0 {
@@ -221,8 +226,8 @@ fn seeds(sample: &[Vec<f32>], count: usize) -> Vec<Vec<f32>> {
             }
         }
         let chosen = sample[pick].clone();
-        for (n, v) in near.iter_mut().zip(sample) {
-            *n = n.min(distance(v, &chosen));
+        for (n, d) in near.iter_mut().zip(distances(&chosen)) {
+            *n = n.min(d);
         }
         means.push(chosen);
     }
@@ -237,32 +242,10 @@ fn mix(i: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// The cluster whose mean is nearest to `v` (Euclidean; ties to the first).
-fn closest(means: &[Vec<f32>], v: &[f32]) -> u32 {
-    let mut best = (f32::NEG_INFINITY, 0u32);
-    for (c, m) in means.iter().enumerate() {
-        // |v − m|² = |v|² − 2 v·m + |m|²: the nearest has the largest v·m − |m|²/2.
-        let s = dot_f32(v, m) - 0.5 * dot_f32(m, m);
-        if s > best.0 {
-            best = (s, c as u32);
-        }
-    }
-    best.1
-}
-
-/// The dot product of two `f32` slices over their common length, in eight lanes so that it
-/// vectorises.
-fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
-    let n = a.len().min(b.len());
-    let mut acc = [0.0f32; 8];
-    let whole = n / 8 * 8;
-    for (x, y) in a[..whole].chunks_exact(8).zip(b[..whole].chunks_exact(8)) {
-        for j in 0..8 {
-            acc[j] += x[j] * y[j];
-        }
-    }
-    let tail: f32 = a[whole..n].iter().zip(&b[whole..n]).map(|(x, y)| x * y).sum();
-    acc.iter().sum::<f32>() + tail
+/// `means` one after another, and half the squared length of each, for
+/// [`Kernel::nearest_mean`].
+fn flatten(means: &[Vec<f32>]) -> (Vec<f32>, Vec<f32>) {
+    (means.concat(), means.iter().map(|m| 0.5 * dot_f32(m, m)).collect())
 }
 
 /// The `k`-th best score of `hits` (`-∞` when there are fewer), keeping only the hits that could
@@ -317,7 +300,7 @@ mod tests {
 
     /// Clusters `vectors` as an index does, and returns them with its rows and scales.
     fn clustered(vectors: &[Vec<f32>], dim: usize) -> (Clusters, Vec<i8>, Vec<f32>) {
-        let (mut clusters, order) = Clusters::group(vectors, dim);
+        let (mut clusters, order) = Clusters::group(vectors, dim, Kernel::detect());
         let (mut rows, mut scales) = (Vec::new(), Vec::new());
         for &i in &order {
             scales.push(quantize(&vectors[i as usize], &mut rows));

@@ -16,7 +16,7 @@ use serde_json::Value;
 use super::clusters::Clusters;
 use super::kernel::{Kernel, dot};
 use super::wordpiece::WordKind;
-use super::{StaticModel, normalize};
+use super::{StaticModel, normalize, on_cores};
 use toolgate_catalog::{Brand, Catalog, Tool, ToolId};
 
 /// How tools are embedded.
@@ -96,7 +96,7 @@ impl DenseIndex {
     pub fn build_with(catalog: &Catalog, model: &StaticModel, config: &DenseConfig) -> DenseIndex {
         // Each field of each tool is tokenized once, for the IDF and for the embedding.
         let fields: Vec<[Vec<u32>; 4]> =
-            catalog.tools().iter().map(|t| fields_of(t).map(|text| model.tokenize(&text))).collect();
+            on_cores(catalog.tools(), |t| fields_of(t).map(|text| model.tokenize(&text)));
         let mut token_weights: Vec<f32> = (0..model.vocab_len() as u32)
             .map(|t| match (config.model_weights, model.weight(t)) {
                 (false, w) if w > 0.0 => 1.0,
@@ -139,8 +139,7 @@ impl DenseIndex {
         let field_weights =
             [config.name_weight, config.server_weight, config.description_weight, config.schema_weight];
         index.rows.reserve(catalog.len() * dim);
-        let mut vectors: Vec<Vec<f32>> = Vec::with_capacity(fields.len());
-        for f in &fields {
+        let mut vectors: Vec<Vec<f32>> = on_cores(&fields, |f| {
             let mut v = vec![0.0f32; dim];
             for (ids, &w) in f.iter().zip(&field_weights) {
                 if w > 0.0 {
@@ -149,8 +148,8 @@ impl DenseIndex {
                 }
             }
             normalize(&mut v);
-            vectors.push(v);
-        }
+            v
+        });
         if config.center && vectors.len() >= CENTER_MIN_TOOLS {
             let mut mean = vec![0.0f32; dim];
             for v in &vectors {
@@ -163,7 +162,7 @@ impl DenseIndex {
             index.mean = mean;
         }
         if vectors.len() > EXACT_MAX_TOOLS {
-            let (clusters, order) = Clusters::group(&vectors, dim);
+            let (clusters, order) = Clusters::group(&vectors, dim, index.kernel);
             index.places = vec![0; order.len()];
             for (p, &i) in order.iter().enumerate() {
                 index.places[i as usize] = p as u32;

@@ -110,6 +110,19 @@ impl Kernel {
         }
     }
 
+    /// Which of `means` (one after another, each `v.len()` long) is nearest to `v`: the one
+    /// with the largest `v·m − halves[i]`, `halves` holding half the squared length of each
+    /// (ties to the first). k-means' assignment, where building a large index spends its time.
+    pub(crate) fn nearest_mean(self, means: &[f32], halves: &[f32], v: &[f32]) -> u32 {
+        match self {
+            Kernel::Portable => nearest_mean(means, halves, v),
+            #[cfg(target_arch = "x86_64")]
+            #[allow(unsafe_code)]
+            // SAFETY: as in `dots_all`.
+            Kernel::Avx2(_) => unsafe { nearest_mean_avx2(means, halves, v) },
+        }
+    }
+
     /// Adds `factor` times `row` (int8) to `acc`, over their common length: a token's vector
     /// into a pooled embedding.
     pub(crate) fn add_scaled(self, acc: &mut [f32], row: &[i8], factor: f32) {
@@ -255,6 +268,41 @@ fn strip_rows<const T: usize>(sums: &mut [f32], x: &[f32], strip: &[f32], k: usi
     for (row, a) in sums.chunks_exact_mut(J).zip(&acc) {
         row.copy_from_slice(a);
     }
+}
+
+#[inline(always)]
+fn nearest_mean(means: &[f32], halves: &[f32], v: &[f32]) -> u32 {
+    let d = v.len().max(1);
+    let mut best = (f32::NEG_INFINITY, 0u32);
+    for (c, (m, &half)) in means.chunks_exact(d).zip(halves).enumerate() {
+        let s = dot_f32(v, m) - half;
+        if s > best.0 {
+            best = (s, c as u32);
+        }
+    }
+    best.1
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn nearest_mean_avx2(means: &[f32], halves: &[f32], v: &[f32]) -> u32 {
+    nearest_mean(means, halves, v)
+}
+
+/// The dot product of two `f32` slices over their common length, in eight lanes so that it
+/// vectorises (one running sum would wait on each addition in turn).
+#[inline(always)]
+pub(crate) fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
+    let n = a.len().min(b.len());
+    let mut acc = [0.0f32; 8];
+    let whole = n / 8 * 8;
+    for (x, y) in a[..whole].chunks_exact(8).zip(b[..whole].chunks_exact(8)) {
+        for j in 0..8 {
+            acc[j] += x[j] * y[j];
+        }
+    }
+    let tail: f32 = a[whole..n].iter().zip(&b[whole..n]).map(|(x, y)| x * y).sum();
+    acc.iter().sum::<f32>() + tail
 }
 
 #[inline(always)]
