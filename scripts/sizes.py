@@ -45,9 +45,10 @@ SEARCH = {
 }
 
 
-def make_catalog(directory, n, index_cache=False):
+def make_catalog(directory, n, index_cache=False, strategy=None):
     """A JSONL catalog of n tools and a config serving it (keeping its index in a cache
-    directory beside it with `index_cache`); returns the config's path."""
+    directory beside it with `index_cache`, ranking with `strategy` if given); returns the
+    config's path."""
     with open(os.path.join(ROOT, "bench/livemcpbench/catalog.jsonl"), encoding="utf-8") as f:
         tools = [json.loads(line) for line in f if line.strip()]
     path = os.path.join(directory, f"cat{n}.jsonl")
@@ -58,8 +59,14 @@ def make_catalog(directory, n, index_cache=False):
             out.write(json.dumps(tool, ensure_ascii=False) + "\n")
     config = os.path.join(directory, f"big{n}.toml")
     with open(config, "w", encoding="utf-8") as out:
+        if index_cache or strategy:
+            out.write("[search]\n")
+        if strategy:
+            out.write(f'strategy = "{strategy}"\n')
         if index_cache:
-            out.write(f'[search]\nindex_cache = "{os.path.join(directory, "index-cache")}"\n\n')
+            out.write(f'index_cache = "{os.path.join(directory, "index-cache")}"\n')
+        if index_cache or strategy:
+            out.write("\n")
         out.write(f'[servers.big]\ncatalog = "{path}"\n')
     return config
 
@@ -220,10 +227,11 @@ def main():
         action="store_true",
         help="set [search] index_cache; the first start, which writes the cache, is reported apart",
     )
+    parser.add_argument("--strategy", help="set [search] strategy (lexical, semantic, ...)")
     args = parser.parse_args()
     sizes = [int(n) for n in args.tools.split(",")]
     with tempfile.TemporaryDirectory() as directory:
-        configs = {n: make_catalog(directory, n, args.index_cache) for n in sizes}
+        configs = {n: make_catalog(directory, n, args.index_cache, args.strategy) for n in sizes}
         for n in sizes:
             if args.index_cache:
                 init, _, rss = stdio_run(args.toolgate, configs[n])

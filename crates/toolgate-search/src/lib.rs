@@ -32,6 +32,7 @@ mod explain;
 mod intent;
 mod keyword;
 mod relevance;
+mod sealed;
 mod strategy;
 pub mod text;
 mod turns;
@@ -236,10 +237,11 @@ impl IndexBuilder {
         Ok(builder)
     }
 
-    /// Keeps the `lexical` strategy's index in `dir`, keyed by the catalog (every tool's
-    /// qualified name, server, definition hash and search hint, in order) and the parameters:
-    /// a later build over the same catalog reads it back instead of analysing every tool. A
-    /// file that is missing, stale, damaged or unwritable only means a build as without it.
+    /// Keeps the `lexical` strategy's index in `dir` (and `semantic`'s, both sides, the dense
+    /// one keyed by the model too), keyed by the catalog (every tool's qualified name, server,
+    /// definition hash and search hint, in order) and the parameters: a later build over the
+    /// same catalog reads it back instead of analysing every tool. A file that is missing,
+    /// stale, damaged or unwritable only means a build as without it.
     ///
     /// Every file is authenticated with a key kept outside the cache directory (by default
     /// `$XDG_DATA_HOME/toolgate/index-cache.key`, made on first use, readable by its owner
@@ -302,17 +304,20 @@ impl IndexBuilder {
                 from_cache = cached;
                 Engine::Lexical(index, self.expansion)
             }
+            #[cfg(feature = "semantic")]
+            Strategy::Semantic => {
+                // Both sides are cached: the lexical one in the same file as `lexical`'s.
+                let params = self.params.unwrap_or_else(Bm25Params::lexical);
+                let key_file = self.cache_key.clone().or_else(bm25f::cache::default_key_file);
+                let cache = self.cache.as_deref().zip(key_file.as_deref());
+                let (index, lexical_cached) = Bm25Index::build_cached(catalog, params, cache);
+                let model = crate::semantic::StaticModel::embedded();
+                let (dense, dense_cached) = crate::semantic::DenseIndex::build_cached(catalog, model, cache);
+                from_cache = lexical_cached && dense_cached;
+                Engine::Semantic(index, self.expansion, Box::new(dense))
+            }
             #[cfg(feature = "bm25-crate")]
             Strategy::Bm25Crate => Engine::Codex(CodexIndex::build(catalog)),
-            #[cfg(feature = "semantic")]
-            Strategy::Semantic => Engine::Semantic(
-                Bm25Index::build(catalog, self.params.unwrap_or_else(Bm25Params::lexical)),
-                self.expansion,
-                Box::new(crate::semantic::DenseIndex::build(
-                    catalog,
-                    crate::semantic::StaticModel::embedded(),
-                )),
-            ),
             #[cfg(feature = "bert")]
             Strategy::Bert => {
                 let lexical = Bm25Index::build(catalog, self.params.unwrap_or_else(Bm25Params::lexical));

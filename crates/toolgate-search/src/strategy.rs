@@ -110,7 +110,7 @@ pub struct SearchConfig {
     pub strategy: Strategy,
     /// A sentence-transformers model directory for `bert` (`model`, relative to the file).
     pub model: Option<std::path::PathBuf>,
-    /// Where the default strategy's index is saved and read back at the next start
+    /// Where the `lexical` or `semantic` strategy's index is saved and read back at the next start
     /// (`index_cache`, a directory relative to the file; `None`: built every time).
     pub index_cache: Option<std::path::PathBuf>,
 }

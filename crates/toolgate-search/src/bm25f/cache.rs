@@ -1,67 +1,43 @@
-//! A built index saved to a file, and read back instead of analysing the catalog again.
+//! A built lexical index saved to a file ([`crate::sealed`]), and read back instead of
+//! analysing the catalog again.
 //!
 //! The file is named by a key: the SHA-256 of the index's parameters, toolgate's version and
 //! this format's, and every tool in catalog order (qualified name, server, definition hash,
 //! search hint): whatever the postings are made from. A catalog that changed in any of these
-//! has another key, so a file is never read for a catalog it was not built from. Every file
-//! ends with an HMAC-SHA-256 of the rest under a key kept outside the cache directory (the
-//! data directory's `index-cache.key`, readable by its owner only): a file that is short,
-//! inconsistent, edited or written by anyone without the key is not read; the index is built
-//! and the file written again. Writing is best effort (a read-only directory just means no
-//! cache), to a new temporary file of a name nobody can guess, created without following a
-//! link (a link planted there makes the write fail, never overwrites its target), then renamed
-//! into place, so a reader never sees half a file. Reading opens only a regular file, never
-//! through a link (one to `/dev/zero`, or a FIFO, planted at the name is not read), and reads
-//! no more than the length the file's header states, which must be the file's own.
+//! has another key, so a file is never read for a catalog it was not built from. The key that
+//! authenticates files is the data directory's `index-cache.key`, readable by its owner only;
+//! a file that is not opened is built again and written again.
 
 use std::path::{Path, PathBuf};
 
 use rustc_hash::FxHashMap;
-use sha2::{Digest, Sha256};
+use sha2::Digest;
 
 use super::{Bm25Index, Bm25Params};
+use crate::sealed::{self, Kind};
 use toolgate_catalog::Catalog;
 
-/// Bumped whenever the layout below, or the way text becomes terms, changes.
+/// The lexical index's files (`FORMAT` is bumped whenever the layout below, or the way text
+/// becomes terms, changes).
+const KIND: Kind = Kind { magic: MAGIC, format: FORMAT, extension: "tgix" };
 const FORMAT: u32 = 3;
-/// The header: the magic, the format and the whole file's length.
-const HEADER_BYTES: usize = 16;
-/// The bytes of the MAC that ends every file.
-const MAC_BYTES: usize = 32;
 const MAGIC: &[u8; 4] = b"TGIX";
-/// Cache files kept in a directory (the newest), for several profiles' catalogs.
-const KEPT: usize = 8;
 
 /// The key of `catalog` indexed with `params`.
 pub(crate) fn key(catalog: &Catalog, params: &Bm25Params) -> [u8; 32] {
-    let mut h = Sha256::new();
-    h.update(MAGIC);
-    h.update(FORMAT.to_le_bytes());
-    h.update(env!("CARGO_PKG_VERSION").as_bytes());
-    h.update(format!("\0{params:?}\0").as_bytes());
-    h.update((catalog.len() as u64).to_le_bytes());
-    for tool in catalog.tools() {
-        for part in [tool.qualified_name(), tool.server()] {
-            h.update((part.len() as u64).to_le_bytes());
-            h.update(part.as_bytes());
+    KIND.key(&format!("{params:?}"), catalog, |h, tool| match tool.search_hint() {
+        Some(hint) => {
+            h.update([1]);
+            h.update((hint.len() as u64).to_le_bytes());
+            h.update(hint.as_bytes());
         }
-        h.update(tool.hash().as_bytes());
-        match tool.search_hint() {
-            Some(hint) => {
-                h.update([1]);
-                h.update((hint.len() as u64).to_le_bytes());
-                h.update(hint.as_bytes());
-            }
-            None => h.update([0]),
-        }
-    }
-    h.finalize().into()
+        None => h.update([0]),
+    })
 }
 
 /// The cache file of `key` in `dir`.
 pub(crate) fn path(dir: &Path, key: &[u8; 32]) -> PathBuf {
-    let hex: String = key[..16].iter().map(|b| format!("{b:02x}")).collect();
-    dir.join(format!("index-{hex}.tgix"))
+    KIND.path(dir, key)
 }
 
 /// Where the key that authenticates cache files is kept by default: `index-cache.key` in
@@ -86,31 +62,19 @@ impl Bm25Index {
         n_docs: usize,
         params: Bm25Params,
     ) -> Option<Bm25Index> {
-        let bytes = read_whole(path, n_docs).ok()?;
-        decode(&bytes, key, mac, n_docs, params)
+        let bytes = KIND.read(path, most_bytes(n_docs)).ok()?;
+        decode(KIND.open(&bytes, key, mac)?, n_docs, params)
     }
 
     /// Saves the index at `path` for `key`, authenticated by `mac`, and removes the oldest
     /// cache files of its directory past the newest [`KEPT`]. Failures are ignored: the cache
     /// is an optimisation.
     pub(crate) fn write_cache(&self, path: &Path, key: &[u8; 32], mac: &[u8; 32]) {
-        let Some(dir) = path.parent() else { return };
-        if std::fs::create_dir_all(dir).is_err() {
-            return;
-        }
-        if toolgate_catalog::files::replace(path, &self.encode(key, mac), 0o644).is_err() {
-            return;
-        }
-        prune(dir);
+        KIND.write(path, &self.encode(key, mac));
     }
 
     fn encode(&self, key: &[u8; 32], mac: &[u8; 32]) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + self.docs.len() * 8 + self.terms.len() * 16);
-        out.extend_from_slice(MAGIC);
-        out.extend_from_slice(&FORMAT.to_le_bytes());
-        // The whole file's length, known once the rest is written.
-        out.extend_from_slice(&0u64.to_le_bytes());
-        out.extend_from_slice(key);
+        let mut out = KIND.begin(key, self.docs.len() * 8 + self.terms.len() * 16);
         out.extend_from_slice(&(self.n_docs as u64).to_le_bytes());
         for a in self.avg_len {
             out.extend_from_slice(&a.to_le_bytes());
@@ -136,10 +100,7 @@ impl Bm25Index {
                 out.extend_from_slice(&f.to_le_bytes());
             }
         }
-        let whole = (out.len() + MAC_BYTES) as u64;
-        out[8..HEADER_BYTES].copy_from_slice(&whole.to_le_bytes());
-        let sum = toolgate_catalog::secret::hmac_sha256(mac, &out);
-        out.extend_from_slice(&sum);
+        KIND.seal(&mut out, mac);
         out
     }
 }
@@ -150,49 +111,9 @@ fn most_bytes(tools: usize) -> u64 {
     (64 << 20) + (tools as u64) * (64 << 10)
 }
 
-/// The bytes of the cache file at `path`: a regular file whose header states its own length,
-/// read up to that length and no further.
-fn read_whole(path: &Path, tools: usize) -> std::io::Result<Vec<u8>> {
-    use std::io::Read;
-    let invalid = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_owned());
-    let (file, len) = toolgate_catalog::files::open_regular(path)?;
-    let mut file = file.take(len.min(most_bytes(tools)));
-    let mut header = [0u8; HEADER_BYTES];
-    file.read_exact(&mut header)?;
-    if &header[..4] != MAGIC || header[4..8] != FORMAT.to_le_bytes() {
-        return Err(invalid("not a cache file of this format"));
-    }
-    let stated = u64::from_le_bytes(header[8..].try_into().expect("8 bytes"));
-    if stated != len || stated > most_bytes(tools) {
-        return Err(invalid("the header's length is not the file's"));
-    }
-    let mut bytes = Vec::with_capacity(stated as usize);
-    bytes.extend_from_slice(&header);
-    file.take(stated - HEADER_BYTES as u64).read_to_end(&mut bytes)?;
-    if bytes.len() as u64 != stated {
-        return Err(invalid("the file is shorter than its header says"));
-    }
-    Ok(bytes)
-}
-
-/// The index in `bytes`, if they are a whole file of this format for `key` and a catalog of
-/// `tools` tools (every posting then names one of them).
-fn decode(
-    bytes: &[u8],
-    key: &[u8; 32],
-    mac: &[u8; 32],
-    tools: usize,
-    params: Bm25Params,
-) -> Option<Bm25Index> {
-    let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(MAC_BYTES)?)?;
-    let expected = toolgate_catalog::secret::hmac_sha256(mac, body);
-    if !toolgate_catalog::secret::constant_time_eq(&expected, sum) {
-        return None;
-    }
-    let mut r = Reader(body);
-    if r.take(4)? != MAGIC || r.u32()? != FORMAT || r.u64()? != bytes.len() as u64 || r.take(32)? != key {
-        return None;
-    }
+/// The index read by `r` (an opened file's body), if it is whole and of a catalog of `tools`
+/// tools (every posting then names one of them).
+fn decode(mut r: sealed::Reader<'_>, tools: usize, params: Bm25Params) -> Option<Bm25Index> {
     let n_docs = usize::try_from(r.u64()?).ok()?;
     if n_docs != tools {
         return None;
@@ -201,7 +122,7 @@ fn decode(
     let n_terms = usize::try_from(r.u64()?).ok()?;
     let n_postings = usize::try_from(r.u64()?).ok()?;
     // Every count is bounded by the bytes that would hold it, before anything is allocated.
-    if avg_len.iter().any(|a| !a.is_finite()) || n_terms > body.len() / 8 || n_postings > body.len() / 8 {
+    if avg_len.iter().any(|a| !a.is_finite()) || n_terms > r.0.len() / 8 || n_postings > r.0.len() / 8 {
         return None;
     }
     let mut terms: FxHashMap<Box<str>, u32> = FxHashMap::default();
@@ -233,46 +154,22 @@ fn decode(
     Some(Bm25Index { params, terms, offsets, docs, scores, idf, avg_len, n_docs, vocab })
 }
 
-/// Little-endian values off the front of a byte slice.
-struct Reader<'a>(&'a [u8]);
-
-impl<'a> Reader<'a> {
-    fn take(&mut self, n: usize) -> Option<&'a [u8]> {
-        let (head, rest) = self.0.split_at_checked(n)?;
-        self.0 = rest;
-        Some(head)
-    }
-    fn u32(&mut self) -> Option<u32> {
-        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-    fn u64(&mut self) -> Option<u64> {
-        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
-    }
-    fn f32(&mut self) -> Option<f32> {
-        Some(f32::from_le_bytes(self.take(4)?.try_into().ok()?))
-    }
-}
-
-/// Removes the oldest cache files of `dir` past the newest [`KEPT`].
-fn prune(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else { return };
-    let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "tgix"))
-        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
-        .collect();
-    files.sort_by_key(|f| std::cmp::Reverse(f.0));
-    for (_, old) in files.into_iter().skip(KEPT) {
-        let _ = std::fs::remove_file(old);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::{Index, Request};
     use toolgate_catalog::ToolSpec;
+
+    /// The index in a whole file's `bytes`, if it opens for `key` under `mac`.
+    fn decode_file(
+        bytes: &[u8],
+        key: &[u8; 32],
+        mac: &[u8; 32],
+        tools: usize,
+        params: Bm25Params,
+    ) -> Option<Bm25Index> {
+        decode(KIND.open(bytes, key, mac)?, tools, params)
+    }
 
     fn scratch(name: &str) -> PathBuf {
         let dir = std::env::temp_dir().join(format!("toolgate-cache-{name}-{}", std::process::id()));
@@ -330,25 +227,28 @@ mod tests {
         cached(&dir).build(&catalog);
         let mac = mac_key(&dir.with_extension("key")).unwrap();
         let good = std::fs::read(&file).unwrap();
-        assert!(decode(&good, &key, &mac, catalog.len(), params.clone()).is_some());
+        assert!(decode_file(&good, &key, &mac, catalog.len(), params.clone()).is_some());
         let mut other = key;
         other[0] ^= 1;
         assert!(
-            decode(&good, &other, &mac, catalog.len(), params.clone()).is_none(),
+            decode_file(&good, &other, &mac, catalog.len(), params.clone()).is_none(),
             "another catalog's key"
         );
         assert!(
-            decode(&good, &key, &mac, catalog.len() + 1, params.clone()).is_none(),
+            decode_file(&good, &key, &mac, catalog.len() + 1, params.clone()).is_none(),
             "another catalog's size"
         );
         for at in [0, 5, 40, good.len() / 2, good.len() - 33, good.len() - 1] {
             let mut bad = good.clone();
             bad[at] ^= 0x40;
-            assert!(decode(&bad, &key, &mac, catalog.len(), params.clone()).is_none(), "byte {at} flipped");
+            assert!(
+                decode_file(&bad, &key, &mac, catalog.len(), params.clone()).is_none(),
+                "byte {at} flipped"
+            );
         }
         for len in [0, 7, 32, 60, good.len() / 3, good.len() - 1] {
             assert!(
-                decode(&good[..len], &key, &mac, catalog.len(), params.clone()).is_none(),
+                decode_file(&good[..len], &key, &mac, catalog.len(), params.clone()).is_none(),
                 "cut to {len} bytes"
             );
         }
@@ -407,13 +307,16 @@ mod tests {
         let mac = mac_key(&dir.with_extension("key")).unwrap();
         let good = std::fs::read(path(&dir, &key)).unwrap();
         // Postings edited, and the file sealed again the only way someone without the key can.
-        let mut body = good[..good.len() - MAC_BYTES].to_vec();
+        let mut body = good[..good.len() - sealed::MAC_BYTES].to_vec();
         let at = body.len() / 2;
         body[at] ^= 1;
         let other = [9u8; 32];
         let mut forged = body.clone();
         forged.extend_from_slice(&toolgate_catalog::secret::hmac_sha256(&other, &body));
-        assert!(decode(&forged, &key, &mac, catalog.len(), params.clone()).is_none());
+        assert!(KIND.open(&forged, &key, &mac).is_none());
+        assert!(
+            KIND.open(&good, &key, &mac).and_then(|r| decode(r, catalog.len(), params.clone())).is_some()
+        );
         std::fs::write(path(&dir, &key), &forged).unwrap();
         assert!(!cached(&dir).build(&catalog).from_cache(), "the forged file was read");
         // The key file is the owner's alone.

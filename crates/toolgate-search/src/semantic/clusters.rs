@@ -181,6 +181,30 @@ impl Clusters {
     }
 }
 
+impl Clusters {
+    /// Appends the clusters to `out` for [`decode`](Clusters::decode).
+    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
+        out.extend_from_slice(&(self.count() as u64).to_le_bytes());
+        crate::sealed::put_floats(out, &self.means);
+        crate::sealed::put_floats(out, &self.radii);
+        crate::sealed::put_u32s(out, &self.starts);
+    }
+
+    /// The clusters `r` reads, if they are clusters of `rows` rows of `dim` dimensions: each
+    /// cluster a mean, a radius that is a length, and a run of rows, the runs in order and
+    /// covering every row.
+    pub(crate) fn decode(r: &mut crate::sealed::Reader<'_>, dim: usize, rows: usize) -> Option<Clusters> {
+        let count = r.count(4 * (dim + 2))?;
+        let means = r.floats(count.checked_mul(dim)?)?;
+        let radii = r.floats(count)?;
+        let starts = r.u32s(count + 1)?;
+        let runs = starts.first() == Some(&0)
+            && starts.last().map(|&s| s as usize) == Some(rows)
+            && starts.windows(2).all(|w| w[0] <= w[1]);
+        (runs && radii.iter().all(|&x| x >= 0.0)).then_some(Clusters { dim, means, radii, starts })
+    }
+}
+
 /// The dimensions k-means compares.
 const ASSIGN_DIMS: usize = 64;
 

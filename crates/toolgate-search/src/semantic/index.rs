@@ -1,5 +1,5 @@
-//! The dense index (one int8 vector per tool, a flat cosine scan) and its fusion with a
-//! lexical ranking.
+//! The dense index (one int8 vector per tool, read for a lexical ranker's candidates, and
+//! clustered in a large catalog) and its fusion with a lexical ranking.
 //!
 //! A tool's vector is the weighted sum of its fields' embeddings, each L2-normalised first so
 //! that a long description does not drown a short name: the name split into words, the server,
@@ -7,8 +7,10 @@
 //! vocabulary rank), times an IDF over the catalog when [`DenseConfig::catalog_idf`] is set, so
 //! that words every tool shares (`get`, `the`, `data`) say little; then the catalog's mean tool
 //! vector is subtracted from tool and query vectors ([`DenseConfig::center`]). Vectors are
-//! stored as int8 with a scale per tool: 10,000 tools of 256 dimensions are 2.5 MB, scanned in
-//! well under the 200 µs a query may take.
+//! stored as int8 with a scale per tool: 10,000 tools of 256 dimensions are 2.5 MB. A built
+//! index can be saved and read back ([`cache`]).
+
+mod cache;
 
 use rustc_hash::FxHashMap;
 use serde_json::Value;

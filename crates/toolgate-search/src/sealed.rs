@@ -1,0 +1,205 @@
+//! sealed: the file a built index is saved in, to be read back instead of built again.
+//!
+//! A file is a header (a magic of four bytes naming the kind of index, the kind's format, the
+//! whole file's length), the key it was written for (a SHA-256 of whatever the index is made
+//! from, which also names the file), the index's own bytes, and an HMAC-SHA-256 of all of that
+//! under a key kept outside the cache directory. A file that is short, of another kind or
+//! format, for another key, edited, or written by anyone without the key is not opened.
+//! Writing is best effort, to a new temporary file of a name nobody can guess, created without
+//! following a link, then renamed into place, so a reader never sees half a file; reading opens
+//! only a regular file, never through a link, and reads no more than the length its header
+//! states, which must be the file's own. Each kind keeps its newest [`KEPT`] files in a directory.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use toolgate_catalog::{Catalog, Tool};
+
+/// A kind of index file.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Kind {
+    /// The first four bytes of every file of the kind.
+    pub(crate) magic: &'static [u8; 4],
+    /// Bumped whenever the kind's layout, or what its index is made from, changes.
+    pub(crate) format: u32,
+    /// The file name's extension.
+    pub(crate) extension: &'static str,
+}
+
+/// The header: the magic, the format and the whole file's length.
+pub(crate) const HEADER_BYTES: usize = 16;
+/// The bytes of the MAC that ends every file.
+pub(crate) const MAC_BYTES: usize = 32;
+/// Files of one kind kept in a directory (the newest), for several profiles' catalogs.
+const KEPT: usize = 8;
+
+impl Kind {
+    /// The file of `key` in `dir`.
+    pub(crate) fn path(self, dir: &Path, key: &[u8; 32]) -> PathBuf {
+        let hex: String = key[..16].iter().map(|b| format!("{b:02x}")).collect();
+        dir.join(format!("index-{hex}.{}", self.extension))
+    }
+
+    /// The key of an index of this kind made with `settings` from `catalog`: the SHA-256 of the
+    /// kind's magic and format, toolgate's version, `settings`, and every tool in catalog
+    /// order (qualified name, server, definition hash, then what `more` adds of it).
+    pub(crate) fn key(self, settings: &str, catalog: &Catalog, more: impl Fn(&mut Sha256, &Tool)) -> [u8; 32] {
+        let mut h = Sha256::new();
+        h.update(self.magic);
+        h.update(self.format.to_le_bytes());
+        h.update(env!("CARGO_PKG_VERSION").as_bytes());
+        h.update(format!("\0{settings}\0").as_bytes());
+        h.update((catalog.len() as u64).to_le_bytes());
+        for tool in catalog.tools() {
+            for part in [tool.qualified_name(), tool.server()] {
+                h.update((part.len() as u64).to_le_bytes());
+                h.update(part.as_bytes());
+            }
+            h.update(tool.hash().as_bytes());
+            more(&mut h, tool);
+        }
+        h.finalize().into()
+    }
+
+    /// The start of a file for `key`: its header (the length still zero) and the key; the
+    /// index's bytes follow, then [`seal`](Kind::seal).
+    pub(crate) fn begin(self, key: &[u8; 32], capacity: usize) -> Vec<u8> {
+        let mut out = Vec::with_capacity(HEADER_BYTES + 32 + capacity + MAC_BYTES);
+        out.extend_from_slice(self.magic);
+        out.extend_from_slice(&self.format.to_le_bytes());
+        out.extend_from_slice(&0u64.to_le_bytes());
+        out.extend_from_slice(key);
+        out
+    }
+
+    /// Writes the whole length into the header of `out` and appends the MAC under `mac`.
+    pub(crate) fn seal(self, out: &mut Vec<u8>, mac: &[u8; 32]) {
+        let whole = (out.len() + MAC_BYTES) as u64;
+        out[8..HEADER_BYTES].copy_from_slice(&whole.to_le_bytes());
+        let sum = toolgate_catalog::secret::hmac_sha256(mac, out);
+        out.extend_from_slice(&sum);
+    }
+
+    /// Saves `bytes` at `path` and removes the kind's oldest files of its directory past the
+    /// newest [`KEPT`]. Failures are ignored: the cache is an optimisation.
+    pub(crate) fn write(self, path: &Path, bytes: &[u8]) {
+        let Some(dir) = path.parent() else { return };
+        if std::fs::create_dir_all(dir).is_err() {
+            return;
+        }
+        if toolgate_catalog::files::replace(path, bytes, 0o644).is_err() {
+            return;
+        }
+        self.prune(dir);
+    }
+
+    /// The bytes of the file at `path`: a regular file of this kind whose header states its own
+    /// length, no more than `most`, read up to that length and no further.
+    pub(crate) fn read(self, path: &Path, most: u64) -> std::io::Result<Vec<u8>> {
+        use std::io::Read;
+        let invalid = |why: &str| std::io::Error::new(std::io::ErrorKind::InvalidData, why.to_owned());
+        let (file, len) = toolgate_catalog::files::open_regular(path)?;
+        let mut file = file.take(len.min(most));
+        let mut header = [0u8; HEADER_BYTES];
+        file.read_exact(&mut header)?;
+        if &header[..4] != self.magic || header[4..8] != self.format.to_le_bytes() {
+            return Err(invalid("not a cache file of this kind and format"));
+        }
+        let stated = u64::from_le_bytes(header[8..].try_into().expect("8 bytes"));
+        if stated != len || stated > most {
+            return Err(invalid("the header's length is not the file's"));
+        }
+        let mut bytes = Vec::with_capacity(stated as usize);
+        bytes.extend_from_slice(&header);
+        file.take(stated - HEADER_BYTES as u64).read_to_end(&mut bytes)?;
+        if bytes.len() as u64 != stated {
+            return Err(invalid("the file is shorter than its header says"));
+        }
+        Ok(bytes)
+    }
+
+    /// The index's bytes of a whole file of this kind for `key`, authenticated by `mac`.
+    pub(crate) fn open<'a>(self, bytes: &'a [u8], key: &[u8; 32], mac: &[u8; 32]) -> Option<Reader<'a>> {
+        let (body, sum) = bytes.split_at_checked(bytes.len().checked_sub(MAC_BYTES)?)?;
+        let expected = toolgate_catalog::secret::hmac_sha256(mac, body);
+        if !toolgate_catalog::secret::constant_time_eq(&expected, sum) {
+            return None;
+        }
+        let mut r = Reader(body);
+        let header_ok = r.take(4)? == self.magic && r.u32()? == self.format;
+        if !header_ok || r.u64()? != bytes.len() as u64 || r.take(32)? != key {
+            return None;
+        }
+        Some(r)
+    }
+
+    /// Removes the kind's oldest files of `dir` past the newest [`KEPT`].
+    fn prune(self, dir: &Path) {
+        let Ok(entries) = std::fs::read_dir(dir) else { return };
+        let mut files: Vec<(std::time::SystemTime, PathBuf)> = entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .filter(|p| p.extension().is_some_and(|e| e == self.extension))
+            .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+            .collect();
+        files.sort_by_key(|f| std::cmp::Reverse(f.0));
+        for (_, old) in files.into_iter().skip(KEPT) {
+            let _ = std::fs::remove_file(old);
+        }
+    }
+}
+
+/// Little-endian values off the front of a byte slice.
+pub(crate) struct Reader<'a>(pub(crate) &'a [u8]);
+
+impl<'a> Reader<'a> {
+    pub(crate) fn take(&mut self, n: usize) -> Option<&'a [u8]> {
+        let (head, rest) = self.0.split_at_checked(n)?;
+        self.0 = rest;
+        Some(head)
+    }
+    pub(crate) fn u8(&mut self) -> Option<u8> {
+        Some(self.take(1)?[0])
+    }
+    pub(crate) fn u32(&mut self) -> Option<u32> {
+        Some(u32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    pub(crate) fn u64(&mut self) -> Option<u64> {
+        Some(u64::from_le_bytes(self.take(8)?.try_into().ok()?))
+    }
+    pub(crate) fn f32(&mut self) -> Option<f32> {
+        Some(f32::from_le_bytes(self.take(4)?.try_into().ok()?))
+    }
+    /// A count written as a `u64`, if the bytes left could hold that many items of `size`
+    /// bytes (checked before anything is allocated for them).
+    pub(crate) fn count(&mut self, size: usize) -> Option<usize> {
+        let n = usize::try_from(self.u64()?).ok()?;
+        (n <= self.0.len() / size.max(1)).then_some(n)
+    }
+    /// `n` finite floats.
+    pub(crate) fn floats(&mut self, n: usize) -> Option<Vec<f32>> {
+        let bytes = self.take(n.checked_mul(4)?)?;
+        let out: Vec<f32> =
+            bytes.chunks_exact(4).map(|b| f32::from_le_bytes(b.try_into().expect("4"))).collect();
+        out.iter().all(|x| x.is_finite()).then_some(out)
+    }
+    /// `n` `u32`s.
+    pub(crate) fn u32s(&mut self, n: usize) -> Option<Vec<u32>> {
+        let bytes = self.take(n.checked_mul(4)?)?;
+        Some(bytes.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("4"))).collect())
+    }
+}
+
+/// Appends `values` to `out`, little-endian.
+pub(crate) fn put_floats(out: &mut Vec<u8>, values: &[f32]) {
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
+
+/// Appends `values` to `out`, little-endian.
+pub(crate) fn put_u32s(out: &mut Vec<u8>, values: &[u32]) {
+    for v in values {
+        out.extend_from_slice(&v.to_le_bytes());
+    }
+}
