@@ -43,7 +43,12 @@ impl Kind {
     /// The key of an index of this kind made with `settings` from `catalog`: the SHA-256 of the
     /// kind's magic and format, toolgate's version, `settings`, and every tool in catalog
     /// order (qualified name, server, definition hash, then what `more` adds of it).
-    pub(crate) fn key(self, settings: &str, catalog: &Catalog, more: impl Fn(&mut Sha256, &Tool)) -> [u8; 32] {
+    pub(crate) fn key(
+        self,
+        settings: &str,
+        catalog: &Catalog,
+        more: impl Fn(&mut Sha256, &Tool),
+    ) -> [u8; 32] {
         let mut h = Sha256::new();
         h.update(self.magic);
         h.update(self.format.to_le_bytes());

@@ -44,7 +44,8 @@ pub(crate) struct Nearest {
 const SLACK: f32 = 1e-3;
 
 impl Clusters {
-    /// Clusters `vectors` (unit length, `dim` long) into about `√n` groups by k-means, and
+    /// Clusters `vectors` (unit length, `dim` long, or only their first [`ASSIGN_DIMS`]) into
+    /// about `√n` groups by k-means, and
     /// returns the clusters' order of the vectors: `order[p]` is the vector stored at position
     /// `p`. The means and radii are filled in by [`fit`](Clusters::fit) once the rows are
     /// quantised.
@@ -206,7 +207,7 @@ impl Clusters {
 }
 
 /// The dimensions k-means compares.
-const ASSIGN_DIMS: usize = 64;
+pub(crate) const ASSIGN_DIMS: usize = 64;
 
 /// Vectors sampled per cluster for k-means' rounds.
 const SAMPLE_PER_CLUSTER: usize = 24;

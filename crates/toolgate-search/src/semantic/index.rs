@@ -15,7 +15,7 @@ mod cache;
 use rustc_hash::FxHashMap;
 use serde_json::Value;
 
-use super::clusters::Clusters;
+use super::clusters::{ASSIGN_DIMS, Clusters};
 use super::kernel::{Kernel, dot};
 use super::wordpiece::WordKind;
 use super::{StaticModel, normalize, on_cores};
@@ -140,8 +140,8 @@ impl DenseIndex {
         };
         let field_weights =
             [config.name_weight, config.server_weight, config.description_weight, config.schema_weight];
-        index.rows.reserve(catalog.len() * dim);
-        let mut vectors: Vec<Vec<f32>> = on_cores(&fields, |f| {
+        // A tool's vector: its fields' embeddings, weighted, then normalised.
+        let embed = |f: &[Vec<u32>; 4]| {
             let mut v = vec![0.0f32; dim];
             for (ids, &w) in f.iter().zip(&field_weights) {
                 if w > 0.0 {
@@ -151,20 +151,47 @@ impl DenseIndex {
             }
             normalize(&mut v);
             v
-        });
-        if config.center && vectors.len() >= CENTER_MIN_TOOLS {
-            let mut mean = vec![0.0f32; dim];
-            for v in &vectors {
-                mean.iter_mut().zip(v).for_each(|(m, x)| *m += x / vectors.len() as f32);
-            }
-            for v in &mut vectors {
-                v.iter_mut().zip(&mean).for_each(|(x, m)| *x -= m);
-                normalize(v);
-            }
-            index.mean = mean;
+        };
+        // The catalog's mean vector, from a first pass that keeps no vector: the floats of
+        // 100,000 tools would be 100 MB, four times their rows. Each share of the tools is summed
+        // on its own, the shares then in order.
+        let mut mean = Vec::new();
+        if config.center && fields.len() >= CENTER_MIN_TOOLS {
+            let shares: Vec<&[[Vec<u32>; 4]]> = fields.chunks((fields.len() / 4096).max(1)).collect();
+            let sums = on_cores(&shares, |share| {
+                let mut sum = vec![0.0f32; dim];
+                for f in share.iter() {
+                    sum.iter_mut().zip(embed(f)).for_each(|(s, x)| *s += x);
+                }
+                sum
+            });
+            let n = fields.len() as f32;
+            mean = (0..dim).map(|j| sums.iter().map(|s| s[j]).sum::<f32>() / n).collect();
         }
-        if vectors.len() > EXACT_MAX_TOOLS {
-            let (clusters, order) = Clusters::group(&vectors, dim, index.kernel);
+        // Then each tool's row.
+        let made: Vec<(Vec<i8>, f32)> = on_cores(&fields, |f| {
+            let mut v = embed(f);
+            if !mean.is_empty() {
+                v.iter_mut().zip(&mean).for_each(|(x, m)| *x -= m);
+                normalize(&mut v);
+            }
+            let mut row = Vec::with_capacity(dim);
+            let scale = quantize(&v, &mut row);
+            (row, scale)
+        });
+        drop(fields);
+        index.mean = mean;
+        let (mut rows, scales): (Vec<Vec<i8>>, Vec<f32>) = made.into_iter().unzip();
+        if rows.len() > EXACT_MAX_TOOLS {
+            // Clustering compares the first dimensions of the rows as stored.
+            let heads: Vec<Vec<f32>> = rows
+                .iter()
+                .zip(&scales)
+                .map(|(row, &scale)| {
+                    row[..dim.min(ASSIGN_DIMS)].iter().map(|&x| f32::from(x) * scale).collect()
+                })
+                .collect();
+            let (clusters, order) = Clusters::group(&heads, dim, index.kernel);
             index.places = vec![0; order.len()];
             for (p, &i) in order.iter().enumerate() {
                 index.places[i as usize] = p as u32;
@@ -172,9 +199,11 @@ impl DenseIndex {
             index.clusters = Some(clusters);
             index.tools = order;
         }
-        for p in 0..vectors.len() {
-            let scale = quantize(&vectors[index.tool_at(p as u32) as usize], &mut index.rows);
-            index.scales.push(scale);
+        index.rows.reserve(rows.len() * dim);
+        for p in 0..rows.len() {
+            let i = index.tool_at(p as u32) as usize;
+            index.rows.extend_from_slice(&std::mem::take(&mut rows[i]));
+            index.scales.push(scales[i]);
         }
         if let Some(clusters) = &mut index.clusters {
             clusters.fit(&index.rows, &index.scales);
