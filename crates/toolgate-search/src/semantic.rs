@@ -308,16 +308,49 @@ impl StaticModel {
     /// knows: words that are not Han characters and that WordPiece spells without `[UNK]`.
     /// 1.0 for plain English, near 0 for Chinese; 0 for empty text.
     pub fn coverage(&self, text: &str) -> f32 {
-        let (mut known, mut all) = (0usize, 0usize);
-        let unk = self.inner.vocab.unk();
-        self.inner.vocab.each_word(text, &mut |kind, ids| {
-            all += 1;
-            if kind == WordKind::Other && !ids.contains(&unk) {
-                known += 1;
-            }
-        });
-        if all == 0 { 0.0 } else { known as f32 / all as f32 }
+        let mut coverage = Coverage::default();
+        self.inner.vocab.each_word(text, &mut |kind, ids| coverage.count(self, kind, ids));
+        coverage.share()
     }
+}
+
+/// A text's words counted as they are read, and those a model knows: the share
+/// [`StaticModel::coverage`] gives.
+#[derive(Debug, Default)]
+pub(crate) struct Coverage {
+    known: usize,
+    all: usize,
+}
+
+impl Coverage {
+    /// Counts one word of `kind` that `model` spells `ids`: known when it is not a Han
+    /// character and has no `[UNK]`.
+    pub(crate) fn count(&mut self, model: &StaticModel, kind: WordKind, ids: &[u32]) {
+        self.all += 1;
+        if kind == WordKind::Other && !ids.contains(&model.inner.vocab.unk()) {
+            self.known += 1;
+        }
+    }
+
+    /// The share of the words counted that the model knows (0 for none).
+    pub(crate) fn share(&self) -> f32 {
+        if self.all == 0 { 0.0 } else { self.known as f32 / self.all as f32 }
+    }
+}
+
+/// Keeps the best `k` of `hits` (score descending, ties to the lower id), sorted; none when
+/// `k` is 0.
+pub(crate) fn best_first<T: Ord>(hits: &mut Vec<(T, f32)>, k: usize) {
+    if k < hits.len() {
+        hits.select_nth_unstable_by(k.saturating_sub(1), better);
+        hits.truncate(k);
+    }
+    hits.sort_unstable_by(better);
+}
+
+/// The order of [`best_first`]: the higher score first, then the lower id.
+pub(crate) fn better<T: Ord>(a: &(T, f32), b: &(T, f32)) -> std::cmp::Ordering {
+    b.1.total_cmp(&a.1).then(a.0.cmp(&b.0))
 }
 
 /// `f` of each of `items`, in order, the items shared out between the machine's cores (at
@@ -350,15 +383,7 @@ const BUILD_THREADS: usize = 4;
 
 /// Scales `v` to unit length (leaves a zero vector alone).
 pub(crate) fn normalize(v: &mut [f32]) {
-    // Eight sums side by side: one running sum would wait on each addition in turn.
-    let mut lanes = [0.0f32; 8];
-    let whole = v.len() / 8 * 8;
-    for chunk in v[..whole].chunks_exact(8) {
-        for (l, x) in lanes.iter_mut().zip(chunk) {
-            *l += x * x;
-        }
-    }
-    let norm = (lanes.iter().sum::<f32>() + v[whole..].iter().map(|x| x * x).sum::<f32>()).sqrt();
+    let norm = kernel::dot_f32(v, v).sqrt();
     if norm > 0.0 {
         v.iter_mut().for_each(|x| *x /= norm);
     }

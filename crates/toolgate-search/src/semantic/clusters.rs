@@ -11,7 +11,7 @@
 //! [`Clusters::nearest`] says it is exact; otherwise it is the best of what was read.
 
 use super::kernel::{Kernel, dot_f32};
-use super::on_cores;
+use super::{best_first, better, on_cores};
 
 /// The clusters of an index's rows, which the index stores grouped by cluster.
 #[derive(Debug, Clone, Default)]
@@ -177,7 +177,7 @@ impl Clusters {
             read += read_cluster(c, &mut hits);
             kth = kth_score(&mut hits, k);
         }
-        top(&mut hits, k);
+        best_first(&mut hits, k);
         Nearest { hits, exact, read }
     }
 }
@@ -279,20 +279,9 @@ fn kth_score(hits: &mut Vec<(u32, f32)>, k: usize) -> f32 {
     if k == 0 || hits.len() < k {
         return f32::NEG_INFINITY;
     }
-    let cmp = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    hits.select_nth_unstable_by(k - 1, cmp);
+    hits.select_nth_unstable_by(k - 1, better);
     hits.truncate(k);
     hits[k - 1].1
-}
-
-/// Keeps the best `k` of `hits`, sorted best first (ties to the lower position).
-fn top(hits: &mut Vec<(u32, f32)>, k: usize) {
-    let cmp = |a: &(u32, f32), b: &(u32, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if k < hits.len() {
-        hits.select_nth_unstable_by(k.saturating_sub(1), cmp);
-        hits.truncate(k);
-    }
-    hits.sort_unstable_by(cmp);
 }
 
 #[cfg(test)]
@@ -341,7 +330,7 @@ mod tests {
             .enumerate()
             .map(|(p, r)| (p as u32, super::super::kernel::dot(r, qi) as f32 * scales[p] * q_scale))
             .collect();
-        top(&mut all, k);
+        best_first(&mut all, k);
         all
     }
 

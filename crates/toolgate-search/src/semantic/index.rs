@@ -16,9 +16,8 @@ use rustc_hash::FxHashMap;
 use serde_json::Value;
 
 use super::clusters::{ASSIGN_DIMS, Clusters};
-use super::kernel::{Kernel, dot};
-use super::wordpiece::WordKind;
-use super::{StaticModel, normalize, on_cores};
+use super::kernel::Kernel;
+use super::{Coverage, StaticModel, best_first, normalize, on_cores};
 use toolgate_catalog::{Brand, Catalog, Tool, ToolId};
 
 /// How tools are embedded.
@@ -250,18 +249,14 @@ impl DenseIndex {
         self.embed_tokens(&self.model.tokenize(text))
     }
 
-    /// The vector a query is compared with: embedded, centred like the tools; `None` when the
-    /// model knows no word of it.
-    fn query_vector(&self, query: &str) -> Option<Vec<f32>> {
-        let mut q = self.embed(query);
-        if q.iter().all(|&x| x == 0.0) {
-            return None;
+    /// The vector a query is compared with, int8 with its scale ([`finish`](DenseIndex::finish));
+    /// `None` when the model knows no word of it.
+    fn query_vector(&self, query: &str) -> Option<(Vec<i8>, f32)> {
+        let mut acc = vec![0.0; self.model.dim()];
+        for t in self.model.tokenize(query) {
+            self.add_token(t, &mut acc);
         }
-        if !self.mean.is_empty() {
-            q.iter_mut().zip(&self.mean).for_each(|(x, m)| *x -= m);
-            normalize(&mut q);
-        }
-        Some(q)
+        self.finish(acc)
     }
 
     fn embed_tokens(&self, tokens: &[u32]) -> Vec<f32> {
@@ -288,9 +283,7 @@ impl DenseIndex {
     /// [`search`](DenseIndex::search) comparing every tool, however many there are: what a
     /// clustered search is measured against.
     pub fn scan(&self, query: &str, k: usize) -> Vec<(ToolId, f32)> {
-        let Some(q) = self.query_vector(query) else { return Vec::new() };
-        let mut qi = Vec::with_capacity(q.len());
-        let q_scale = quantize(&q, &mut qi);
+        let Some((qi, q_scale)) = self.query_vector(query) else { return Vec::new() };
         self.scan_to(&qi, q_scale, k)
     }
 
@@ -303,19 +296,17 @@ impl DenseIndex {
             .enumerate()
             .map(|(p, &d)| (self.brand.id(self.tool_at(p as u32)), d as f32 * self.scales[p] * q_scale))
             .collect();
-        top(&mut scored, k);
+        best_first(&mut scored, k);
         scored
     }
 
     /// [`search`](DenseIndex::search), and whether its answer is provably what a comparison
     /// with every row gives.
     fn nearest(&self, query: &str, k: usize) -> (Vec<(ToolId, f32)>, bool) {
-        let Some(q) = self.query_vector(query) else { return (Vec::new(), true) };
+        let Some((qi, q_scale)) = self.query_vector(query) else { return (Vec::new(), true) };
         if k == 0 {
             return (Vec::new(), true);
         }
-        let mut qi = Vec::with_capacity(q.len());
-        let q_scale = quantize(&q, &mut qi);
         self.nearest_to(&qi, q_scale, k)
     }
 
@@ -326,7 +317,7 @@ impl DenseIndex {
         let found = clusters.nearest(self.kernel, &self.rows, &self.scales, qi, q_scale, k, reads);
         let mut scored: Vec<(ToolId, f32)> =
             found.hits.into_iter().map(|(p, s)| (self.brand.id(self.tool_at(p)), s)).collect();
-        top(&mut scored, k);
+        best_first(&mut scored, k);
         (scored, found.exact)
     }
 
@@ -357,7 +348,7 @@ impl DenseIndex {
             }
         }
         let k = hits.len();
-        top(&mut hits, k);
+        best_first(&mut hits, k);
         hits
     }
 
@@ -377,14 +368,10 @@ impl DenseIndex {
     /// lose to one that fits the blur.
     fn read(&self, query: &str) -> Read {
         let model = &self.model;
-        let unk = model.inner.vocab.unk();
-        let (mut known, mut all) = (0usize, 0usize);
+        let mut coverage = Coverage::default();
         let mut add = |text: &str, acc: &mut [f32]| {
             model.inner.vocab.each_word(text, &mut |kind, ids| {
-                all += 1;
-                if kind == WordKind::Other && !ids.contains(&unk) {
-                    known += 1;
-                }
+                coverage.count(model, kind, ids);
                 for &t in ids {
                     self.add_token(t, acc);
                 }
@@ -408,8 +395,7 @@ impl DenseIndex {
         if pieces < 2 {
             clauses.clear();
         }
-        let coverage = if all == 0 { 0.0 } else { known as f32 / all as f32 };
-        Read { coverage, whole: self.finish(whole), clauses }
+        Read { coverage: coverage.share(), whole: self.finish(whole), clauses }
     }
 
     /// A pooled sum of token vectors as a query vector: cut to the index's dimensions,
@@ -429,18 +415,11 @@ impl DenseIndex {
         Some((qi, q_scale))
     }
 
-    /// The score of the row at `p` for the int8 query `qi` of scale `q_scale`.
-    fn similarity_to_row(&self, qi: &[i8], q_scale: f32, p: usize) -> f32 {
-        dot(&self.rows[p * self.dim..(p + 1) * self.dim], qi) as f32 * self.scales[p] * q_scale
-    }
-
     /// The cosine between `query` and tool `tool` (0 when the model knows no word of the
     /// query), for `--explain`.
     pub fn similarity(&self, query: &str, tool: ToolId) -> f32 {
-        let Some(q) = self.query_vector(query) else { return 0.0 };
-        let mut qi = Vec::with_capacity(q.len());
-        let q_scale = quantize(&q, &mut qi);
-        self.similarity_to_row(&qi, q_scale, self.row_of(tool.index()) as usize)
+        let Some((qi, q_scale)) = self.query_vector(query) else { return 0.0 };
+        self.scores(&qi, q_scale, &[self.row_of(tool.index())])[0]
     }
 
     /// Fuses `lexical` (a lexical ranker's candidates, best first, with scores) with their
@@ -511,16 +490,6 @@ pub const LEAST_READ: usize = 512;
 
 /// ...then any cluster that may still hold one of the best, until this many.
 pub const MOST_READ: usize = 2048;
-
-/// Keeps the best `k` of `scored` (cosine descending, then catalog order), sorted.
-fn top(scored: &mut Vec<(ToolId, f32)>, k: usize) {
-    let cmp = |a: &(ToolId, f32), b: &(ToolId, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
-    if k < scored.len() {
-        scored.select_nth_unstable_by(k - 1, cmp);
-        scored.truncate(k);
-    }
-    scored.sort_unstable_by(cmp);
-}
 
 /// How a lexical and a dense ranking are merged ([`Fusion::DEFAULT`] unless measured otherwise).
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -672,6 +641,7 @@ pub(super) fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::semantic::kernel::dot;
     use crate::semantic::tests::toy;
     use toolgate_catalog::ToolSpec;
 
@@ -695,6 +665,8 @@ mod tests {
         assert!(hits[0].1 <= 1.0 + 1e-2);
         assert_eq!(cat.tool(index.search("commits", 1)[0].0).name(), "git_log");
         assert!(index.search("天气 zzz", 3).is_empty());
+        assert!(index.search("rain tomorrow", 0).is_empty() && index.scan("rain tomorrow", 0).is_empty());
+        assert_eq!(index.scan("rain tomorrow", 3), index.search("rain tomorrow", 3));
     }
 
     #[test]
