@@ -4,9 +4,9 @@ use std::collections::HashSet;
 
 #[cfg(feature = "bert")]
 use super::FUSION_DEPTH;
-#[cfg(feature = "semantic")]
-use super::RERANK_DEPTH;
 use super::bm25f::Bm25Index;
+#[cfg(feature = "semantic")]
+use super::semantic::RERANK_DEPTH;
 use super::{Engine, Expansion, Index, QueryForm, Request, Via, expand, intent, required_word};
 use toolgate_catalog::ToolId;
 

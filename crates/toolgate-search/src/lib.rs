@@ -65,12 +65,12 @@ use toolgate_catalog::{Catalog, ToolId};
 #[cfg(feature = "bert")]
 const FUSION_DEPTH: usize = 100;
 
-/// How many lexical candidates the `semantic` strategy reads the cosines of: on the development
-/// sets 13 to 100 rank alike (mean nDCG@10 within 0.0015), 10 loses 0.0025 and falls below
-/// `lexical` on two parts, and each candidate more costs a long request's lexical side time
-/// (docs/semantic.md).
-#[cfg(feature = "semantic")]
-const RERANK_DEPTH: usize = 13;
+/// How many hits a search with `limit` reads: its limit or `floor` (the loading cut's floor
+/// rank, or the candidates a fused strategy needs), whichever is more, and a place for each of
+/// the `named` tools a name puts first.
+fn reads(limit: usize, floor: usize, named: usize) -> usize {
+    limit.saturating_sub(named).max(floor).saturating_add(named)
+}
 
 /// How many of a request's distinct terms the loading cut tells apart: the low bits of the
 /// `u64` that says what a hit matches.
@@ -546,10 +546,8 @@ impl Index {
             Engine::Keyword(k) => self.rank_keyword(k, words, &required),
             Engine::Bm25(b) => self.rank_bm25(b, words, &required),
             Engine::Lexical(b, e) => {
-                // What the search reads: its limit or the loading cut's floor rank, and a place
-                // for each tool a name puts first; a server filter may hide any number.
-                let depth = limit.saturating_sub(named.len()).max(FLOOR_RANK).saturating_add(named.len());
-                let depth = only.is_none().then_some(depth);
+                // A server filter may hide any number.
+                let depth = only.is_none().then_some(reads(limit, FLOOR_RANK, named.len()));
                 self.rank_lexical_latest(b, *e, query, &expanded, &required, depth)
             }
             #[cfg(feature = "bm25-crate")]
@@ -564,13 +562,18 @@ impl Index {
             }
             #[cfg(feature = "semantic")]
             Engine::Semantic(b, e, dense) => {
-                // Only the best `RERANK_DEPTH` are fused when no word is required.
-                let depth = required.is_empty().then_some(RERANK_DEPTH);
+                // What `lexical` reads for this limit, at least the dense side's candidates
+                // (`RERANK_DEPTH`), among the tools a server filter lets through.
+                let depth = reads(limit, crate::semantic::RERANK_DEPTH, named.len());
+                let read = (required.is_empty() && only.is_none()).then_some(depth);
                 let (mut lexical, unmatched) =
-                    self.rank_lexical_latest(b, *e, query, &expanded, &required, depth);
+                    self.rank_lexical_latest(b, *e, query, &expanded, &required, read);
                 if required.is_empty() {
+                    if only.is_some() {
+                        lexical.retain(|h| allowed(h.tool));
+                    }
                     // Required terms are a lexical promise the dense side cannot keep.
-                    self.top(&mut lexical, RERANK_DEPTH);
+                    self.top(&mut lexical, depth);
                     let pairs: Vec<(ToolId, f32)> = lexical.iter().map(|h| (h.tool, h.score)).collect();
                     let fused = dense.hybrid(&words.join(" "), &pairs, crate::semantic::Fusion::DEFAULT);
                     // The fused scores, which the loading cut reads as it reads lexical ones.

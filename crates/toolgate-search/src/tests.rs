@@ -786,3 +786,37 @@ fn a_chinese_word_finds_the_general_word_of_its_translation() {
     "#]]
     .assert_eq(&out);
 }
+
+#[cfg(feature = "semantic")]
+#[test]
+fn semantic_gives_at_least_the_hits_of_lexical_for_any_limit_and_server_filter() {
+    let catalog = Catalog::embedded();
+    let lexical = Index::builder().strategy(Strategy::Lexical).build(&catalog);
+    let semantic = Index::builder().strategy(Strategy::Semantic).build(&catalog);
+    let query = "search the web and read a page";
+    // A limit larger than the candidates the dense side reads.
+    for limit in [5, 30, 60] {
+        let (l, s) =
+            (lexical.search(Request::new(query, limit)), semantic.search(Request::new(query, limit)));
+        assert!(
+            s.hits.len() >= l.hits.len() && s.hits.len() <= limit,
+            "limit {limit}: {} against {}",
+            s.hits.len(),
+            l.hits.len()
+        );
+    }
+    // A larger limit only adds hits after those of a smaller one.
+    let ten = semantic.search(Request::new(query, 10)).hits;
+    assert_eq!(semantic.search(Request::new(query, 60)).hits[..ten.len()], ten[..]);
+    // A server filter: every server's own hits, however far down the whole ranking they are (the
+    // dense side may find one more that the words do not).
+    let mut servers: Vec<String> = catalog.tools().iter().map(|t| t.server().to_owned()).collect();
+    servers.dedup();
+    for server in servers {
+        let only = [server];
+        let request = || Request { servers: Some(&only), ..Request::new(query, 10) };
+        let (l, s) = (lexical.search(request()), semantic.search(request()));
+        assert!(s.hits.len() >= l.hits.len(), "{}: {} against {}", only[0], s.hits.len(), l.hits.len());
+        assert!(s.hits.iter().all(|h| catalog.tool(h.tool).server() == only[0]));
+    }
+}
