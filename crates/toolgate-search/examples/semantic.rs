@@ -24,7 +24,9 @@ use toolgate_search::semantic::{DenseConfig, DenseIndex, Fusion, StaticModel};
 
 const SETS: [&str; 5] = ["livemcpbench", "livemcp-zh", "metatool", "acebench-zh", "acebench-en"];
 
-/// How deep the dense list going into fusion is.
+/// How many lexical hits go into fusion (the dense side reads the first
+/// [`RERANK_DEPTH`](toolgate_search::semantic::RERANK_DEPTH) of them), and how many tools the
+/// dense search alone returns in the latency table.
 const DEPTH: usize = 100;
 
 /// The fusion measured in the main table: the library's default (chosen with `--sweep`; see
@@ -243,5 +245,10 @@ fn latency(model: &StaticModel, config: &DenseConfig) {
         scan.1,
         dense_build.as_secs_f64() * 1e3
     );
-    println!("| fused (bm25f top-{DEPTH} + dense top-{DEPTH} + fusion) | {:.1} / {:.1} | |", both.0, both.1);
+    println!(
+        "| fused (bm25f top-{DEPTH}, the first {} with their cosines, fusion) | {:.1} / {:.1} | |",
+        toolgate_search::semantic::RERANK_DEPTH,
+        both.0,
+        both.1
+    );
 }
