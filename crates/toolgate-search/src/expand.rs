@@ -479,7 +479,7 @@ fn run(index: &Bm25Index, words: &[&str], weights: Expansion, explain: bool) -> 
 
 /// Words of English requests that say nothing of the tool wanted (`can you help me`, `I need`,
 /// `I'd like`): dropped from queries only (a tool may well be about help or likes).
-fn is_request_word(term: &str) -> bool {
+pub(crate) fn is_request_word(term: &str) -> bool {
     matches!(
         term,
         "help"

@@ -310,7 +310,7 @@ impl StaticModel {
     /// 1.0 for plain English, near 0 for Chinese; 0 for empty text.
     pub fn coverage(&self, text: &str) -> f32 {
         let mut coverage = Coverage::default();
-        self.inner.vocab.each_word(text, &mut |kind, ids| coverage.count(self, kind, ids));
+        self.inner.vocab.each_word(text, &mut |kind, _, ids| coverage.count(self, kind, ids));
         coverage.share()
     }
 }
@@ -328,7 +328,7 @@ impl Coverage {
     /// character and has no `[UNK]`.
     pub(crate) fn count(&mut self, model: &StaticModel, kind: WordKind, ids: &[u32]) {
         self.all += 1;
-        if kind == WordKind::Other && !ids.contains(&model.inner.vocab.unk()) {
+        if kind != WordKind::Cjk && !ids.contains(&model.inner.vocab.unk()) {
             self.known += 1;
         }
     }

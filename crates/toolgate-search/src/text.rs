@@ -309,7 +309,7 @@ fn has_hump(word: &str) -> bool {
 }
 
 /// English stop words (a `match`, which compiles to a length switch and a few compares).
-fn is_stop_word(word: &str) -> bool {
+pub(crate) fn is_stop_word(word: &str) -> bool {
     matches!(
         word,
         "a" | "an"

@@ -17,6 +17,7 @@ use serde_json::Value;
 
 use super::clusters::{ASSIGN_DIMS, Clusters};
 use super::kernel::Kernel;
+use super::wordpiece::WordKind;
 use super::{Coverage, StaticModel, best_first, normalize, on_cores};
 use toolgate_catalog::{Brand, Catalog, Tool, ToolId};
 
@@ -253,10 +254,22 @@ impl DenseIndex {
     /// `None` when the model knows no word of it.
     fn query_vector(&self, query: &str) -> Option<(Vec<i8>, f32)> {
         let mut acc = vec![0.0; self.model.dim()];
-        for t in self.model.tokenize(query) {
-            self.add_token(t, &mut acc);
-        }
+        self.pool(query, &mut acc, &mut Coverage::default());
         self.finish(acc)
+    }
+
+    /// Adds the token vectors of the words of a request's `text` to `acc`, but for the words
+    /// that [say nothing](says_nothing) of a tool, and counts every word in `coverage`.
+    fn pool(&self, text: &str, acc: &mut [f32], coverage: &mut Coverage) {
+        let model = &self.model;
+        model.inner.vocab.each_word(text, &mut |kind, word, ids| {
+            coverage.count(model, kind, ids);
+            if !says_nothing(kind, word) {
+                for &t in ids {
+                    self.add_token(t, acc);
+                }
+            }
+        });
     }
 
     fn embed_tokens(&self, tokens: &[u32]) -> Vec<f32> {
@@ -360,26 +373,19 @@ impl DenseIndex {
     }
 
     /// `query` as the dense side reads it, tokenized once: the share of its words the model
-    /// knows, its vector, and its clauses' vectors when it has two clauses or more (pieces
+    /// knows, its vector (of the words that [say something](says_nothing) of a tool), and its clauses' vectors when it has two clauses or more (pieces
     /// between `.`, `?`, `!`, `;`, `,`, line ends and their full-width forms, of two words or
     /// more). A tool's cosine to the whole moves by [`CLAUSE_WEIGHT`] towards its best cosine to
     /// one clause, when that is higher: a pooled vector of a long task blurs its parts ("… the
     /// Fear & Greed Index and recent news …"), and a tool that fits one part well should not
     /// lose to one that fits the blur.
     fn read(&self, query: &str) -> Read {
-        let model = &self.model;
+        let dim = self.model.dim();
         let mut coverage = Coverage::default();
-        let mut add = |text: &str, acc: &mut [f32]| {
-            model.inner.vocab.each_word(text, &mut |kind, ids| {
-                coverage.count(model, kind, ids);
-                for &t in ids {
-                    self.add_token(t, acc);
-                }
-            });
-        };
-        let mut whole = vec![0.0f32; model.dim()];
+        let mut add = |text: &str, acc: &mut [f32]| self.pool(text, acc, &mut coverage);
+        let mut whole = vec![0.0f32; dim];
         let (mut clauses, mut pieces) = (Vec::new(), 0);
-        let (mut start, mut acc) = (0, vec![0.0f32; model.dim()]);
+        let (mut start, mut acc) = (0, vec![0.0f32; dim]);
         for (at, sep) in query.match_indices(CLAUSE_ENDS).chain([(query.len(), "")]) {
             let piece = &query[start..at];
             start = at + sep.len();
@@ -467,6 +473,15 @@ pub const DISCOVER: usize = 10;
 /// a fragment of it, and on the Chinese development sets fusing it moved parts both ways
 /// (docs/ranking.md). Above it, the dense side's weight is scaled by the share.
 pub const MIN_COVERAGE: f32 = 0.5;
+
+/// Whether a word of a request says nothing of the tool it wants, so that the dense side does
+/// not read it: punctuation, and the words the lexical side drops from requests (stop words,
+/// `thanks`, `help`, `need` …). A catalog says such words rarely, so its IDF would weigh them
+/// most of all, and a request's framing ("thanks in advance, tell me if anything is unclear",
+/// quotes around it) would move its vector.
+fn says_nothing(kind: WordKind, word: &str) -> bool {
+    kind == WordKind::Punctuation || crate::text::is_stop_word(word) || crate::expand::is_request_word(word)
+}
 
 /// A request as [`DenseIndex::read`] reads it.
 #[derive(Debug, Clone)]
@@ -675,6 +690,24 @@ mod tests {
         assert!(index.search("天气 zzz", 3).is_empty());
         assert!(index.search("rain tomorrow", 0).is_empty() && index.scan("rain tomorrow", 0).is_empty());
         assert_eq!(index.scan("rain tomorrow", 3), index.search("rain tomorrow", 3));
+    }
+
+    #[test]
+    fn words_that_say_nothing_of_a_tool_do_not_move_a_request() {
+        let cat = catalog();
+        let index = DenseIndex::build(&cat, &toy());
+        let plain = index.scan("rain tomorrow", 5);
+        assert!(!plain.is_empty());
+        for framed in
+            ["\"rain tomorrow\"", "Thanks! Please, I need the rain for tomorrow?", "RAIN... tomorrow"]
+        {
+            assert_eq!(index.scan(framed, 5), plain, "{framed}");
+            let tools: Vec<ToolId> = plain.iter().map(|h| h.0).collect();
+            assert_eq!(index.rerank(framed, &tools), index.rerank("rain tomorrow", &tools), "{framed}");
+        }
+        // A word that says something does move it, and a request of framing alone reads nothing.
+        assert_ne!(index.scan("rain tomorrow commits", 5), plain);
+        assert!(index.scan("thanks, please help me!", 5).is_empty());
     }
 
     #[test]

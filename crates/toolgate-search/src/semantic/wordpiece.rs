@@ -25,6 +25,8 @@ pub(crate) struct WordPiece {
 pub(crate) enum WordKind {
     /// A Han character (BERT splits them one by one; MiniLM knows them poorly).
     Cjk,
+    /// A punctuation mark.
+    Punctuation,
     /// Any other word.
     Other,
 }
@@ -44,18 +46,19 @@ impl WordPiece {
 
     /// Appends the token ids of `text` to `out`.
     pub(crate) fn encode(&self, text: &str, out: &mut Vec<u32>) {
-        self.each_word(text, &mut |_, ids| out.extend_from_slice(ids));
+        self.each_word(text, &mut |_, _, ids| out.extend_from_slice(ids));
     }
 
-    /// Calls `f` with every basic word's kind and token ids (one `[UNK]` for an unknown word).
-    pub(crate) fn each_word(&self, text: &str, f: &mut dyn FnMut(WordKind, &[u32])) {
+    /// Calls `f` with every basic word's kind, its lower-case form and its token ids (one
+    /// `[UNK]` for an unknown word).
+    pub(crate) fn each_word(&self, text: &str, f: &mut dyn FnMut(WordKind, &str, &[u32])) {
         let mut word = String::new();
         let mut ids = Vec::new();
         let mut flush = |word: &mut String, kind: WordKind, ids: &mut Vec<u32>| {
             if !word.is_empty() {
                 ids.clear();
                 self.pieces(word, ids);
-                f(kind, ids);
+                f(kind, word, ids);
                 word.clear();
             }
         };
@@ -73,7 +76,7 @@ impl WordPiece {
             } else if is_cjk(c) || is_punctuation(c) {
                 flush(&mut word, WordKind::Other, &mut ids);
                 word.push(c);
-                let kind = if is_cjk(c) { WordKind::Cjk } else { WordKind::Other };
+                let kind = if is_cjk(c) { WordKind::Cjk } else { WordKind::Punctuation };
                 flush(&mut word, kind, &mut ids);
             } else {
                 for l in c.to_lowercase() {
@@ -198,7 +201,7 @@ mod tests {
         assert_eq!(encode("git_log, run!"), vec![9, 13, 14, 11, 7, 12]);
         assert_eq!(encode("run中run"), vec![7, 16, 7]);
         let mut kinds = Vec::new();
-        vocab().each_word("中 run", &mut |k, _| kinds.push(k));
+        vocab().each_word("中 run", &mut |k, _, _| kinds.push(k));
         assert_eq!(kinds, vec![WordKind::Cjk, WordKind::Other]);
     }
 
