@@ -163,6 +163,7 @@ impl<'a> Reader<'a> {
         self.0 = rest;
         Some(head)
     }
+    #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
     pub(crate) fn u8(&mut self) -> Option<u8> {
         Some(self.take(1)?[0])
     }
@@ -177,11 +178,13 @@ impl<'a> Reader<'a> {
     }
     /// A count written as a `u64`, if the bytes left could hold that many items of `size`
     /// bytes (checked before anything is allocated for them).
+    #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
     pub(crate) fn count(&mut self, size: usize) -> Option<usize> {
         let n = usize::try_from(self.u64()?).ok()?;
         (n <= self.0.len() / size.max(1)).then_some(n)
     }
     /// `n` finite floats.
+    #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
     pub(crate) fn floats(&mut self, n: usize) -> Option<Vec<f32>> {
         let bytes = self.take(n.checked_mul(4)?)?;
         let out: Vec<f32> =
@@ -189,6 +192,7 @@ impl<'a> Reader<'a> {
         out.iter().all(|x| x.is_finite()).then_some(out)
     }
     /// `n` `u32`s.
+    #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
     pub(crate) fn u32s(&mut self, n: usize) -> Option<Vec<u32>> {
         let bytes = self.take(n.checked_mul(4)?)?;
         Some(bytes.chunks_exact(4).map(|b| u32::from_le_bytes(b.try_into().expect("4"))).collect())
@@ -196,6 +200,7 @@ impl<'a> Reader<'a> {
 }
 
 /// Appends `values` to `out`, little-endian.
+#[cfg_attr(not(feature = "semantic"), allow(dead_code))]
 pub(crate) fn put_floats(out: &mut Vec<u8>, values: &[f32]) {
     for v in values {
         out.extend_from_slice(&v.to_le_bytes());
@@ -203,6 +208,7 @@ pub(crate) fn put_floats(out: &mut Vec<u8>, values: &[f32]) {
 }
 
 /// Appends `values` to `out`, little-endian.
+#[cfg_attr(not(feature = "semantic"), allow(dead_code))]
 pub(crate) fn put_u32s(out: &mut Vec<u8>, values: &[u32]) {
     for v in values {
         out.extend_from_slice(&v.to_le_bytes());

@@ -184,6 +184,7 @@ impl Clusters {
 
 impl Clusters {
     /// Appends the clusters to `out` for [`decode`](Clusters::decode).
+    #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
     pub(crate) fn encode(&self, out: &mut Vec<u8>) {
         out.extend_from_slice(&(self.count() as u64).to_le_bytes());
         crate::sealed::put_floats(out, &self.means);
@@ -194,6 +195,7 @@ impl Clusters {
     /// The clusters `r` reads, if they are clusters of `rows` rows of `dim` dimensions: each
     /// cluster a mean, a radius that is a length, and a run of rows, the runs in order and
     /// covering every row.
+    #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
     pub(crate) fn decode(r: &mut crate::sealed::Reader<'_>, dim: usize, rows: usize) -> Option<Clusters> {
         let count = r.count(4 * (dim + 2))?;
         let means = r.floats(count.checked_mul(dim)?)?;
