@@ -1,6 +1,6 @@
 //! `eval --model DIR`: a full sentence-transformers model beside the strategies, in the same
 //! run: the model alone, its reciprocal-rank fusion with plain BM25 (the two peers people
-//! build), and `bert`, the default `lexical` ranking fused with it.
+//! build), and `bert`, the `lexical` ranking fused with it.
 
 use std::io::Write;
 use std::path::Path;

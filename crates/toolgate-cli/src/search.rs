@@ -18,7 +18,7 @@ pub(crate) struct Args {
     source: crate::subject::Source,
     /// The ranker for free keywords: keyword, bm25, bm25-crate (with the `bm25-crate` feature),
     /// bm25f, lexical or semantic
-    /// (default: the configuration's `[search] strategy` with `--config`, else `lexical`).
+    /// (default: the configuration's `[search] strategy` with `--config`, else `semantic`).
     #[arg(long, value_name = "NAME")]
     strategy: Option<Strategy>,
     /// How many tools at most.

@@ -210,7 +210,7 @@ fn screenshot_query_ranks_a_screenshot_tool_first() {
     let first = names.first().expect("at least one match");
     assert!(first.contains("screenshot"), "first match {first} (all: {names:?})");
     assert_eq!(v["query"], SCREENSHOT_QUERY);
-    assert_eq!(v["strategy"], "lexical");
+    assert_eq!(v["strategy"], "semantic", "the default since issue 44");
 }
 
 #[test]

@@ -212,7 +212,7 @@ mod tests {
             .tool(toolgate_catalog::ToolSpec::mcp("travel", "vaccine_advice", "Vaccine advice for a trip"))
             .build()
             .unwrap();
-        let index = Index::builder().build(&catalog);
+        let index = Index::builder().strategy(crate::Strategy::Lexical).build(&catalog);
         let q = "user: Any health alerts for India?\nuser: Could you also give vaccine advice?";
         let vaccine = index.named("travel__vaccine_advice")[0];
         let alerts = index.named("travel__health_alerts")[0];

@@ -96,7 +96,7 @@ fn design_example_parses_to_the_expected_values() {
                 hard: 128,
             },
             search: SearchConfig {
-                strategy: Lexical,
+                strategy: Semantic,
                 model: None,
                 index_cache: None,
             },
