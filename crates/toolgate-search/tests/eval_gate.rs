@@ -13,10 +13,10 @@ fn load(set: &str) -> BenchSet {
     BenchSet::load(&dir).unwrap()
 }
 
-fn run(set: &str) -> Report {
+fn run(set: &str, strategy: Strategy) -> Report {
     let BenchSet { catalog, mut tune, check } = load(set);
     tune.extend(check);
-    evaluate(&catalog, &tune, Strategy::DEFAULT, &[5])
+    evaluate(&catalog, &tune, strategy, &[5])
 }
 
 fn gate(set: &str, recall5: f64, ndcg10: f64) {
@@ -25,18 +25,26 @@ fn gate(set: &str, recall5: f64, ndcg10: f64) {
 
 /// [`gate`] with the recall the relevance cut may lose on the `check` part.
 fn gate_with_loss(set: &str, recall5: f64, ndcg10: f64, loss: f64) {
-    let r = run(set);
+    gate_strategy(Strategy::DEFAULT, set, recall5, ndcg10, loss);
+}
+
+/// [`gate_with_loss`] for `strategy`.
+fn gate_strategy(strategy: Strategy, set: &str, recall5: f64, ndcg10: f64, loss: f64) {
+    let r = run(set, strategy);
     let check = &r.by_part[&Part::Check];
     let (got_r, got_n) = (check.recall[&5], check.ndcg10);
     assert!(
         got_r >= recall5 && got_n >= ndcg10,
-        "{set} (check part, {} queries): R@5 {got_r:.3} (floor {recall5}), nDCG@10 {got_n:.3} (floor {ndcg10})",
+        "{set} ({strategy}, check part, {} queries): R@5 {got_r:.3} (floor {recall5}), nDCG@10 {got_n:.3} (floor {ndcg10})",
         check.n
     );
     // A search loads what clears the relevance cut, and loses little recall by it.
-    assert!(check.loaded5 < 5.0, "{set}: every search loads its whole limit");
+    assert!(check.loaded5 < 5.0, "{set} ({strategy}): every search loads its whole limit");
     let lost = check.recall[&5] - check.recall_loaded5;
-    assert!(lost <= loss + 1e-9, "{set}: the relevance cut loses {lost:.4} of recall (at most {loss})");
+    assert!(
+        lost <= loss + 1e-9,
+        "{set} ({strategy}): the relevance cut loses {lost:.4} of recall (at most {loss})"
+    );
 }
 
 #[test]
@@ -104,7 +112,7 @@ fn the_default_loads_at_least_30_percent_fewer_tools_than_the_limit() {
     // `check` parts 32% fewer tools than the limit over the five sets (`lexical` 33%).
     let mut loaded = 0.0;
     for set in ["livemcpbench", "metatool", "acebench-en", "acebench-zh", "livemcp-zh"] {
-        loaded += run(set).by_part[&Part::Check].loaded5 / 5.0;
+        loaded += run(set, Strategy::DEFAULT).by_part[&Part::Check].loaded5 / 5.0;
     }
     assert!(loaded <= 3.5, "the default loads {loaded:.2} tools a search on average");
 }
@@ -122,15 +130,6 @@ fn lexical_keeps_its_figures() {
         ("metatool", 0.70, 0.62),
     ];
     for (set, recall5, ndcg10) in floors {
-        let BenchSet { catalog, mut tune, check } = load(set);
-        tune.extend(check);
-        let r = evaluate(&catalog, &tune, Strategy::Lexical, &[5]);
-        let check = &r.by_part[&Part::Check];
-        assert!(
-            check.recall[&5] >= recall5 && check.ndcg10 >= ndcg10,
-            "{set}: {:?}",
-            (check.recall[&5], check.ndcg10)
-        );
-        assert!(check.recall[&5] - check.recall_loaded5 <= 0.02, "{set}: the relevance cut loses recall");
+        gate_strategy(Strategy::Lexical, set, recall5, ndcg10, 0.02);
     }
 }

@@ -375,9 +375,9 @@ impl DenseIndex {
     }
 
     /// `query` as the dense side reads it, tokenized once: the share of its words the model
-    /// knows, its vector (of the words that [say something](says_nothing) of a tool), and its clauses' vectors when it has two clauses or more (pieces
-    /// between `.`, `?`, `!`, `;`, `,`, line ends and their full-width forms, of two words or
-    /// more). A tool's cosine to the whole moves by [`CLAUSE_WEIGHT`] towards its best cosine to
+    /// knows, its vector (of the words that [say something](says_nothing) of a tool), and its
+    /// clauses' vectors when it has two clauses or more (pieces between `.`, `?`, `!`, `;`,
+    /// `,`, line ends and their full-width forms, of two words or more). A tool's cosine to the whole moves by [`CLAUSE_WEIGHT`] towards its best cosine to
     /// one clause, when that is higher: a pooled vector of a long task blurs its parts ("… the
     /// Fear & Greed Index and recent news …"), and a tool that fits one part well should not
     /// lose to one that fits the blur.
@@ -394,6 +394,7 @@ impl DenseIndex {
             acc.fill(0.0);
             add(piece, &mut acc);
             whole.iter_mut().zip(&acc).for_each(|(w, a)| *w += a);
+            // A clause's end is punctuation, which counts towards the coverage only.
             add(sep, &mut whole);
             if piece.split_whitespace().nth(1).is_some() {
                 pieces += 1;
