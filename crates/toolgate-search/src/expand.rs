@@ -74,6 +74,9 @@ pub struct Expansion {
     /// Weight of the ranking of a conversation's latest request, added to the whole one's
     /// (0 turns it off; see `turns`).
     pub latest: f32,
+    /// Weight of the words of a line's label ("Task description:", "背景："; see `label`):
+    /// what a line is, not what it asks for (0 leaves them out).
+    pub label: f32,
     /// Whether the needs a task's shape says (a file to write, an address to fetch) get room
     /// near the top of the ranking (see `intent`).
     pub needs: bool,
@@ -135,10 +138,14 @@ impl Default for Expansion {
             number: NUMBER_WEIGHT,
             unsaid: UNSAID_WEIGHT,
             latest: LATEST_WEIGHT,
+            label: LABEL_WEIGHT,
             needs: true,
         }
     }
 }
+
+/// The default [`Expansion::label`].
+const LABEL_WEIGHT: f32 = 0.25;
 
 /// The general words of a Chinese word's translations ([`Builder::broader`]), each with how it
 /// was found ([`Via::Kind`] or [`Via::Topic`]).
@@ -204,6 +211,8 @@ struct Builder<'a> {
     /// The terms of every English word of the request: an expansion to one of them would count
     /// the word twice (`taco` → `cuisine` in "a taco … my cuisine tastes").
     said: Vec<u32>,
+    /// What the current word's alternatives are multiplied by (less than 1 in a label).
+    scale: f32,
 }
 
 impl<'a> Builder<'a> {
@@ -286,6 +295,9 @@ impl<'a> Builder<'a> {
         }
         let any = !alts.is_empty();
         if any {
+            for a in &mut alts {
+                a.weight *= self.scale;
+            }
             self.out.groups.push(alts);
             if self.explain {
                 self.out.sources.push(sources);
@@ -431,17 +443,23 @@ impl<'a> Builder<'a> {
     }
 }
 
-/// Turns the free words of a query into groups over `index`'s terms.
-pub(crate) fn expand(index: &Bm25Index, words: &[&str], weights: Expansion) -> Expanded {
-    run(index, words, weights, false)
+/// Turns the free words of a query into groups over `index`'s terms: `words`, then the words
+/// of its lines' `labels` (see `label`) at [`Expansion::label`].
+pub(crate) fn expand(index: &Bm25Index, words: &[&str], labels: &[&str], weights: Expansion) -> Expanded {
+    run(index, words, labels, weights, false)
 }
 
 /// [`expand`], with where each alternative came from ([`Expanded::sources`]), for explanations.
-pub(crate) fn expand_explained(index: &Bm25Index, words: &[&str], weights: Expansion) -> Expanded {
-    run(index, words, weights, true)
+pub(crate) fn expand_explained(
+    index: &Bm25Index,
+    words: &[&str],
+    labels: &[&str],
+    weights: Expansion,
+) -> Expanded {
+    run(index, words, labels, weights, true)
 }
 
-fn run(index: &Bm25Index, words: &[&str], weights: Expansion, explain: bool) -> Expanded {
+fn run(index: &Bm25Index, words: &[&str], labels: &[&str], weights: Expansion, explain: bool) -> Expanded {
     let mut b = Builder {
         index,
         weights,
@@ -451,17 +469,22 @@ fn run(index: &Bm25Index, words: &[&str], weights: Expansion, explain: bool) -> 
         expanded: Vec::new(),
         produced: false,
         said: Vec::new(),
+        scale: 1.0,
     };
-    for w in words {
+    let labels = if weights.label > 0.0 { labels } else { &[] };
+    for w in words.iter().chain(labels) {
         index.analyzer().each_term(w, &mut |t| {
             if let Some(id) = index.term(t).filter(|_| !is_request_word(t) && !t.chars().any(is_cjk)) {
                 b.said.push(id);
             }
         });
     }
-    for w in words {
+    // A label's words come last: a word the request also says outside it counts there, whole.
+    let scaled = words.iter().map(|w| (w, 1.0)).chain(labels.iter().map(|w| (w, weights.label)));
+    for (w, scale) in scaled {
         let mut any = false;
         b.produced = false;
+        b.scale = scale;
         let mut rest = *w;
         while let Some(first) = rest.chars().next() {
             let cjk = is_cjk(first);

@@ -7,7 +7,7 @@ use super::FUSION_DEPTH;
 use super::bm25f::Bm25Index;
 #[cfg(feature = "semantic")]
 use super::semantic::RERANK_DEPTH;
-use super::{Engine, Expansion, Index, QueryForm, Request, Via, expand, intent, required_word};
+use super::{Engine, Expansion, Index, QueryForm, Request, Via, expand, intent, label, required_word};
 use toolgate_catalog::ToolId;
 
 /// One term's part in a hit's score, for `--explain`.
@@ -83,11 +83,15 @@ impl Index {
         .to_owned();
         let mut terms = Vec::new();
         if found.form == QueryForm::Keywords {
-            let words: Vec<&str> = query.split_whitespace().map(|w| required_word(w).unwrap_or(w)).collect();
+            let all: Vec<&str> = query.split_whitespace().map(|w| required_word(w).unwrap_or(w)).collect();
+            // The lexical strategies read lines' labels apart, as a search does.
+            let labelled = label::split(query);
+            let labels = &labelled.labels[..];
+            let words: Vec<&str> = labelled.words.iter().map(|w| required_word(w).unwrap_or(w)).collect();
             match &self.engine {
                 Engine::Keyword(k) => {
                     let mut so_far = 0u32;
-                    for w in words {
+                    for w in &all {
                         let t = w.to_lowercase();
                         let parts = k.term_fields(tool.index(), &t, so_far);
                         so_far += parts.iter().map(|(_, s)| s).sum::<u32>();
@@ -101,7 +105,7 @@ impl Index {
                 Engine::Bm25(b) => {
                     let mut seen = HashSet::new();
                     let mut buf = Vec::new();
-                    for w in words {
+                    for w in &all {
                         buf.clear();
                         b.analyzer().tokens(w, &mut buf);
                         for t in &buf {
@@ -122,18 +126,18 @@ impl Index {
                 }
                 Engine::Lexical(b, weights) => {
                     let reading = intent::read(&words);
-                    terms = self.explain_lexical(b, *weights, &reading.words, tool);
+                    terms = self.explain_lexical(b, *weights, &reading.words, labels, tool);
                     self.explain_latest(b, *weights, query, tool, &mut via);
                     self.explain_need(b, &reading, tool, &mut via, &mut terms);
                 }
                 #[cfg(feature = "semantic")]
                 Engine::Semantic(b, weights, dense) => {
                     let reading = intent::read(&words);
-                    terms = self.explain_lexical(b, *weights, &reading.words, tool);
+                    terms = self.explain_lexical(b, *weights, &reading.words, labels, tool);
                     // Where each side of the fusion ranked the tool.
-                    let lexical = self.fused_lexical(b, *weights, query, &reading, RERANK_DEPTH);
+                    let lexical = self.fused_lexical(b, *weights, query, &reading, labels, RERANK_DEPTH);
                     let lexical_rank = shown_rank(lexical.iter().position(|h| h.tool == tool));
-                    let text = reading.words.join(" ");
+                    let text = label::rejoin(labels, &reading.words);
                     // The dense side reads the lexical candidates' cosines, and this tool's.
                     let mut candidates: Vec<ToolId> = lexical.iter().map(|h| h.tool).collect();
                     if !candidates.contains(&tool) {
@@ -159,8 +163,8 @@ impl Index {
                 #[cfg(feature = "bert")]
                 Engine::Bert(b, weights, dense, model) => {
                     let reading = intent::read(&words);
-                    terms = self.explain_lexical(b, *weights, &reading.words, tool);
-                    let lexical = self.fused_lexical(b, *weights, query, &reading, FUSION_DEPTH);
+                    terms = self.explain_lexical(b, *weights, &reading.words, labels, tool);
+                    let lexical = self.fused_lexical(b, *weights, query, &reading, labels, FUSION_DEPTH);
                     let lexical_rank = shown_rank(lexical.iter().position(|h| h.tool == tool));
                     if let Ok(v) = model.encoder().embed(query) {
                         let near = dense.rank(&v);
@@ -201,9 +205,10 @@ impl Index {
         weights: Expansion,
         query: &str,
         reading: &intent::Reading<'_>,
+        labels: &[&str],
         depth: usize,
     ) -> Vec<super::Hit> {
-        let expanded = expand::expand(b, &reading.words, weights);
+        let expanded = expand::expand(b, &reading.words, labels, weights);
         let (mut lexical, _) = self.rank_lexical_latest(b, weights, query, &expanded, &[], Some(depth));
         self.top(&mut lexical, depth);
         lexical
@@ -216,9 +221,10 @@ impl Index {
         b: &Bm25Index,
         weights: Expansion,
         words: &[&str],
+        labels: &[&str],
         tool: ToolId,
     ) -> Vec<TermExplanation> {
-        let expanded = expand::expand_explained(b, words, weights);
+        let expanded = expand::expand_explained(b, words, labels, weights);
         let t = self.catalog.tool(tool);
         let mut out = Vec::new();
         for (alts, sources) in expanded.groups.iter().zip(&expanded.sources) {

@@ -500,7 +500,7 @@ impl Index {
             if self.meets_need(need.words, &|_| true).is_some_and(|h| h.tool == tool) {
                 via.push_str(&format!(", needed: {} (for `{}`)", need.words.join(" "), need.cue));
                 let weights = self.engine.lexical().map_or_else(Expansion::default, |(_, e)| e);
-                terms.extend(self.explain_lexical(b, weights, need.words, tool));
+                terms.extend(self.explain_lexical(b, weights, need.words, &[], tool));
                 return;
             }
         }

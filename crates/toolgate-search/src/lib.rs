@@ -31,6 +31,7 @@ mod expand;
 mod explain;
 mod intent;
 mod keyword;
+mod label;
 mod relevance;
 mod sealed;
 mod strategy;
@@ -511,7 +512,12 @@ impl Index {
         let allowed = |id: ToolId| only.is_none_or(|only| only(id));
         let mut required: Vec<&str> = Vec::new();
         let mut words: Vec<&str> = Vec::new();
-        for w in query.split_whitespace() {
+        // The lexical strategies count the words of lines' labels apart, and little.
+        let labelled = match self.engine.lexical() {
+            Some(_) => label::split(query),
+            None => label::Labelled { words: query.split_whitespace().collect(), labels: Vec::new() },
+        };
+        for &w in &labelled.words {
             match required_word(w) {
                 Some(r) => {
                     required.push(r);
@@ -539,7 +545,7 @@ impl Index {
         let words: &[&str] = &reading.words;
         // Expanded once: the ranking and the loading cut both read it.
         let expanded = match self.engine.lexical() {
-            Some((b, e)) => expand::expand(b, words, e),
+            Some((b, e)) => expand::expand(b, words, &labelled.labels, e),
             None => Expanded::default(),
         };
         let (mut scored, unmatched) = match &self.engine {
@@ -575,7 +581,9 @@ impl Index {
                     // Required terms are a lexical promise the dense side cannot keep.
                     self.top(&mut lexical, depth);
                     let pairs: Vec<(ToolId, f32)> = lexical.iter().map(|h| (h.tool, h.score)).collect();
-                    let fused = dense.hybrid(&words.join(" "), &pairs, crate::semantic::Fusion::DEFAULT);
+                    // The dense side reads labels as it reads any word: by what they mean.
+                    let text = label::rejoin(&labelled.labels, words);
+                    let fused = dense.hybrid(&text, &pairs, crate::semantic::Fusion::DEFAULT);
                     // The fused scores, which the loading cut reads as it reads lexical ones.
                     lexical = fused.into_iter().map(|(tool, score)| Hit { tool, score }).collect();
                 }
@@ -692,7 +700,7 @@ impl Index {
         words: &[&str],
         required: &[&str],
     ) -> (Vec<Hit>, Vec<String>) {
-        let expanded = expand::expand(b, words, weights);
+        let expanded = expand::expand(b, words, &[], weights);
         let hits = self.rank_expanded(b, &expanded, required, None);
         (hits, expanded.unmatched)
     }

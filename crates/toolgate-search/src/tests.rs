@@ -827,3 +827,41 @@ fn semantic_gives_at_least_the_hits_of_lexical_for_any_limit_and_server_filter()
         assert!(s.hits.iter().all(|h| catalog.tool(h.tool).server() == only[0]));
     }
 }
+
+/// A line's label says what the line is: a heading over a request does not bring in the tools
+/// named like it, in either language, and a request that is all label still ranks by it.
+#[test]
+fn a_label_counts_little_but_is_not_lost() {
+    let catalog = Catalog::builder()
+        .tool(ToolSpec::mcp("tasks", "update_task", "Update a task's title and description"))
+        .tool(ToolSpec::mcp("tasks", "add_task", "Add a task to the task list"))
+        .tool(ToolSpec::mcp("git", "git_log", "Shows the commit logs of a repository"))
+        .tool(ToolSpec::mcp("translate", "translate_text", "Translate text into another language"))
+        .tool(ToolSpec::mcp("notes", "write_note", "Write a note"))
+        .build()
+        .unwrap();
+    let first = |strategy: Strategy, query: &str| {
+        let index = Index::builder().strategy(strategy).build(&catalog);
+        let found = index.search(Request::new(query, 5));
+        catalog.tool(found.hits[0].tool).qualified_name().to_owned()
+    };
+    for strategy in [Strategy::Lexical, Strategy::DEFAULT] {
+        for query in
+            ["Task description:\n\nthe logs", "任务描述：\n\n提交记录", "## Task description: the logs"]
+        {
+            assert_eq!(first(strategy, query), "git__git_log", "{strategy:?}: {query:?}");
+        }
+        // Nothing else is said: the label ranks.
+        assert_eq!(first(strategy, "Translate:\n\nbonjour tout le monde"), "translate__translate_text");
+        // Said outside the label too, a word counts whole.
+        assert_eq!(first(strategy, "Note: add a task to my task list"), "tasks__add_task");
+    }
+    // Counted whole, as `bm25f` counts it, the heading wins (which the label weight is for).
+    let whole = Index::builder()
+        .strategy(Strategy::Lexical)
+        .expansion(Expansion { label: 1.0, ..Expansion::default() })
+        .build(&catalog);
+    let found = whole.search(Request::new("Task description:\n\nthe logs", 5));
+    assert_eq!(catalog.tool(found.hits[0].tool).qualified_name(), "tasks__update_task");
+    assert_eq!(first(Strategy::Bm25f, "Task description:\n\nthe logs"), "tasks__update_task");
+}
