@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
@@ -114,6 +115,8 @@ pub(crate) struct Inner {
     published: RwLock<Published>,
     /// Held for a whole rebuild so that rebuilds publish in the order they read the pool.
     pub(crate) rebuild_lock: Mutex<()>,
+    /// Rebuilds asked for, and how many of them the published snapshot answers ([`Rebuilds`]).
+    rebuilds: Rebuilds,
     /// Bumped after every rebuild; `settled` waits on it.
     pub(crate) changes: watch::Sender<u64>,
     sessions: Sessions,
@@ -157,6 +160,41 @@ pub(crate) struct Running {
     pub(crate) task: JoinHandle<()>,
 }
 
+/// The numbers that coalesce rebuilds: each caller of [`Gateway::rebuild`] takes the next one
+/// after its change (a server's listing, a reload's policy) is made, and a rebuild reads the
+/// latest before it reads the pool, so the snapshot it publishes holds every change numbered up
+/// to it. A caller whose number a published snapshot covers has nothing left to build.
+#[derive(Debug, Default)]
+struct Rebuilds {
+    /// The last number taken.
+    asked: AtomicU64,
+    /// The last number a published snapshot covers.
+    answered: AtomicU64,
+}
+
+impl Rebuilds {
+    /// Takes the next number.
+    fn ask(&self) -> u64 {
+        self.asked.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// The last number taken.
+    fn asked(&self) -> u64 {
+        self.asked.load(Ordering::SeqCst)
+    }
+
+    /// Whether a published snapshot covers `ticket`.
+    fn answered(&self, ticket: u64) -> bool {
+        self.answered.load(Ordering::SeqCst) >= ticket
+    }
+
+    /// A snapshot covering every number up to `covers` is published (under the rebuild lock,
+    /// so in order).
+    fn answer(&self, covers: u64) {
+        self.answered.fetch_max(covers, Ordering::SeqCst);
+    }
+}
+
 impl Inner {
     /// The state of a gateway with no upstreams yet, applying the policy of `config` (its
     /// `[policy]`, `[budget]`, `[servers.*]` rules and `[profiles.*]`). Fails when
@@ -178,6 +216,7 @@ impl Inner {
             pool: Mutex::new(BTreeMap::new()),
             published: RwLock::new(published),
             rebuild_lock: Mutex::new(()),
+            rebuilds: Rebuilds::default(),
             changes: watch::channel(0).0,
             sessions: Sessions::default(),
             shutdown: CancellationToken::new(),
@@ -407,9 +446,22 @@ impl Gateway {
     /// listing just changed) fails with that message and the snapshot is built without it;
     /// with nobody to blame (a static catalog, or the budgets alone) the previous snapshot
     /// stays and the error is returned.
+    ///
+    /// Rebuilds asked for while one runs are coalesced: a caller whose change a snapshot
+    /// published since already holds returns at once (`Ok`), so that many servers listing at
+    /// once (a gateway starting seventy) cost two rebuilds, not seventy, each an index over
+    /// every subject's catalog.
     pub(crate) fn rebuild(&self, changed: Option<&str>) -> Result<(), PolicyError> {
+        let ticket = self.inner.rebuilds.ask();
         let _order = self.inner.rebuild_lock.lock().unwrap_or_else(|e| e.into_inner());
-        let (snapshot, toolboxes) = loop {
+        if self.inner.rebuilds.answered(ticket) {
+            tracing::debug!(changed, "rebuild: answered by the one before");
+            return Ok(());
+        }
+        let (snapshot, toolboxes, covers) = loop {
+            // Read before the pool and the configuration: every change made before this
+            // number was taken is in what is read next.
+            let covers = self.inner.rebuilds.asked();
             let current = self.current();
             let mut snapshot = {
                 let pool = self.inner.pool.lock().unwrap_or_else(|e| e.into_inner());
@@ -420,7 +472,7 @@ impl Gateway {
                 snapshot.sift(pins);
             }
             match self.inner.decider.publish(snapshot.state.clone()) {
-                Ok(toolboxes) => break (snapshot, toolboxes),
+                Ok(toolboxes) => break (snapshot, toolboxes, covers),
                 Err(e) => {
                     let culprit = match &e {
                         PolicyError::RequiredOverBudget { server, .. } => {
@@ -443,6 +495,8 @@ impl Gateway {
         };
         *self.inner.published.write().unwrap_or_else(|e| e.into_inner()) =
             Published { snapshot: Arc::new(snapshot), toolboxes: Arc::new(toolboxes) };
+        self.inner.rebuilds.answer(covers);
+        tracing::debug!(changed, covers, "rebuild: published");
         self.inner.changes.send_modify(|g| *g += 1);
         self.notify_changed_lists();
         Ok(())
@@ -527,4 +581,46 @@ pub(crate) fn fingerprint(tools: &[toolgate::toolbox::Listed<'_>]) -> u64 {
         t.hash().hash(&mut h);
     }
     h.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use toolgate::ToolSpec;
+
+    /// Servers that list while a rebuild runs are published by one rebuild after it, and each
+    /// caller returns only once a snapshot with its change is published.
+    #[test]
+    fn rebuilds_asked_while_one_runs_are_answered_by_the_next() {
+        let gateway = Gateway::builder(Settings::default()).build().unwrap();
+        let before = *gateway.inner.changes.borrow();
+        let held = gateway.inner.rebuild_lock.lock().unwrap();
+        let asked = gateway.inner.rebuilds.asked();
+        let callers: Vec<_> = (0..4)
+            .map(|i| {
+                let gateway = gateway.clone();
+                std::thread::spawn(move || {
+                    let name = format!("s{i}");
+                    let tool = ToolSpec::mcp(&name, "read", "Reads a thing");
+                    gateway.add_catalog(&name, &Catalog::builder().tool(tool).build().unwrap());
+                    // Returned: its tool is served.
+                    assert!(gateway.snapshot().state.catalog.get(&format!("{name}__read")).is_some());
+                })
+            })
+            .collect();
+        while gateway.inner.rebuilds.asked() < asked + 4 {
+            std::thread::yield_now();
+        }
+        drop(held);
+        for c in callers {
+            c.join().unwrap();
+        }
+        assert_eq!(gateway.snapshot().state.catalog.len(), 4);
+        assert_eq!(*gateway.inner.changes.borrow(), before + 1, "one rebuild served all four");
+        // A change made after that is rebuilt again.
+        gateway
+            .add_catalog("late", &Catalog::builder().tool(ToolSpec::mcp("late", "x", "X")).build().unwrap());
+        assert_eq!(*gateway.inner.changes.borrow(), before + 2);
+        assert_eq!(gateway.snapshot().state.catalog.len(), 5);
+    }
 }

@@ -73,6 +73,12 @@ struct Shared {
     settings: HostSettings,
     /// Compiled argument validators, kept across snapshots (keyed by definition hash).
     validators: Arc<Validators>,
+    /// The last index built for each subject (`None`: the served subject) under these
+    /// settings: a snapshot that leaves a subject's visible tools as they were (a server
+    /// starting, failing with no tools, a reload of other rules) reuses it instead of indexing
+    /// the same catalog again. [`ToolboxBuilder::shared_index`] takes it only for the same
+    /// tools and definitions in the same order; new settings start without any.
+    indexes: Mutex<HashMap<Option<String>, Arc<crate::search::Index>>>,
 }
 
 /// A toolbox's key: the profile (`None`: the served subject), the exposure, and whether it
@@ -93,7 +99,7 @@ pub struct Toolboxes {
 impl Decider {
     /// A decider for the subject of `root`, building toolboxes with `settings`.
     pub fn new(root: Policy, settings: HostSettings) -> Decider {
-        let shared = Shared { root, settings, validators: Arc::default() };
+        let shared = Shared { root, settings, validators: Arc::default(), indexes: Mutex::default() };
         Decider { shared: RwLock::new(Arc::new(shared)), latch: DeferLatch::default() }
     }
 
@@ -103,7 +109,7 @@ impl Decider {
     pub fn reconfigure(&self, root: Policy, settings: HostSettings) {
         let mut shared = self.shared.write().unwrap_or_else(|e| e.into_inner());
         let validators = shared.validators.clone();
-        *shared = Arc::new(Shared { root, settings, validators });
+        *shared = Arc::new(Shared { root, settings, validators, indexes: Mutex::default() });
     }
 
     fn shared(&self) -> Arc<Shared> {
@@ -147,7 +153,11 @@ impl Decider {
         state: CatalogState,
     ) -> Result<Toolboxes, PolicyError> {
         let validators = self.shared().validators.clone();
-        self.publish_with(Arc::new(Shared { root, settings, validators }), state, false)
+        self.publish_with(
+            Arc::new(Shared { root, settings, validators, indexes: Mutex::default() }),
+            state,
+            false,
+        )
     }
 
     fn publish_with(
@@ -166,7 +176,8 @@ impl Decider {
         let root = shared.root.clone().served_by(state.served_by.clone()).formerly(state.formerly.clone());
         let tightest = Exposure::tightest(settings.exposure);
         let toolboxes = Toolboxes { shared, root, state, defers, built: Mutex::default() };
-        let root = toolboxes.build(toolboxes.root.clone(), tightest, false, None)?;
+        let root = toolboxes.build(toolboxes.root.clone(), tightest, false, toolboxes.last_index(None))?;
+        toolboxes.keep_index(None, &root);
         toolboxes
             .built
             .lock()
@@ -215,24 +226,46 @@ impl Toolboxes {
         if let Some(toolbox) = built.get(&key) {
             return toolbox.clone();
         }
-        // The same subject in another exposure sees the same tools: its index is reused.
-        let sibling =
-            built.iter().find(|((p, _, _), _)| p.as_deref() == profile).map(|(_, t)| t.shared_index());
+        // The same subject in another exposure sees the same tools: its index is reused, or
+        // the one of the snapshot before if it indexes the same tools.
+        let sibling = built
+            .iter()
+            .find(|((p, _, _), _)| p.as_deref() == profile)
+            .map(|(_, t)| t.shared_index())
+            .or_else(|| self.last_index(profile));
         let root = &self.root;
         let policy = match profile {
             None => Ok(root.clone()),
             Some(name) => root.child(name),
         };
-        let toolbox =
-            policy.and_then(|policy| self.build(policy, exposure, granted, sibling)).unwrap_or_else(|e| {
+        // Only a configured subject's index is kept: a name no profile has keeps nothing.
+        let toolbox = match policy.and_then(|policy| self.build(policy, exposure, granted, sibling)) {
+            Ok(toolbox) => {
+                self.keep_index(profile, &toolbox);
+                toolbox
+            }
+            Err(e) => {
                 tracing::error!(subject = profile.unwrap_or("main"), "{e}; this subject sees no tools");
                 self.builder(&Catalog::default(), Policy::permissive(), exposure, granted)
                     .build()
                     .expect("an empty catalog fits any budget")
-            });
+            }
+        };
         let toolbox = Arc::new(toolbox);
         built.insert(key, toolbox.clone());
         toolbox
+    }
+
+    /// The last index built for `profile`'s subject under this snapshot's settings.
+    fn last_index(&self, profile: Option<&str>) -> Option<Arc<crate::search::Index>> {
+        let indexes = self.shared.indexes.lock().unwrap_or_else(|e| e.into_inner());
+        indexes.get(&profile.map(str::to_owned)).cloned()
+    }
+
+    /// Keeps `toolbox`'s index as the last one of `profile`'s subject.
+    fn keep_index(&self, profile: Option<&str>, toolbox: &Toolbox) {
+        let mut indexes = self.shared.indexes.lock().unwrap_or_else(|e| e.into_inner());
+        indexes.insert(profile.map(str::to_owned), toolbox.shared_index());
     }
 
     fn build(
@@ -382,6 +415,43 @@ mod tests {
         let toolboxes = off.publish(state(&[("fs", "read")])).unwrap();
         assert_eq!(toolboxes.granted(None).about().exposure(), Exposure::Native, "nothing deferred: native");
     }
+    #[test]
+    fn a_snapshot_that_leaves_a_subjects_tools_as_they_were_reuses_its_index() {
+        let decider = decider(CONFIG, DeferConfig::default(), None);
+        let tools = [("fs", "read"), ("git", "log")];
+        let index = |t: &Toolboxes, profile| t.get(profile, Exposure::Native).shared_index();
+        let first = decider.publish(state(&tools)).unwrap();
+        // A server starting or failing with no tools: the same catalog, the same indexes.
+        let again = decider.publish(state(&tools)).unwrap();
+        assert!(Arc::ptr_eq(&index(&first, None), &index(&again, None)));
+        assert!(Arc::ptr_eq(&index(&first, Some("reader")), &index(&again, Some("reader"))));
+        // A tool the reader cannot see changes the served subject's index only.
+        let more = decider.publish(state(&[("fs", "read"), ("git", "log"), ("git", "diff")])).unwrap();
+        assert!(!Arc::ptr_eq(&index(&again, None), &index(&more, None)));
+        assert_eq!(index(&more, None).catalog().len(), 3);
+        assert!(Arc::ptr_eq(&index(&again, Some("reader")), &index(&more, Some("reader"))));
+        // A definition that changes is indexed again.
+        let changed = CatalogState {
+            catalog: Catalog::builder()
+                .tool(ToolSpec::mcp("fs", "read", "reads files"))
+                .tool(ToolSpec::mcp("git", "log", "does things"))
+                .build()
+                .unwrap(),
+            ..CatalogState::default()
+        };
+        let changed = decider.publish(changed).unwrap();
+        assert!(!Arc::ptr_eq(&index(&first, Some("reader")), &index(&changed, Some("reader"))));
+        // A subject no profile names keeps no index.
+        let _ = again.get(Some("nobody"), Exposure::Native);
+        assert!(again.last_index(Some("nobody")).is_none());
+        // New settings start afresh.
+        let settings =
+            HostSettings { defer: DeferConfig::default(), exposure: None, index: Index::builder() };
+        decider.reconfigure(decider.policy(), settings);
+        let fresh = decider.publish(state(&tools)).unwrap();
+        assert!(!Arc::ptr_eq(&index(&first, None), &index(&fresh, None)));
+    }
+
     #[test]
     fn a_server_serving_another_servers_tools_applies_its_rules_as_the_policys() {
         let text = "[servers.demo]\ndenied = [\"write\"]\n";
