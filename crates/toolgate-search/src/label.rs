@@ -29,6 +29,10 @@ pub(crate) struct Labelled<'q> {
 /// Splits `query` into its whitespace-separated words, telling labels from the rest.
 pub(crate) fn split(query: &str) -> Labelled<'_> {
     let mut out = Labelled::default();
+    if !query.contains([':', '：']) {
+        out.words.extend(query.split_whitespace());
+        return out;
+    }
     for line in query.lines() {
         let (label, rest) = match label_end(line) {
             Some(end) => line.split_at(end),
