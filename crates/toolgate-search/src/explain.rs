@@ -83,15 +83,14 @@ impl Index {
         .to_owned();
         let mut terms = Vec::new();
         if found.form == QueryForm::Keywords {
-            let all: Vec<&str> = query.split_whitespace().map(|w| required_word(w).unwrap_or(w)).collect();
-            // The lexical strategies read lines' labels apart, as a search does.
-            let labelled = label::split(query);
+            // Read as a search reads them: labels apart under the lexical strategies.
+            let labelled = self.labelled(query);
             let labels = &labelled.labels[..];
             let words: Vec<&str> = labelled.words.iter().map(|w| required_word(w).unwrap_or(w)).collect();
             match &self.engine {
                 Engine::Keyword(k) => {
                     let mut so_far = 0u32;
-                    for w in &all {
+                    for w in &words {
                         let t = w.to_lowercase();
                         let parts = k.term_fields(tool.index(), &t, so_far);
                         so_far += parts.iter().map(|(_, s)| s).sum::<u32>();
@@ -105,7 +104,7 @@ impl Index {
                 Engine::Bm25(b) => {
                     let mut seen = HashSet::new();
                     let mut buf = Vec::new();
-                    for w in &all {
+                    for w in &words {
                         buf.clear();
                         b.analyzer().tokens(w, &mut buf);
                         for t in &buf {

@@ -512,11 +512,7 @@ impl Index {
         let allowed = |id: ToolId| only.is_none_or(|only| only(id));
         let mut required: Vec<&str> = Vec::new();
         let mut words: Vec<&str> = Vec::new();
-        // The lexical strategies count the words of lines' labels apart, and little.
-        let labelled = match self.engine.lexical() {
-            Some(_) => label::split(query),
-            None => label::Labelled { words: query.split_whitespace().collect(), labels: Vec::new() },
-        };
+        let labelled = self.labelled(query);
         for &w in &labelled.words {
             match required_word(w) {
                 Some(r) => {
@@ -667,6 +663,15 @@ impl Index {
             terms.iter().enumerate().filter(|&(_, &t)| b.contains(t, doc)).fold(0, |m, (i, _)| m | 1 << i)
         };
         relevant(hits, floor, cut, &mut matched)
+    }
+
+    /// The words of `query`: the lexical strategies tell the words of lines' labels apart
+    /// (counted little, see `label`); the others read every word alike.
+    fn labelled<'q>(&self, query: &'q str) -> label::Labelled<'q> {
+        match self.engine.lexical() {
+            Some(_) => label::split(query),
+            None => label::Labelled { words: query.split_whitespace().collect(), labels: Vec::new() },
+        }
     }
 
     fn rank_keyword(&self, k: &KeywordIndex, words: &[&str], required: &[&str]) -> (Vec<Hit>, Vec<String>) {

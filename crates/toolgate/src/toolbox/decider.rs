@@ -176,8 +176,7 @@ impl Decider {
         let root = shared.root.clone().served_by(state.served_by.clone()).formerly(state.formerly.clone());
         let tightest = Exposure::tightest(settings.exposure);
         let toolboxes = Toolboxes { shared, root, state, defers, built: Mutex::default() };
-        let root = toolboxes.build(toolboxes.root.clone(), tightest, false, toolboxes.last_index(None))?;
-        toolboxes.keep_index(None, &root);
+        let root = toolboxes.build(None, toolboxes.root.clone(), tightest, false, None)?;
         toolboxes
             .built
             .lock()
@@ -226,31 +225,22 @@ impl Toolboxes {
         if let Some(toolbox) = built.get(&key) {
             return toolbox.clone();
         }
-        // The same subject in another exposure sees the same tools: its index is reused, or
-        // the one of the snapshot before if it indexes the same tools.
-        let sibling = built
-            .iter()
-            .find(|((p, _, _), _)| p.as_deref() == profile)
-            .map(|(_, t)| t.shared_index())
-            .or_else(|| self.last_index(profile));
+        // The same subject in another exposure sees the same tools: its index is reused.
+        let sibling =
+            built.iter().find(|((p, _, _), _)| p.as_deref() == profile).map(|(_, t)| t.shared_index());
         let root = &self.root;
         let policy = match profile {
             None => Ok(root.clone()),
             Some(name) => root.child(name),
         };
-        // Only a configured subject's index is kept: a name no profile has keeps nothing.
-        let toolbox = match policy.and_then(|policy| self.build(policy, exposure, granted, sibling)) {
-            Ok(toolbox) => {
-                self.keep_index(profile, &toolbox);
-                toolbox
-            }
-            Err(e) => {
+        let toolbox = policy
+            .and_then(|policy| self.build(profile, policy, exposure, granted, sibling))
+            .unwrap_or_else(|e| {
                 tracing::error!(subject = profile.unwrap_or("main"), "{e}; this subject sees no tools");
                 self.builder(&Catalog::default(), Policy::permissive(), exposure, granted)
                     .build()
                     .expect("an empty catalog fits any budget")
-            }
-        };
+            });
         let toolbox = Arc::new(toolbox);
         built.insert(key, toolbox.clone());
         toolbox
@@ -262,14 +252,13 @@ impl Toolboxes {
         indexes.get(&profile.map(str::to_owned)).cloned()
     }
 
-    /// Keeps `toolbox`'s index as the last one of `profile`'s subject.
-    fn keep_index(&self, profile: Option<&str>, toolbox: &Toolbox) {
-        let mut indexes = self.shared.indexes.lock().unwrap_or_else(|e| e.into_inner());
-        indexes.insert(profile.map(str::to_owned), toolbox.shared_index());
-    }
-
+    /// The toolbox of `profile`'s subject under `policy`, indexed with `sibling` (the same
+    /// subject's index in another exposure) or else the subject's last index, when either holds
+    /// exactly its visible tools. A toolbox built keeps its index as the subject's last: only a
+    /// configured subject's, since a name no profile has fails before.
     fn build(
         &self,
+        profile: Option<&str>,
         policy: Policy,
         exposure: Exposure,
         granted: bool,
@@ -281,11 +270,14 @@ impl Toolboxes {
             .starting(self.state.starting.clone())
             .reconnecting(self.state.reconnecting.clone())
             .failed(self.state.failed.clone());
-        match sibling {
+        let toolbox = match sibling.or_else(|| self.last_index(profile)) {
             Some(index) => builder.shared_index(index),
             None => builder,
         }
-        .build()
+        .build()?;
+        let mut indexes = self.shared.indexes.lock().unwrap_or_else(|e| e.into_inner());
+        indexes.insert(profile.map(str::to_owned), toolbox.shared_index());
+        Ok(toolbox)
     }
 
     fn builder(
