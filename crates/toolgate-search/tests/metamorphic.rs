@@ -30,6 +30,15 @@
 //! 0.611 under it against `lexical`'s 0.591), and livemcpbench's `tune` part under a
 //! background line (0.041 where it may lose 0.022).
 //!
+//! `bert` (a full model given) is held to issue 44's bar for it: at most 0.02 under any change,
+//! with no allowance for what `bm25f` loses. It takes the full model over every request sixteen
+//! times (about ten minutes in a release build on 2 cores), so it runs by hand:
+//! `cargo test --release -p toolgate-search --features bert --test metamorphic -- --ignored
+//! --nocapture bert` (`TOOLGATE_MODEL`, else `e2e/model`). Its gaps are `open_bert`: the
+//! closing paragraphs and the background line on metatool, livemcpbench and livemcp-zh, which
+//! it inherits from `lexical`'s side of its mix (the model alone loses at most 0.018 under them
+//! on metatool).
+//!
 //! A heading and a background line open with a label ("Task description:", `背景：`), whose
 //! words count little (`src/label.rs`); with every label read as a word, the heading costs
 //! livemcp-zh 0.09 and 0.115 and this test fails.
@@ -151,7 +160,11 @@ fn recorded(doc: &Value, open: &str, name: &str, set: &str) -> Option<[f64; 2]> 
 
 #[test]
 fn the_ranking_does_not_move_with_the_layout_of_a_request() {
-    holds_its_ranking(Strategy::DEFAULT);
+    holds_its_ranking(
+        Strategy::DEFAULT,
+        &|c| Index::builder().strategy(Strategy::DEFAULT).build(c),
+        Bar::Peer,
+    );
 }
 
 /// `lexical`, the default before issue 44 and without the `semantic` feature, stays held to
@@ -159,13 +172,45 @@ fn the_ranking_does_not_move_with_the_layout_of_a_request() {
 #[cfg(feature = "semantic")]
 #[test]
 fn lexical_does_not_move_with_the_layout_of_a_request() {
-    holds_its_ranking(Strategy::Lexical);
+    holds_its_ranking(
+        Strategy::Lexical,
+        &|c| Index::builder().strategy(Strategy::Lexical).build(c),
+        Bar::Peer,
+    );
 }
 
-/// Ranks every request of every set with `strategy` as written and under every change, and
-/// checks the bars of the module's header against the gaps the data file records for it
-/// (`open_STRATEGY`, `incidental_open_STRATEGY`).
-fn holds_its_ranking(strategy: Strategy) {
+/// `bert`, given a full model (`TOOLGATE_MODEL`, else `e2e/model` as `e2e/setup.sh` leaves
+/// it), may lose at most 0.02 under any change (issue 44's bar for it: no allowance for what
+/// `bm25f` loses), with the gaps `open_bert` records. It embeds every request of the five
+/// sets sixteen times with the full model; `scripts/README.md` says how long that takes.
+#[cfg(feature = "bert")]
+#[test]
+#[ignore = "the full model over every request sixteen times; run it by hand with --ignored"]
+fn bert_does_not_move_with_the_layout_of_a_request() {
+    use std::sync::Arc;
+    use toolgate_search::semantic::bert::BertModel;
+    let dir = std::env::var_os("TOOLGATE_MODEL")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../e2e/model"));
+    let model = Arc::new(BertModel::open(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())));
+    holds_its_ranking(Strategy::Bert, &|c| Index::builder().model(model.clone()).build(c), Bar::Strict);
+}
+
+/// What a change may cost a strategy's set parts.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Bar {
+    /// [`TOLERANCE`], or what it costs plain `bm25f` where that is more; the strategy stays at
+    /// or above `bm25f` under every change; and no tool may be let into a top 5 by the added
+    /// words alone more often than recorded.
+    Peer,
+    /// [`TOLERANCE`] only.
+    Strict,
+}
+
+/// Ranks every request of every set with `strategy` (each set's index made by `build`) as
+/// written and under every change, and checks `bar` against the gaps the data file records
+/// for it (`open_STRATEGY`, `incidental_open_STRATEGY`).
+fn holds_its_ranking(strategy: Strategy, build: &dyn Fn(&Catalog) -> Index, bar: Bar) {
     let doc = data();
     let open = &format!("open_{}", strategy.as_str());
     let incidental_open = &format!("incidental_open_{}", strategy.as_str());
@@ -179,7 +224,7 @@ fn holds_its_ranking(strategy: Strategy) {
         let catalog = Catalog::from_path(&bench().join(set).join("catalog.jsonl")).unwrap();
         let path = bench().join(set).join("queries.jsonl");
         let queries = load_queries(set, &std::fs::read_to_string(&path).unwrap(), &catalog).unwrap();
-        let index = Index::builder().strategy(strategy).build(&catalog);
+        let index = build(&catalog);
         // The peer the default must stay ahead of, under every change as on the requests as
         // written: the same BM25F without the reading of the request.
         let plain = Index::builder().strategy(Strategy::Bm25f).build(&catalog);
@@ -199,12 +244,14 @@ fn holds_its_ranking(strategy: Strategy) {
             let figures = [ndcg(&index, &catalog, &tune), ndcg(&index, &catalog, &check)];
             let peer = [ndcg(&plain, &catalog, &tune), ndcg(&plain, &catalog, &check)];
             for ((part, f), p_) in ["tune", "check"].iter().zip(&figures).zip(&peer) {
-                if f < p_ {
+                if bar == Bar::Peer && f < p_ {
                     behind.push(format!("{set} {part} under `{}`: {f:.3}, bm25f {p_:.3}", p.name));
                 }
             }
             // What the change may cost each part: the tolerance, or what it costs `bm25f`.
-            let allowed: Vec<f64> = (0..2).map(|i| TOLERANCE.max(plain_base[i] - peer[i])).collect();
+            let allowed: Vec<f64> = (0..2)
+                .map(|i| if bar == Bar::Peer { TOLERANCE.max(plain_base[i] - peer[i]) } else { TOLERANCE })
+                .collect();
             let over = |i: usize| base[i] - figures[i] > allowed[i] + 1e-9;
             let mark = if over(0) || over(1) { "  <-" } else { "" };
             println!(
@@ -235,6 +282,9 @@ fn holds_its_ranking(strategy: Strategy) {
                 assert!(open.is_none(), "`{}` changes layout only; it has no known gap", p.name);
                 continue;
             }
+            if bar == Bar::Strict {
+                continue;
+            }
             for q in &queries {
                 let matched: Vec<ToolId> =
                     index.search(Request::new(&q.query, usize::MAX)).hits.iter().map(|h| h.tool).collect();
@@ -250,6 +300,9 @@ fn holds_its_ranking(strategy: Strategy) {
     }
     assert!(moved.is_empty(), "a change cost the ranking more than it may:\n{}", moved.join("\n"));
     assert!(behind.is_empty(), "the default fell behind plain bm25f:\n{}", behind.join("\n"));
+    if bar == Bar::Strict {
+        return;
+    }
     println!("(request, tool) pairs let into a top 5 by the added words alone:");
     let mut over = Vec::new();
     for p in perturbations.iter().filter(|p| adds_words(p)) {
