@@ -10,6 +10,15 @@
 //! when a line's first few words end at it: at most [`MAX_WORDS`] words, or [`MAX_HAN`] Han
 //! characters, with no punctuation inside, and, for an ASCII colon, a space or the end of the
 //! line after it (so that `https://…`, `10:30` and `C:\` are not labels).
+//!
+//! A sentence about the reply counts as a label does: "Answer in a short, structured list with
+//! a one-line summary at the end", `回答要简短、有条理`. Its words (`list`, `summary`, `short`,
+//! `列表`, `总结`) say how to answer, not what to do, and are tool words of many catalogs. This
+//! one reads grammar, in English and Chinese: a reply verb used without an object ("Answer
+//! in …", "Respond briefly", `请用列表回答`), the reply as the subject of a wish (`回答要…`), or
+//! the reply of the one addressed ("your answer", `你的回答`). A reply verb with an object
+//! ("Reply to the client", `回复客户邮件`) or a reply that is data ("the responses of the
+//! poll", `问卷回答`) is the task, and is read as it is written.
 
 /// The most whitespace-separated words a label has.
 const MAX_WORDS: usize = 3;
@@ -26,22 +35,108 @@ pub(crate) struct Labelled<'q> {
     pub(crate) labels: Vec<&'q str>,
 }
 
-/// Splits `query` into its whitespace-separated words, telling labels from the rest.
+/// Splits `query` into its whitespace-separated words, telling labels (and the sentences
+/// about the reply, which count as labels do) from the rest.
 pub(crate) fn split(query: &str) -> Labelled<'_> {
     let mut out = Labelled::default();
-    if !query.contains([':', '：']) {
+    let colon = query.contains([':', '：']);
+    let reply = mentions_reply(query);
+    if !colon && !reply {
         out.words.extend(query.split_whitespace());
         return out;
     }
     for line in query.lines() {
-        let (label, rest) = match label_end(line) {
+        let (label, rest) = match colon.then(|| label_end(line)).flatten() {
             Some(end) => line.split_at(end),
             None => ("", line),
         };
         out.labels.extend(label.split_whitespace());
-        out.words.extend(rest.split_whitespace());
+        if !reply {
+            out.words.extend(rest.split_whitespace());
+            continue;
+        }
+        for sentence in sentences(rest) {
+            let to = if about_reply(sentence) { &mut out.labels } else { &mut out.words };
+            to.extend(sentence.split_whitespace());
+        }
     }
     out
+}
+
+/// The verbs of replying, as a request addresses the one who answers it.
+const REPLY_VERBS: [&str; 3] = ["answer", "reply", "respond"];
+
+/// The nouns of a reply, after `your`.
+const REPLY_NOUNS: [&str; 6] = ["answer", "answers", "reply", "replies", "response", "responses"];
+
+/// What follows a reply verb used without an object: how to answer, not whom or what.
+const HOW: [&str; 8] = ["in", "with", "using", "as", "briefly", "concisely", "only", "shortly"];
+
+/// The Chinese verbs of replying.
+const REPLY_VERBS_ZH: [&str; 3] = ["回答", "回复", "答复"];
+
+/// What follows a Chinese reply verb that is the answer's own subject ("回答要简短": the answer
+/// should be short), beside the end of its clause.
+const AFTER_REPLY_ZH: [char; 6] = ['要', '应', '需', '请', '时', '尽'];
+
+/// Whether `query` could hold a sentence about the reply: a cheap test before any split (the
+/// stems of the reply words, in lower and upper case).
+fn mentions_reply(query: &str) -> bool {
+    query.contains(['回', '答'])
+        || ["nswer", "NSWER", "eply", "EPLY", "espon", "ESPON"].iter().any(|stem| query.contains(stem))
+}
+
+/// The sentences of a line: pieces ending at `.`, `?` or `!` before a space, or at `。`, `？`,
+/// `！`, their punctuation kept.
+fn sentences(line: &str) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    let mut chars = line.char_indices().peekable();
+    std::iter::from_fn(move || {
+        while let Some((at, c)) = chars.next() {
+            let ends = matches!(c, '。' | '？' | '！')
+                || (matches!(c, '.' | '?' | '!') && chars.peek().is_none_or(|&(_, n)| n.is_whitespace()));
+            if ends {
+                let end = at + c.len_utf8();
+                let piece = &line[start..end];
+                start = end;
+                return Some(piece);
+            }
+        }
+        (start < line.len()).then(|| {
+            let piece = &line[start..];
+            start = line.len();
+            piece
+        })
+    })
+}
+
+/// Whether `sentence` is about the reply rather than the task: a reply verb used without an
+/// object ("Answer in a short list", "Respond briefly", `请用列表回答`), the reply as the subject
+/// of a wish (`回答要简短`), or the reply of the one addressed ("your answer", `你的回答`). A
+/// reply verb with an object ("reply to the client", "answer the survey", `回复客户邮件`) is a
+/// task, and so is a reply that is data ("the responses of the poll", `问卷回答`).
+fn about_reply(sentence: &str) -> bool {
+    let words: Vec<String> = sentence
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty() && w.is_ascii())
+        .map(str::to_ascii_lowercase)
+        .collect();
+    let first = usize::from(words.first().is_some_and(|w| w == "please"));
+    let bare_verb = words.get(first).is_some_and(|w| REPLY_VERBS.contains(&w.as_str()))
+        && words.get(first + 1).is_some_and(|w| HOW.contains(&w.as_str()));
+    let yours = words.windows(2).any(|p| p[0] == "your" && REPLY_NOUNS.contains(&p[1].as_str()));
+    let zh = REPLY_VERBS_ZH.iter().any(|v| {
+        sentence.match_indices(v).any(|(at, _)| {
+            let before = &sentence[..at];
+            let next = sentence[at + v.len()..].chars().next();
+            before.ends_with("你的")
+                || before.ends_with("您的")
+                || next.is_none_or(|c| {
+                    is_wide_punctuation(c) || c.is_ascii_punctuation() || AFTER_REPLY_ZH.contains(&c)
+                })
+        })
+    });
+    bare_verb || yours || zh
 }
 
 /// The words of a request's labels and its other words as one text, labels first, for a
@@ -112,6 +207,64 @@ mod tests {
             let (l, w) = labels(q);
             assert!(l.is_empty(), "{q:?} has a label {l:?}");
             assert_eq!(w, q.split_whitespace().collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn a_sentence_about_the_reply_counts_as_a_label() {
+        assert_eq!(
+            labels(
+                "Find my notes.\n\nAnswer in a short, structured list with a one-line summary at the end."
+            ),
+            (
+                vec![
+                    "Answer",
+                    "in",
+                    "a",
+                    "short,",
+                    "structured",
+                    "list",
+                    "with",
+                    "a",
+                    "one-line",
+                    "summary",
+                    "at",
+                    "the",
+                    "end."
+                ],
+                vec!["Find", "my", "notes."]
+            )
+        );
+        assert_eq!(
+            labels("list my repos. Please respond briefly"),
+            (vec!["Please", "respond", "briefly"], vec!["list", "my", "repos."])
+        );
+        assert_eq!(
+            labels("Check the logs. Keep your answer short!"),
+            (vec!["Keep", "your", "answer", "short!"], vec!["Check", "the", "logs."])
+        );
+        assert_eq!(
+            labels("查一下天气\n\n请用简短的列表回答，最后附一句总结。"),
+            (vec!["请用简短的列表回答，最后附一句总结。"], vec!["查一下天气"])
+        );
+        assert_eq!(labels("查看提交记录。回答要简短。"), (vec!["回答要简短。"], vec!["查看提交记录。"]));
+        assert_eq!(labels("查天气。你的回答请附上来源"), (vec!["你的回答请附上来源"], vec!["查天气。"]));
+    }
+
+    #[test]
+    fn a_reply_that_is_the_task_is_not_a_label() {
+        for q in [
+            "Reply to the client's last email",
+            "answer the survey for me",
+            "Draft a response to the complaint",
+            "I need to analyze the responses from a recent poll",
+            "The alert should trigger if the response time exceeds 300ms",
+            "find the answer to this riddle",
+            "有三个任务：1. 完成设计；2. 回复客户邮件",
+            "问卷回答包括问题Q1答为A",
+        ] {
+            let l = split(q);
+            assert!(l.labels.iter().all(|w| w.ends_with(':') || w.ends_with('：')), "{q:?}: {:?}", l.labels);
         }
     }
 

@@ -865,3 +865,32 @@ fn a_label_counts_little_but_is_not_lost() {
     assert_eq!(catalog.tool(found.hits[0].tool).qualified_name(), "tasks__update_task");
     assert_eq!(first(Strategy::Bm25f, "Task description:\n\nthe logs"), "tasks__update_task");
 }
+
+#[test]
+fn a_wish_about_the_reply_counts_little() {
+    let catalog = Catalog::builder()
+        .tool(ToolSpec::mcp("todo", "list_reminders", "List reminders and to-do items"))
+        .tool(ToolSpec::mcp("video", "summarize_video", "Generate a short summary of a video"))
+        .tool(ToolSpec::mcp("weather", "get_forecast", "Get the weather forecast for a city"))
+        .tool(ToolSpec::mcp("mail", "reply_email", "Reply to an email message"))
+        .build()
+        .unwrap();
+    let first = |strategy: Strategy, query: &str| {
+        let index = Index::builder().strategy(strategy).build(&catalog);
+        let found = index.search(Request::new(query, 5));
+        catalog.tool(found.hits[0].tool).qualified_name().to_owned()
+    };
+    for strategy in [Strategy::Lexical, Strategy::DEFAULT] {
+        for query in [
+            "What's the weather in Paris?\n\nAnswer in a short list with a one-line summary.",
+            "巴黎的天气怎么样？\n\n请用简短的列表回答，最后附一句总结。",
+        ] {
+            assert_eq!(first(strategy, query), "weather__get_forecast", "{strategy:?}: {query:?}");
+        }
+        // A reply that is the task is read whole.
+        assert_eq!(first(strategy, "Reply to the email from Bob"), "mail__reply_email");
+    }
+    // Read whole, as `bm25f` reads it, the wish's words win.
+    let query = "What's the weather in Paris?\n\nAnswer in a short list with a one-line summary.";
+    assert_ne!(first(Strategy::Bm25f, query), "weather__get_forecast");
+}
