@@ -52,6 +52,13 @@ fn check_in(catalog: &Catalog, strategy: Strategy, query: &str, expect: Expect) 
     expect.assert_eq(&out);
 }
 
+/// The qualified name of the best hit for `query` over `catalog` under `strategy`.
+fn first_in(catalog: &Catalog, strategy: Strategy, query: &str) -> String {
+    let index = Index::builder().strategy(strategy).build(catalog);
+    let found = index.search(Request::new(query, 5));
+    catalog.tool(found.hits[0].tool).qualified_name().to_owned()
+}
+
 fn check(query: &str, expect: Expect) {
     check_in(&small(), Strategy::Bm25f, query, expect);
 }
@@ -840,11 +847,7 @@ fn a_label_counts_little_but_is_not_lost() {
         .tool(ToolSpec::mcp("notes", "write_note", "Write a note"))
         .build()
         .unwrap();
-    let first = |strategy: Strategy, query: &str| {
-        let index = Index::builder().strategy(strategy).build(&catalog);
-        let found = index.search(Request::new(query, 5));
-        catalog.tool(found.hits[0].tool).qualified_name().to_owned()
-    };
+    let first = |strategy: Strategy, query: &str| first_in(&catalog, strategy, query);
     for strategy in [Strategy::Lexical, Strategy::DEFAULT] {
         for query in
             ["Task description:\n\nthe logs", "任务描述：\n\n提交记录", "## Task description: the logs"]
@@ -875,11 +878,7 @@ fn a_wish_about_the_reply_counts_little() {
         .tool(ToolSpec::mcp("mail", "reply_email", "Reply to an email message"))
         .build()
         .unwrap();
-    let first = |strategy: Strategy, query: &str| {
-        let index = Index::builder().strategy(strategy).build(&catalog);
-        let found = index.search(Request::new(query, 5));
-        catalog.tool(found.hits[0].tool).qualified_name().to_owned()
-    };
+    let first = |strategy: Strategy, query: &str| first_in(&catalog, strategy, query);
     for strategy in [Strategy::Lexical, Strategy::DEFAULT] {
         for query in [
             "What's the weather in Paris?\n\nAnswer in a short list with a one-line summary.",
