@@ -44,24 +44,26 @@ pub(crate) struct Nearest {
 const SLACK: f32 = 1e-3;
 
 impl Clusters {
-    /// Clusters `vectors` (unit length, `dim` long, or only their first [`ASSIGN_DIMS`]) into
-    /// about `√n` groups by k-means, and
+    /// Clusters `n` vectors (unit length, `dim` long) into about `√n` groups by k-means, and
     /// returns the clusters' order of the vectors: `order[p]` is the vector stored at position
-    /// `p`. The means and radii are filled in by [`fit`](Clusters::fit) once the rows are
-    /// quantised.
-    pub(crate) fn group(vectors: &[Vec<f32>], dim: usize, kernel: Kernel) -> (Clusters, Vec<u32>) {
-        let n = vectors.len();
+    /// `p`. `head(i)` gives vector `i`'s first `dim.min(ASSIGN_DIMS)` dimensions, the only ones
+    /// compared, made when asked for (an index's rows, not a copy of them). The means and radii
+    /// are filled in by [`fit`](Clusters::fit) once the rows are quantised.
+    pub(crate) fn group(
+        n: usize,
+        dim: usize,
+        kernel: Kernel,
+        head: impl Fn(usize) -> Vec<f32> + Sync,
+    ) -> (Clusters, Vec<u32>) {
         let count = ((n as f64).sqrt().round() as usize).clamp(1, n.max(1));
         // Clustering compares only the first dimensions (the strongest components): the
         // assignment need not be the best one for the bounds to hold, only the radii true.
         let d = dim.min(ASSIGN_DIMS);
-        let head = |v: &Vec<f32>| v[..d].to_vec();
         // One vector from each stretch of the catalog, at a place in it that varies (a fixed
         // stride could line up with a pattern in the catalog's order).
         let stretch = (n / (count * SAMPLE_PER_CLUSTER)).max(1);
-        let sample: Vec<Vec<f32>> = (0..n / stretch)
-            .map(|i| head(&vectors[i * stretch + (mix(i as u64) % stretch as u64) as usize]))
-            .collect();
+        let sample: Vec<Vec<f32>> =
+            (0..n / stretch).map(|i| head(i * stretch + (mix(i as u64) % stretch as u64) as usize)).collect();
         let mut means = seeds(&sample, count);
         let count = means.len();
         for _ in 0..ROUNDS {
@@ -80,7 +82,8 @@ impl Clusters {
             }
         }
         let (flat, halves) = flatten(&means);
-        let nearest = on_cores(vectors, |v| kernel.nearest_mean(&flat, &halves, &v[..d]));
+        let all: Vec<u32> = (0..n as u32).collect();
+        let nearest = on_cores(&all, |&i| kernel.nearest_mean(&flat, &halves, &head(i as usize)[..d]));
         let mut keyed: Vec<(u32, u32)> = nearest.into_iter().zip(0..).collect();
         keyed.sort_unstable();
         let mut starts = vec![0u32; count + 1];
@@ -316,7 +319,9 @@ mod tests {
 
     /// Clusters `vectors` as an index does, and returns them with its rows and scales.
     fn clustered(vectors: &[Vec<f32>], dim: usize) -> (Clusters, Vec<i8>, Vec<f32>) {
-        let (mut clusters, order) = Clusters::group(vectors, dim, Kernel::detect());
+        let d = dim.min(ASSIGN_DIMS);
+        let (mut clusters, order) =
+            Clusters::group(vectors.len(), dim, Kernel::detect(), |i| vectors[i][..d].to_vec());
         let (mut rows, mut scales) = (Vec::new(), Vec::new());
         for &i in &order {
             scales.push(quantize(&vectors[i as usize], &mut rows));

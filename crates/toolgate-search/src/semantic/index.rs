@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::clusters::{ASSIGN_DIMS, Clusters};
 use super::kernel::Kernel;
 use super::wordpiece::WordKind;
-use super::{Coverage, StaticModel, best_first, normalize, on_cores};
+use super::{Coverage, StaticModel, best_first, fill_on_cores, normalize, on_cores, on_parts, share_len};
 use toolgate_catalog::{Brand, Catalog, Tool, ToolId};
 
 /// How tools are embedded.
@@ -99,8 +99,8 @@ impl DenseIndex {
     /// Embeds every tool of `catalog` as `config` says.
     pub fn build_with(catalog: &Catalog, model: &StaticModel, config: &DenseConfig) -> DenseIndex {
         // Each field of each tool is tokenized once, for the IDF and for the embedding.
-        let fields: Vec<[Vec<u32>; 4]> =
-            on_cores(catalog.tools(), |t| fields_of(t).map(|text| model.tokenize(&text)));
+        let tokens = Tokens::of(catalog.tools(), model);
+        let n = tokens.len();
         let mut token_weights: Vec<f32> = (0..model.vocab_len() as u32)
             .map(|t| match (config.model_weights, model.weight(t)) {
                 (false, w) if w > 0.0 => 1.0,
@@ -110,9 +110,9 @@ impl DenseIndex {
         if config.catalog_idf {
             let mut df = vec![0u32; model.vocab_len()];
             let mut seen: Vec<u32> = Vec::new();
-            for f in &fields {
+            for i in 0..n {
                 seen.clear();
-                for ids in f {
+                for ids in tokens.fields(i) {
                     seen.extend(ids);
                 }
                 seen.sort_unstable();
@@ -121,9 +121,8 @@ impl DenseIndex {
                     df[t as usize] += 1;
                 }
             }
-            let n = catalog.len() as f32;
             for (w, &d) in token_weights.iter_mut().zip(&df) {
-                *w *= (1.0 + n / (1.0 + d as f32)).ln();
+                *w *= (1.0 + n as f32 / (1.0 + d as f32)).ln();
             }
         }
         let dim = config.dims.map_or(model.dim(), |d| d.clamp(1, model.dim()));
@@ -143,9 +142,9 @@ impl DenseIndex {
         let field_weights =
             [config.name_weight, config.server_weight, config.description_weight, config.schema_weight];
         // A tool's vector: its fields' embeddings, weighted, then normalised.
-        let embed = |f: &[Vec<u32>; 4]| {
+        let embed = |i: usize| {
             let mut v = vec![0.0f32; dim];
-            for (ids, &w) in f.iter().zip(&field_weights) {
+            for (ids, &w) in tokens.fields(i).iter().zip(&field_weights) {
                 if w > 0.0 {
                     let e = index.embed_tokens(ids);
                     v.iter_mut().zip(&e).for_each(|(a, b)| *a += w * b);
@@ -158,42 +157,40 @@ impl DenseIndex {
         // 100,000 tools would be 100 MB, four times their rows. Each share of the tools is summed
         // on its own, the shares then in order.
         let mut mean = Vec::new();
-        if config.center && fields.len() >= CENTER_MIN_TOOLS {
-            let shares: Vec<&[[Vec<u32>; 4]]> = fields.chunks((fields.len() / 4096).max(1)).collect();
-            let sums = on_cores(&shares, |share| {
+        if config.center && n >= CENTER_MIN_TOOLS {
+            let share = (n / 4096).max(1);
+            let firsts: Vec<usize> = (0..n).step_by(share).collect();
+            let sums = on_cores(&firsts, |&first| {
                 let mut sum = vec![0.0f32; dim];
-                for f in share.iter() {
-                    sum.iter_mut().zip(embed(f)).for_each(|(s, x)| *s += x);
+                for i in first..(first + share).min(n) {
+                    sum.iter_mut().zip(embed(i)).for_each(|(s, x)| *s += x);
                 }
                 sum
             });
-            let n = fields.len() as f32;
-            mean = (0..dim).map(|j| sums.iter().map(|s| s[j]).sum::<f32>() / n).collect();
+            mean = (0..dim).map(|j| sums.iter().map(|s| s[j]).sum::<f32>() / n as f32).collect();
         }
-        // Then each tool's row.
-        let made: Vec<(Vec<i8>, f32)> = on_cores(&fields, |f| {
-            let mut v = embed(f);
+        // Then each tool's row, written where the index keeps it.
+        let mut rows = vec![0i8; n * dim];
+        let mut scales = fill_on_cores(&mut rows, dim, |i, row| {
+            let mut v = embed(i);
             if !mean.is_empty() {
                 v.iter_mut().zip(&mean).for_each(|(x, m)| *x -= m);
                 normalize(&mut v);
             }
-            let mut row = Vec::with_capacity(dim);
-            let scale = quantize(&v, &mut row);
-            (row, scale)
+            let mut quantized = Vec::with_capacity(dim);
+            let scale = quantize(&v, &mut quantized);
+            row.copy_from_slice(&quantized);
+            scale
         });
-        drop(fields);
+        drop(tokens);
         index.mean = mean;
-        let (mut rows, scales): (Vec<Vec<i8>>, Vec<f32>) = made.into_iter().unzip();
-        if rows.len() > EXACT_MAX_TOOLS {
+        if n > EXACT_MAX_TOOLS {
             // Clustering compares the first dimensions of the rows as stored.
-            let heads: Vec<Vec<f32>> = rows
-                .iter()
-                .zip(&scales)
-                .map(|(row, &scale)| {
-                    row[..dim.min(ASSIGN_DIMS)].iter().map(|&x| f32::from(x) * scale).collect()
-                })
-                .collect();
-            let (clusters, order) = Clusters::group(&heads, dim, index.kernel);
+            let d = dim.min(ASSIGN_DIMS);
+            let head =
+                |i: usize| rows[i * dim..i * dim + d].iter().map(|&x| f32::from(x) * scales[i]).collect();
+            let (clusters, order) = Clusters::group(n, dim, index.kernel, head);
+            permute(&mut rows, &mut scales, dim, &order);
             index.places = vec![0; order.len()];
             for (p, &i) in order.iter().enumerate() {
                 index.places[i as usize] = p as u32;
@@ -201,12 +198,8 @@ impl DenseIndex {
             index.clusters = Some(clusters);
             index.tools = order;
         }
-        index.rows.reserve(rows.len() * dim);
-        for p in 0..rows.len() {
-            let i = index.tool_at(p as u32) as usize;
-            index.rows.extend_from_slice(&std::mem::take(&mut rows[i]));
-            index.scales.push(scales[i]);
-        }
+        index.rows = rows;
+        index.scales = scales;
         if let Some(clusters) = &mut index.clusters {
             clusters.fit(&index.rows, &index.scales);
         }
@@ -621,6 +614,77 @@ pub fn fuse(lexical: &[(ToolId, f32)], dense: &[(ToolId, f32)], fusion: Fusion) 
     sure.into_iter().map(|id| (id, f32::INFINITY)).chain(merged.into_iter().map(|m| (m.0, m.1))).collect()
 }
 
+/// The token ids of every field of every tool, in one buffer per core's share of the catalog:
+/// a vector per field would cost 24 bytes a field and the slack each grew with (at 100,000
+/// tools, half as much again as the ids).
+struct Tokens {
+    /// Per share: its tools' ids, field after field, and where each field ends (four a tool).
+    parts: Vec<(Vec<u32>, Vec<u32>)>,
+    /// How many tools a share holds (the last may hold fewer).
+    share: usize,
+    /// How many tools in all.
+    len: usize,
+}
+
+impl Tokens {
+    /// Tokenizes the fields of `tools`, each core its share.
+    fn of(tools: &[Tool], model: &StaticModel) -> Tokens {
+        let share = share_len(tools.len());
+        let parts = on_parts(tools.chunks(share).collect(), |part| {
+            let (mut ids, mut ends) = (Vec::new(), Vec::with_capacity(part.len() * 4));
+            for tool in part {
+                for text in fields_of(tool) {
+                    model.tokenize_onto(&text, &mut ids);
+                    ends.push(ids.len() as u32);
+                }
+            }
+            ids.shrink_to_fit();
+            (ids, ends)
+        });
+        Tokens { parts, share, len: tools.len() }
+    }
+
+    /// How many tools.
+    fn len(&self) -> usize {
+        self.len
+    }
+
+    /// The ids of tool `i`'s four fields.
+    fn fields(&self, i: usize) -> [&[u32]; 4] {
+        let (ids, ends) = &self.parts[i / self.share];
+        let j = (i % self.share) * 4;
+        let start = |k: usize| if k == 0 { 0 } else { ends[k - 1] as usize };
+        std::array::from_fn(|f| &ids[start(j + f)..ends[j + f] as usize])
+    }
+}
+
+/// Reorders `rows` (`dim` wide) and `scales` in place so that position `p` holds what position
+/// `order[p]` held (`order` a permutation): one row's copy aside, not a second set of rows.
+fn permute(rows: &mut [i8], scales: &mut [f32], dim: usize, order: &[u32]) {
+    let mut done = vec![false; order.len()];
+    let mut held = vec![0i8; dim];
+    for first in 0..order.len() {
+        if done[first] {
+            continue;
+        }
+        held.copy_from_slice(&rows[first * dim..(first + 1) * dim]);
+        let held_scale = scales[first];
+        let mut p = first;
+        loop {
+            done[p] = true;
+            let from = order[p] as usize;
+            if from == first {
+                rows[p * dim..(p + 1) * dim].copy_from_slice(&held);
+                scales[p] = held_scale;
+                break;
+            }
+            rows.copy_within(from * dim..(from + 1) * dim, p * dim);
+            scales[p] = scales[from];
+            p = from;
+        }
+    }
+}
+
 /// The texts of a tool's fields: name words, server words, description, property names.
 fn fields_of(tool: &Tool) -> [String; 4] {
     let mut props = String::new();
@@ -871,6 +935,25 @@ mod tests {
         let many: Vec<(ToolId, f32)> = (0..DISCOVER).map(|_| (cat.id(2), 1.0)).collect();
         let fused = index.hybrid("commit history", &many, Fusion::DEFAULT);
         assert!(fused.iter().all(|h| h.0 == cat.id(2)), "{fused:?}");
+    }
+
+    #[test]
+    fn rows_permuted_in_place_are_the_rows_gathered_in_that_order() {
+        let (n, dim) = (37usize, 3usize);
+        let mut x = 7u64;
+        let mut order: Vec<u32> = (0..n as u32).collect();
+        for i in (1..n).rev() {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            order.swap(i, (x >> 33) as usize % (i + 1));
+        }
+        let rows: Vec<i8> = (0..n * dim).map(|k| (k % 251) as i8).collect();
+        let scales: Vec<f32> = (0..n).map(|i| i as f32).collect();
+        let (mut permuted, mut permuted_scales) = (rows.clone(), scales.clone());
+        permute(&mut permuted, &mut permuted_scales, dim, &order);
+        let gathered: Vec<i8> =
+            order.iter().flat_map(|&i| rows[i as usize * dim..(i as usize + 1) * dim].to_vec()).collect();
+        assert_eq!(permuted, gathered);
+        assert_eq!(permuted_scales, order.iter().map(|&i| scales[i as usize]).collect::<Vec<_>>());
     }
 
     #[test]
