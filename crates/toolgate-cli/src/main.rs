@@ -27,6 +27,37 @@ use toolgate::Catalog;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// Has mimalloc hand freed pages back to the system as soon as they are free (its `purge_delay`
+/// option, 10 ms by default, set to 0), unless `MIMALLOC_PURGE_DELAY` chose otherwise: a
+/// gateway's start builds its index on threads that end, and with the delay their freed pages
+/// stayed in RSS past the peak (`docs/deploy.md`). Transparent huge pages are off too (the
+/// `no_thp` feature): they rounded small heaps up to 2 MB pages.
+fn purge_freed_memory_at_once() {
+    use std::ffi::{c_int, c_long};
+    /// `mi_option_purge_delay` in the `mi_option_t` of mimalloc 2's header, which
+    /// `libmimalloc-sys` builds with the `v2` feature.
+    const PURGE_DELAY: c_int = 15;
+    /// Its default there, in milliseconds: another value means the option was set by the
+    /// environment, or that this is not the option (the enum changed), and it is left alone.
+    const DEFAULT_DELAY: c_long = 10;
+    #[allow(unsafe_code)]
+    unsafe extern "C" {
+        /// mimalloc's `mi_option_get`.
+        fn mi_option_get(option: c_int) -> c_long;
+        /// mimalloc's `mi_option_set`.
+        fn mi_option_set(option: c_int, value: c_long);
+    }
+    #[allow(unsafe_code)]
+    // SAFETY: both take an option number and an integer, may be called at any time from any
+    // thread, and are mimalloc's own symbols, linked in as the global allocator; an option
+    // number within mimalloc's enum is only read or written.
+    unsafe {
+        if mi_option_get(PURGE_DELAY) == DEFAULT_DELAY {
+            mi_option_set(PURGE_DELAY, 0);
+        }
+    }
+}
+
 /// Hands the pages this thread's heap freed back to the system, at most once a second: for
 /// the gateway's threads when they go idle (`on_thread_park`). mimalloc returns a freed page
 /// only when the thread that owns it allocates again, so without this a gateway that went
@@ -104,6 +135,7 @@ enum Outcome {
 }
 
 fn main() -> ExitCode {
+    purge_freed_memory_at_once();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Search(a) => with_stdout(|out| search::run(a, out)),
