@@ -113,7 +113,7 @@ impl DenseIndex {
             for i in 0..n {
                 seen.clear();
                 for ids in tokens.fields(i) {
-                    seen.extend(ids);
+                    seen.extend(ids.iter());
                 }
                 seen.sort_unstable();
                 seen.dedup();
@@ -144,9 +144,9 @@ impl DenseIndex {
         // A tool's vector: its fields' embeddings, weighted, then normalised.
         let embed = |i: usize| {
             let mut v = vec![0.0f32; dim];
-            for (ids, &w) in tokens.fields(i).iter().zip(&field_weights) {
+            for (ids, &w) in tokens.fields(i).into_iter().zip(&field_weights) {
                 if w > 0.0 {
-                    let e = index.embed_tokens(ids);
+                    let e = index.embed_tokens(ids.iter());
                     v.iter_mut().zip(&e).for_each(|(a, b)| *a += w * b);
                 }
             }
@@ -242,7 +242,7 @@ impl DenseIndex {
     /// `text` embedded with this index's token weights and dimensions, L2-normalised (zeros if
     /// nothing known).
     pub fn embed(&self, text: &str) -> Vec<f32> {
-        self.embed_tokens(&self.model.tokenize(text))
+        self.embed_tokens(self.model.tokenize(text))
     }
 
     /// The vector a query is compared with, int8 with its scale ([`finish`](DenseIndex::finish));
@@ -267,9 +267,9 @@ impl DenseIndex {
         });
     }
 
-    fn embed_tokens(&self, tokens: &[u32]) -> Vec<f32> {
+    fn embed_tokens(&self, tokens: impl IntoIterator<Item = u32>) -> Vec<f32> {
         let mut acc = vec![0.0; self.model.dim()];
-        for &t in tokens {
+        for t in tokens {
             self.add_token(t, &mut acc);
         }
         acc.truncate(self.dim);
@@ -614,31 +614,72 @@ pub fn fuse(lexical: &[(ToolId, f32)], dense: &[(ToolId, f32)], fusion: Fusion) 
     sure.into_iter().map(|id| (id, f32::INFINITY)).chain(merged.into_iter().map(|m| (m.0, m.1))).collect()
 }
 
-/// The token ids of every field of every tool, in one buffer per core's share of the catalog:
-/// a vector per field would cost 24 bytes a field and the slack each grew with (at 100,000
-/// tools, half as much again as the ids).
+/// The token ids of every field of every tool, in one buffer per core's share of the catalog,
+/// two bytes an id when the vocabulary allows (a vector per field would cost 24 bytes a field
+/// and the slack each grew with: at 100,000 tools the ids were 37 MB that way, 14 MB so).
 struct Tokens {
     /// Per share: its tools' ids, field after field, and where each field ends (four a tool).
-    parts: Vec<(Vec<u32>, Vec<u32>)>,
+    parts: Vec<(Ids, Vec<u32>)>,
     /// How many tools a share holds (the last may hold fewer).
     share: usize,
     /// How many tools in all.
     len: usize,
 }
 
+/// Token ids, in two bytes each when every id of the vocabulary fits.
+enum Ids {
+    /// A vocabulary of at most 65,536 tokens (the compiled-in model's has 30,522).
+    Narrow(Vec<u16>),
+    /// A larger vocabulary.
+    Wide(Vec<u32>),
+}
+
+/// The ids of one field of one tool.
+#[derive(Clone, Copy)]
+enum Field<'a> {
+    /// See [`Ids::Narrow`].
+    Narrow(&'a [u16]),
+    /// See [`Ids::Wide`].
+    Wide(&'a [u32]),
+}
+
+impl Field<'_> {
+    /// The ids, in order.
+    fn iter(self) -> impl Iterator<Item = u32> {
+        let (narrow, wide): (&[u16], &[u32]) = match self {
+            Field::Narrow(ids) => (ids, &[]),
+            Field::Wide(ids) => (&[], ids),
+        };
+        narrow.iter().map(|&t| u32::from(t)).chain(wide.iter().copied())
+    }
+}
+
 impl Tokens {
     /// Tokenizes the fields of `tools`, each core its share.
     fn of(tools: &[Tool], model: &StaticModel) -> Tokens {
         let share = share_len(tools.len());
+        let narrow = model.vocab_len() <= usize::from(u16::MAX) + 1;
         let parts = on_parts(tools.chunks(share).collect(), |part| {
-            let (mut ids, mut ends) = (Vec::new(), Vec::with_capacity(part.len() * 4));
+            let (mut wide, mut ends) = (Vec::new(), Vec::with_capacity(part.len() * 4));
+            let mut narrowed: Vec<u16> = Vec::new();
             for tool in part {
                 for text in fields_of(tool) {
-                    model.tokenize_onto(&text, &mut ids);
-                    ends.push(ids.len() as u32);
+                    model.tokenize_onto(&text, &mut wide);
+                    if narrow {
+                        narrowed.extend(wide.drain(..).map(|t| t as u16));
+                        ends.push(narrowed.len() as u32);
+                    } else {
+                        ends.push(wide.len() as u32);
+                    }
                 }
             }
-            ids.shrink_to_fit();
+            let ids = if narrow {
+                narrowed.shrink_to_fit();
+                Ids::Narrow(narrowed)
+            } else {
+                wide.shrink_to_fit();
+                Ids::Wide(wide)
+            };
             (ids, ends)
         });
         Tokens { parts, share, len: tools.len() }
@@ -650,11 +691,17 @@ impl Tokens {
     }
 
     /// The ids of tool `i`'s four fields.
-    fn fields(&self, i: usize) -> [&[u32]; 4] {
+    fn fields(&self, i: usize) -> [Field<'_>; 4] {
         let (ids, ends) = &self.parts[i / self.share];
         let j = (i % self.share) * 4;
         let start = |k: usize| if k == 0 { 0 } else { ends[k - 1] as usize };
-        std::array::from_fn(|f| &ids[start(j + f)..ends[j + f] as usize])
+        std::array::from_fn(|f| {
+            let range = start(j + f)..ends[j + f] as usize;
+            match ids {
+                Ids::Narrow(ids) => Field::Narrow(&ids[range]),
+                Ids::Wide(ids) => Field::Wide(&ids[range]),
+            }
+        })
     }
 }
 
@@ -935,6 +982,37 @@ mod tests {
         let many: Vec<(ToolId, f32)> = (0..DISCOVER).map(|_| (cat.id(2), 1.0)).collect();
         let fused = index.hybrid("commit history", &many, Fusion::DEFAULT);
         assert!(fused.iter().all(|h| h.0 == cat.id(2)), "{fused:?}");
+    }
+
+    #[test]
+    fn token_ids_are_kept_whole_in_two_bytes_or_four() {
+        // Words spelt w0 … w69999: past 65,536 tokens the ids need four bytes.
+        for vocab in [300usize, 70_000] {
+            let words: Vec<String> = (0..vocab).map(|i| format!("w{i}")).collect();
+            let mut tokens = vec!["[UNK]"];
+            tokens.extend(words.iter().map(String::as_str));
+            let vectors = vec![vec![1i8, 2]; tokens.len()];
+            let model =
+                StaticModel::from_bytes("wide", &crate::semantic::tests::model_bytes(&tokens, &vectors))
+                    .unwrap();
+            let tools: Vec<ToolSpec> = (0..3000)
+                .map(|i| {
+                    let text = format!("w{} w{} zz", i * 7 % vocab, (i * 31 + vocab - 1) % vocab);
+                    ToolSpec::mcp("s", &format!("t{i}_w{}", vocab - 1 - i % vocab), &text)
+                })
+                .collect();
+            let cat = tools.into_iter().fold(Catalog::builder(), |b, t| b.tool(t)).build().unwrap();
+            let kept = Tokens::of(cat.tools(), &model);
+            assert_eq!(kept.len(), cat.len());
+            for (i, tool) in cat.tools().iter().enumerate() {
+                let read: Vec<Vec<u32>> = kept.fields(i).iter().map(|f| f.iter().collect()).collect();
+                let made: Vec<Vec<u32>> = fields_of(tool).iter().map(|t| model.tokenize(t)).collect();
+                assert_eq!(read, made, "tool {i} of a vocabulary of {vocab}");
+            }
+            assert!(
+                kept.fields(2999)[0].iter().any(|t| t as usize > usize::from(u16::MAX)) == (vocab > 65_536)
+            );
+        }
     }
 
     #[test]
