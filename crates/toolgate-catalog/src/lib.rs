@@ -12,18 +12,20 @@
 pub mod files;
 mod input_schema;
 mod load;
+mod names;
 pub mod naming;
 pub mod secret;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 use sha2::{Digest, Sha256};
 
 pub use input_schema::InputSchema;
 pub use load::{CatalogError, CatalogErrorKind, Location};
+use names::Names;
 
 /// The label of the embedded catalog in messages.
 pub const EMBEDDED_LABEL: &str = "<embedded livemcpbench catalog>";
@@ -296,12 +298,7 @@ impl Tool {
 #[derive(Debug, Clone, Default)]
 pub struct Catalog {
     tools: Arc<[Tool]>,
-    by_name: Arc<HashMap<String, ToolId>>,
-    /// The hash of each tool's qualified name in lower case and the tool's position, sorted:
-    /// made the first time a name is looked up in another letter case, so that a lookup reads
-    /// the few tools of that hash, not every name lowered (at 100,000 tools that scan was 3.5
-    /// ms of each `tool_search`, whose query may be a name).
-    folded: Arc<OnceLock<Vec<(u64, u32)>>>,
+    names: Names,
     brand: Brand,
 }
 
@@ -385,7 +382,7 @@ impl Catalog {
 
     /// Looks a tool up by its qualified name (exactly).
     pub fn get(&self, qualified: &str) -> Option<ToolId> {
-        self.by_name.get(qualified).copied()
+        self.names.get(&self.tools, qualified).map(|pos| self.brand.id(pos))
     }
 
     /// Resolves a name the way a model may write it: the qualified name, the same with an
@@ -403,22 +400,7 @@ impl Catalog {
             return Some(Some(id));
         }
         let lower = bare.to_lowercase();
-        let folded = self.folded.get_or_init(|| {
-            let mut folded: Vec<(u64, u32)> = self
-                .tools
-                .iter()
-                .zip(0..)
-                .map(|(t, i)| (fold_hash(&t.qualified.to_lowercase()), i))
-                .collect();
-            folded.sort_unstable();
-            folded
-        });
-        let hash = fold_hash(&lower);
-        let mut found = folded[folded.partition_point(|&(h, _)| h < hash)..]
-            .iter()
-            .take_while(|&&(h, _)| h == hash)
-            .filter(|&&(_, i)| self.tools[i as usize].qualified.to_lowercase() == lower)
-            .map(|&(_, i)| self.brand.id(i));
+        let mut found = self.names.folded(&self.tools, &lower).map(|pos| self.brand.id(pos));
         let first = found.next()?;
         Some(found.next().is_none().then_some(first))
     }
@@ -446,18 +428,9 @@ impl Catalog {
 
     fn index_tools(tools: Vec<Tool>) -> Catalog {
         let brand = Brand::of(tools.iter().map(|t| t.qualified.as_str()));
-        let by_name =
-            tools.iter().enumerate().map(|(i, t)| (t.qualified.clone(), brand.id(i as u32))).collect();
-        Catalog { tools: tools.into(), by_name: Arc::new(by_name), folded: Arc::default(), brand }
+        let names = Names::new(&tools);
+        Catalog { tools: tools.into(), names, brand }
     }
-}
-
-/// The hash [`Catalog::identify`] files a lower-case name under.
-fn fold_hash(lower: &str) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut hasher = std::hash::DefaultHasher::new();
-    lower.hash(&mut hasher);
-    hasher.finish()
 }
 
 /// Collects tools; [`CatalogBuilder::build`] names and hashes them.
