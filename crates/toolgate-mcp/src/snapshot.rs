@@ -15,6 +15,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use toolgate::policy::ServedBy;
 use toolgate::toolbox::CatalogState;
 use toolgate::{Catalog, Policy, ToolSpec};
 
@@ -156,13 +157,14 @@ impl Snapshot {
         // An upstream that serves tools of other servers (a static catalog file) applies its
         // own `[servers.NAME]` rules to them too: the policy's rule, so that a call of one it
         // hides is refused with that rule.
-        let served_by = catalog
-            .tools()
-            .iter()
-            .zip(&of)
-            .filter(|&(t, &o)| *upstreams[o as usize] != *t.server())
-            .map(|(t, &o)| (t.qualified_name().to_owned(), upstreams[o as usize].to_string()))
-            .collect();
+        let served_by = ServedBy::new(
+            &catalog,
+            catalog
+                .ids()
+                .zip(&of)
+                .map(|(id, &o)| (id, &*upstreams[o as usize]))
+                .filter(|&(id, upstream)| upstream != catalog.tool(id).server()),
+        );
         let owners = Owners { catalog: catalog.clone(), of, upstreams };
         let state = CatalogState {
             catalog,

@@ -72,9 +72,12 @@ mod builder;
 mod required;
 mod rule;
 mod scope;
+mod served_by;
 
 #[cfg(test)]
 mod tests;
+
+pub use served_by::ServedBy;
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
@@ -178,7 +181,7 @@ pub struct Policy {
     budget: BudgetConfig,
     /// The upstream serving each tool of another server (a host's catalog file that holds
     /// several servers' tools), by qualified name: its `[servers.NAME]` rules apply too.
-    served_by: Arc<HashMap<String, String>>,
+    served_by: Arc<ServedBy>,
     /// The upstream's own name of each renamed tool, by qualified name ([`Policy::formerly`]).
     formerly: Arc<HashMap<String, String>>,
 }
@@ -250,7 +253,7 @@ impl Policy {
     /// This policy where a host's upstream serves tools of other servers: `served_by` names
     /// that upstream for each such tool (by qualified name), and its `[servers.NAME]` rules
     /// apply to the tool besides those of the tool's own server.
-    pub(crate) fn served_by(mut self, served_by: Arc<HashMap<String, String>>) -> Policy {
+    pub(crate) fn served_by(mut self, served_by: Arc<ServedBy>) -> Policy {
         self.served_by = served_by;
         self
     }

@@ -9,7 +9,7 @@
 //! A snapshot is refused exactly when the direct build of the served subject's toolbox in the
 //! tightest exposure fails, with the same error.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::Arc;
 
@@ -17,6 +17,7 @@ use proptest::prelude::*;
 use serde_json::json;
 use toolgate::config::{Config, Exposure};
 use toolgate::defer::{DeferConfig, DeferMode, Deferral};
+use toolgate::policy::ServedBy;
 use toolgate::toolbox::{CatalogState, Decider, Decision, Denial, HostSettings};
 use toolgate::{Catalog, Index, Policy, ToolSpec, Toolbox};
 
@@ -56,12 +57,9 @@ fn state(snapshot: &Snapshot) -> CatalogState {
             hub.push(format!("{}__{}", SERVERS[s], NAMES[n]));
         }
     }
-    let served_by: HashMap<String, String> = hub.into_iter().map(|t| (t, "hub".to_owned())).collect();
-    CatalogState {
-        catalog: builder.build().unwrap(),
-        served_by: Arc::new(served_by),
-        ..CatalogState::default()
-    }
+    let catalog = builder.build().unwrap();
+    let served_by = ServedBy::new(&catalog, hub.iter().map(|t| (catalog.get(t).unwrap(), "hub")));
+    CatalogState { catalog, served_by: Arc::new(served_by), ..CatalogState::default() }
 }
 
 /// The direct build the decider stands for, over `catalog`: the snapshot's, less what the
@@ -106,7 +104,7 @@ proptest! {
             let state = state(snapshot);
             latched = latched || Deferral::decide(&state.catalog, &defer).enabled();
             let hidden_by_hub = |tool: &toolgate::Tool| {
-                state.served_by.contains_key(tool.qualified_name()) && !root.decide_under("hub", tool).is_allow()
+                state.served_by.get(tool.qualified_name()).is_some() && !root.decide_under("hub", tool).is_allow()
             };
             let served = state.catalog.filter(|t| !hidden_by_hub(t));
             let tightest = Exposure::tightest(exposure);

@@ -17,7 +17,7 @@ use super::{Toolbox, ToolboxBuilder};
 use crate::catalog::Catalog;
 use crate::config::Exposure;
 use crate::defer::{DeferConfig, DeferLatch, DeferMode};
-use crate::policy::{Policy, PolicyError};
+use crate::policy::{Policy, PolicyError, ServedBy};
 use crate::schema::Validators;
 use crate::search::IndexBuilder;
 
@@ -48,7 +48,7 @@ pub struct CatalogState {
     /// The server serving each tool of another server (a catalog file that holds several
     /// servers' tools), by qualified name: that server's `[servers.NAME]` rules apply to the
     /// tool too, for every subject.
-    pub served_by: Arc<HashMap<String, String>>,
+    pub served_by: Arc<ServedBy>,
     /// The upstream's own name of each tool the host shows under another (an operator's
     /// rename), by qualified name: a deny that names the tool as its upstream lists it still
     /// holds.
@@ -450,7 +450,8 @@ mod tests {
         let decider = decider(text, DeferConfig { mode: DeferMode::On, ..DeferConfig::default() }, None);
         let mut state = state(&[("fs", "read"), ("fs", "write"), ("git", "write")]);
         let served = [("fs__read", "demo"), ("fs__write", "demo")];
-        state.served_by = Arc::new(served.iter().map(|(t, s)| (t.to_string(), s.to_string())).collect());
+        let ids = served.iter().map(|&(t, s)| (state.catalog.get(t).unwrap(), s));
+        state.served_by = Arc::new(ServedBy::new(&state.catalog, ids));
         let toolboxes = decider.publish(state).unwrap();
         let toolbox = toolboxes.get(None, Exposure::Native);
         assert_eq!(names(&toolbox), ["fs__read", "git__write"], "git serves its own write");
