@@ -15,8 +15,7 @@ use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
-use toolgate::policy::ServedBy;
-use toolgate::toolbox::CatalogState;
+use toolgate::toolbox::{CatalogState, ServedBy};
 use toolgate::{Catalog, Policy, ToolSpec};
 
 use crate::pins::Pins;

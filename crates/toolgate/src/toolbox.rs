@@ -57,7 +57,7 @@ use crate::session::ActiveSet;
 pub use crate::defer::{DeferConfig, DeferMode};
 pub use crate::gate::{Decision, Denial};
 pub use crate::grant::GrantProblem;
-pub use crate::policy::PolicyError;
+pub use crate::policy::{PolicyError, ServedBy};
 pub use crate::preselect::{Preselection, Score, Scored};
 pub use crate::request::TOOL_SEARCH;
 pub use crate::schema::Validators;
