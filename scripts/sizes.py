@@ -101,6 +101,55 @@ def stdio_run(toolgate, config):
     return initialized, searched, rss
 
 
+QUERIES = [
+    "search the web for recent news",
+    "send an email to my team about the release",
+    "convert this pdf to markdown",
+    "what is the weather in Paris tomorrow",
+    "create a github issue for the crash",
+]
+
+
+def searches_run(toolgate, config, count):
+    """Searches a second: one `serve --stdio` answering `count` `tool_search` calls in turn,
+    once its catalog is indexed (a search before that says servers are still starting)."""
+    p = subprocess.Popen(
+        [toolgate, "serve", "--stdio", "--config", config],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+    )
+
+    def ask(message):
+        p.stdin.write((json.dumps(message) + "\n").encode())
+        p.stdin.flush()
+        while True:
+            line = p.stdout.readline()
+            if not line:
+                raise RuntimeError("the gateway closed its output")
+            answer = json.loads(line)
+            if answer.get("id") == message["id"]:
+                return answer
+
+    def search(i):
+        query = QUERIES[i % len(QUERIES)]
+        arguments = {"name": "tool_search", "arguments": {"query": query}}
+        return ask({"jsonrpc": "2.0", "id": 3 + i, "method": "tools/call", "params": arguments})
+
+    try:
+        ask(INIT)
+        p.stdin.write((json.dumps(INITIALIZED) + "\n").encode())
+        while "still starting" in json.dumps(search(-1)):
+            time.sleep(0.2)
+        t0 = time.monotonic()
+        for i in range(count):
+            search(i)
+        return count / (time.monotonic() - t0)
+    finally:
+        p.stdin.close()
+        p.wait()
+
+
 def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -228,6 +277,9 @@ def main():
         help="set [search] index_cache; the first start, which writes the cache, is reported apart",
     )
     parser.add_argument("--strategy", help="set [search] strategy (lexical, semantic, ...)")
+    parser.add_argument(
+        "--searches", type=int, default=0, help="also time this many tool_search calls in turn on each size"
+    )
     args = parser.parse_args()
     sizes = [int(n) for n in args.tools.split(",")]
     with tempfile.TemporaryDirectory() as directory:
@@ -243,6 +295,9 @@ def main():
                 f"{n:>7} tools: initialize answered after {init:.2f} s (median of {args.runs}), "
                 f"peak RSS {min(rss):.0f}-{max(rss):.0f} MB"
             )
+            if args.searches:
+                rate = searches_run(args.toolgate, configs[n], args.searches)
+                print(f"{n:>7} tools: {rate:.0f} searches a second ({args.searches} tool_search calls in turn)")
         if args.sessions:
             n = sizes[-1]
             r = sessions_run(args.toolgate, configs[n], args.sessions, directory, args.hibernate)
