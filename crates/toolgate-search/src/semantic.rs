@@ -400,8 +400,8 @@ pub(crate) fn share_len(n: usize) -> usize {
     if threads < 2 || n < 2048 { n.max(1) } else { n.div_ceil(threads) }
 }
 
-/// `f` of each of `parts`, in order, each on a thread of its own (one part on the caller's);
-/// a panic on one reaches the caller.
+/// `f` of each of `parts`, in order, each on a thread of its own (a single part on the
+/// caller's); a panic on one reaches the caller.
 pub(crate) fn on_parts<P: Send, U: Send>(parts: Vec<P>, f: impl Fn(P) -> U + Sync) -> Vec<U> {
     if parts.len() < 2 {
         return parts.into_iter().map(f).collect();
