@@ -177,10 +177,7 @@ impl DenseIndex {
                 v.iter_mut().zip(&mean).for_each(|(x, m)| *x -= m);
                 normalize(&mut v);
             }
-            let mut quantized = Vec::with_capacity(dim);
-            let scale = quantize(&v, &mut quantized);
-            row.copy_from_slice(&quantized);
-            scale
+            quantize_into(&v, row)
         });
         drop(tokens);
         index.mean = mean;
@@ -765,6 +762,14 @@ pub(crate) fn split_identifier(s: &str) -> String {
 /// Appends `v` quantised to int8 (symmetric, by its largest magnitude) to `out` and returns the
 /// scale that turns the int8 values back into `v`.
 pub(super) fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
+    let start = out.len();
+    out.resize(start + v.len(), 0);
+    quantize_into(v, &mut out[start..])
+}
+
+/// Writes `v` quantised to int8 into `out` (as long as `v`), as [`quantize`] appends it, and
+/// returns the scale.
+pub(super) fn quantize_into(v: &[f32], out: &mut [i8]) -> f32 {
     // Eight maxima side by side, as `normalize` sums.
     let mut lanes = [0.0f32; 8];
     let whole = v.len() / 8 * 8;
@@ -778,10 +783,10 @@ pub(super) fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
     // Half away from zero, as `f32::round`, but without its library call (baseline x86-64 has
     // no rounding instruction): the conversion to an integer truncates, and vectorises.
     let inverse = 1.0 / scale;
-    out.extend(v.iter().map(|x| {
+    for (o, x) in out.iter_mut().zip(v) {
         let r = (x * inverse).clamp(-127.0, 127.0);
-        (r + 0.5f32.copysign(r)) as i32 as i8
-    }));
+        *o = (r + 0.5f32.copysign(r)) as i32 as i8;
+    }
     scale
 }
 
