@@ -54,21 +54,9 @@ pub(crate) struct Snapshot {
     /// upstreams still starting (sorted) and failed (with their reasons, sorted by name); and
     /// the upstream of each tool it serves for another server.
     pub(crate) state: CatalogState,
-    /// The upstream that serves each tool.
-    owners: Owners,
-}
-
-/// The upstream that serves each tool of a merged catalog: by the tool's position, an index
-/// into the few upstreams, where a map by qualified name held a copy of every name (at
-/// 100,000 tools about 10 MB against 0.4 MB).
-#[derive(Debug, Default)]
-struct Owners {
-    /// The merged catalog, before pinned tools are held back: the tools whose upstream is known.
-    catalog: Catalog,
-    /// Per tool of `catalog`, in order: its upstream's index in `upstreams`.
-    of: Vec<u32>,
-    /// The upstreams, in the order of the listings.
-    upstreams: Vec<Arc<str>>,
+    /// The upstream that serves each tool of the merged catalog (before pinned tools are held
+    /// back), every tool's.
+    owners: ServedBy,
 }
 
 impl Snapshot {
@@ -81,8 +69,8 @@ impl Snapshot {
         overrides: &HashMap<String, crate::overrides::ToolOverrides>,
     ) -> Snapshot {
         let mut specs: Vec<Arc<ToolSpec>> = Vec::new();
-        let mut of: Vec<u32> = Vec::new();
-        let mut upstreams: Vec<Arc<str>> = Vec::new();
+        // The upstream of each tool, beside `specs`.
+        let mut owner_of: Vec<&str> = Vec::new();
         // The upstream's own name of each tool an override renamed, beside `specs`.
         let mut listed_as: Vec<Option<String>> = Vec::new();
         let mut starting = Vec::new();
@@ -103,8 +91,6 @@ impl Snapshot {
                 Standing::Remembered => reconnecting.push(listing.upstream.to_owned()),
                 Standing::Serving => {}
             }
-            let owner = upstreams.len() as u32;
-            upstreams.push(Arc::from(listing.upstream));
             for listed in listing.tools {
                 let spec = match overrides.get(&listed.server).and_then(|o| o.apply(listed)) {
                     Some(fixed) => Cow::Owned(Arc::new(fixed)),
@@ -134,7 +120,7 @@ impl Snapshot {
                 };
                 listed_as.push((spec.name != listed.name).then(|| listed.name.clone()));
                 specs.push(spec);
-                of.push(owner);
+                owner_of.push(listing.upstream);
             }
         }
         let catalog = match specs.into_iter().fold(Catalog::builder(), |b, s| b.shared(s)).build() {
@@ -156,15 +142,12 @@ impl Snapshot {
         // An upstream that serves tools of other servers (a static catalog file) applies its
         // own `[servers.NAME]` rules to them too: the policy's rule, so that a call of one it
         // hides is refused with that rule.
+        let upstream_of = || catalog.ids().zip(owner_of.iter().copied());
+        let owners = ServedBy::new(&catalog, upstream_of());
         let served_by = ServedBy::new(
             &catalog,
-            catalog
-                .ids()
-                .zip(&of)
-                .map(|(id, &o)| (id, &*upstreams[o as usize]))
-                .filter(|&(id, upstream)| upstream != catalog.tool(id).server()),
+            upstream_of().filter(|&(id, upstream)| upstream != catalog.tool(id).server()),
         );
-        let owners = Owners { catalog: catalog.clone(), of, upstreams };
         let state = CatalogState {
             catalog,
             served_by: Arc::new(served_by),
@@ -196,8 +179,7 @@ impl Snapshot {
 
     /// The upstream serving the tool named `qualified`.
     pub(crate) fn owner(&self, qualified: &str) -> Option<&str> {
-        let owners = &self.owners;
-        owners.catalog.get(qualified).map(|id| &*owners.upstreams[owners.of[id.index()] as usize])
+        self.owners.get(qualified)
     }
 }
 

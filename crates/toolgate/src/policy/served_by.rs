@@ -1,15 +1,19 @@
-//! Which upstream serves each tool of another server.
+//! Which upstream serves each of some tools: for the policy, those of another server.
+
+use std::collections::HashMap;
 
 use crate::catalog::{Catalog, ToolId};
 
-/// No upstream of another server serves the tool.
+/// No upstream was given for the tool.
 const NONE: u32 = u32::MAX;
 
-/// The upstream serving each tool of another server (a host's catalog file that holds several
-/// servers' tools), by qualified name: that upstream's `[servers.NAME]` rules apply to the tool
-/// too ([`Policy::decide`](super::Policy::decide)). Kept by the tool's position in the catalog
-/// it was made for, an index into the few upstreams: a map by name held a copy of every
-/// qualified name and of its upstream's (at 100,000 tools about 13 MB against 0.4 MB).
+/// The upstream serving each of some tools of a catalog, by qualified name. As the policy's
+/// ([`CatalogState::served_by`](crate::toolbox::CatalogState)) it holds the tools an upstream
+/// serves for another server (a host's catalog file that holds several servers' tools): that
+/// upstream's `[servers.NAME]` rules apply to the tool too
+/// ([`Policy::decide`](super::Policy::decide)). Kept by the tool's position in the catalog it
+/// was made for, an index into the few upstreams: a map by name held a copy of every qualified
+/// name and of its upstream's (at 100,000 tools about 13 MB against 0.4 MB).
 #[derive(Debug, Clone, Default)]
 pub struct ServedBy {
     /// The catalog whose positions `of` follows.
@@ -21,39 +25,36 @@ pub struct ServedBy {
 }
 
 impl ServedBy {
-    /// For tools of `catalog` (ids of it), the upstream serving each for another server; a tool
-    /// named twice keeps the last upstream given. Ids of another catalog are ignored.
+    /// For tools of `catalog` (ids of it), the upstream serving each; a tool named twice keeps
+    /// the last upstream given. Ids of another catalog are ignored.
     pub fn new<'a>(catalog: &Catalog, served: impl IntoIterator<Item = (ToolId, &'a str)>) -> ServedBy {
         let mut of = vec![NONE; catalog.len()];
         let mut upstreams: Vec<String> = Vec::new();
+        let mut index_of: HashMap<&'a str, u32> = HashMap::new();
         for (id, upstream) in served {
             if id.brand() != catalog.brand() {
                 continue;
             }
-            let index = match upstreams.iter().position(|u| u == upstream) {
-                Some(i) => i,
-                None => {
-                    upstreams.push(upstream.to_owned());
-                    upstreams.len() - 1
-                }
-            };
-            of[id.index()] = index as u32;
+            of[id.index()] = *index_of.entry(upstream).or_insert_with(|| {
+                upstreams.push(upstream.to_owned());
+                upstreams.len() as u32 - 1
+            });
         }
         ServedBy { catalog: catalog.clone(), of, upstreams }
     }
 
-    /// The upstream serving the tool named `qualified` for another server, if one does.
+    /// The upstream serving the tool named `qualified`, if one was given for it.
     pub fn get(&self, qualified: &str) -> Option<&str> {
         let id = self.catalog.get(qualified)?;
         self.upstreams.get(self.of[id.index()] as usize).map(String::as_str)
     }
 
-    /// How many tools an upstream of another server serves.
+    /// How many tools have an upstream.
     pub fn len(&self) -> usize {
         self.of.iter().filter(|&&o| o != NONE).count()
     }
 
-    /// True when every tool is served by its own server's upstream.
+    /// True when no tool has one.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
