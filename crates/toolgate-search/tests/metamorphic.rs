@@ -56,7 +56,7 @@ use serde_json::Value;
 use toolgate_catalog::{Catalog, ToolId};
 use toolgate_search::Request;
 use toolgate_search::eval::{Part, Query, Ranker, evaluate_ranker, load_queries};
-use toolgate_search::{Index, Strategy};
+use toolgate_search::{Index, IndexBuilder, Strategy};
 
 const SETS: [&str; 5] = ["acebench-en", "acebench-zh", "livemcp-zh", "livemcpbench", "metatool"];
 
@@ -163,11 +163,7 @@ fn recorded(doc: &Value, open: &str, name: &str, set: &str) -> Option<[f64; 2]> 
 
 #[test]
 fn the_ranking_does_not_move_with_the_layout_of_a_request() {
-    holds_its_ranking(
-        Strategy::DEFAULT,
-        &|c| Index::builder().strategy(Strategy::DEFAULT).build(c),
-        Bar::Peer,
-    );
+    holds_its_ranking(Index::builder().strategy(Strategy::DEFAULT), Bar::Peer);
 }
 
 /// `lexical`, the default before issue 44 and without the `semantic` feature, stays held to
@@ -175,11 +171,7 @@ fn the_ranking_does_not_move_with_the_layout_of_a_request() {
 #[cfg(feature = "semantic")]
 #[test]
 fn lexical_does_not_move_with_the_layout_of_a_request() {
-    holds_its_ranking(
-        Strategy::Lexical,
-        &|c| Index::builder().strategy(Strategy::Lexical).build(c),
-        Bar::Peer,
-    );
+    holds_its_ranking(Index::builder().strategy(Strategy::Lexical), Bar::Peer);
 }
 
 /// `bert`, given a full model (`TOOLGATE_MODEL`, else `e2e/model` as `e2e/setup.sh` leaves
@@ -196,7 +188,7 @@ fn bert_does_not_move_with_the_layout_of_a_request() {
         .map(PathBuf::from)
         .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("../../e2e/model"));
     let model = Arc::new(BertModel::open(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display())));
-    holds_its_ranking(Strategy::Bert, &|c| Index::builder().model(model.clone()).build(c), Bar::Strict);
+    holds_its_ranking(Index::builder().model(model), Bar::Strict);
 }
 
 /// What a change may cost a strategy's set parts.
@@ -210,10 +202,11 @@ enum Bar {
     Strict,
 }
 
-/// Ranks every request of every set with `strategy` (each set's index made by `build`) as
-/// written and under every change, and checks `bar` against the gaps the data file records
-/// for it (`open_STRATEGY`, `incidental_open_STRATEGY`).
-fn holds_its_ranking(strategy: Strategy, build: &dyn Fn(&Catalog) -> Index, bar: Bar) {
+/// Ranks every request of every set with the indexes `builder` makes as written and under
+/// every change, and checks `bar` against the gaps the data file records for its strategy
+/// (`open_STRATEGY`, `incidental_open_STRATEGY`).
+fn holds_its_ranking(builder: IndexBuilder, bar: Bar) {
+    let strategy = builder.strategy_of();
     let doc = data();
     let open = &format!("open_{}", strategy.as_str());
     let incidental_open = &format!("incidental_open_{}", strategy.as_str());
@@ -227,7 +220,7 @@ fn holds_its_ranking(strategy: Strategy, build: &dyn Fn(&Catalog) -> Index, bar:
         let catalog = Catalog::from_path(&bench().join(set).join("catalog.jsonl")).unwrap();
         let path = bench().join(set).join("queries.jsonl");
         let queries = load_queries(set, &std::fs::read_to_string(&path).unwrap(), &catalog).unwrap();
-        let index = build(&catalog);
+        let index = builder.clone().build(&catalog);
         // The peer the default must stay ahead of, under every change as on the requests as
         // written: the same BM25F without the reading of the request.
         let plain = Index::builder().strategy(Strategy::Bm25f).build(&catalog);
