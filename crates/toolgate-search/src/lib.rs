@@ -32,6 +32,7 @@ mod explain;
 mod intent;
 mod keyword;
 mod label;
+mod names;
 mod relevance;
 mod sealed;
 mod strategy;
@@ -42,7 +43,6 @@ mod vocab;
 pub mod eval;
 pub mod semantic;
 
-use rustc_hash::FxHashMap;
 use std::sync::Arc;
 
 pub use crate::semantic::ModelError;
@@ -181,9 +181,8 @@ pub struct Index {
     engine: Engine,
     /// Position of each tool's qualified name in sorted order, for tie-breaking.
     name_rank: Vec<u32>,
-    /// Lower-case qualified names (also without `mcp__`), bare names and normalised bare names
-    /// → the tools they name, sorted by qualified name.
-    names: FxHashMap<String, Vec<ToolId>>,
+    /// Lower-case qualified names, bare names and normalised bare names → the tools they name.
+    names: names::ToolNames,
     /// Whether the index was read from the cache directory rather than built.
     from_cache: bool,
     /// The best tools for each of a request's needs met so far, ranked once
@@ -352,27 +351,7 @@ impl IndexBuilder {
         for (rank, &i) in order.iter().enumerate() {
             name_rank[i as usize] = rank as u32;
         }
-        let mut names: FxHashMap<String, Vec<ToolId>> = FxHashMap::default();
-        names.reserve(catalog.len() * 2);
-        let mut qualified: Vec<(String, ToolId)> = Vec::with_capacity(catalog.len());
-        for &i in &order {
-            let id = catalog.id(i as usize);
-            let t = &tools[i as usize];
-            qualified.push((t.qualified_name().to_ascii_lowercase(), id));
-            let bare = t.name().to_lowercase();
-            let normalized = naming::normalize_tool(t.name());
-            let extra = (!normalized.eq_ignore_ascii_case(&bare)).then(|| normalized.to_ascii_lowercase());
-            for key in std::iter::once(bare).chain(extra) {
-                let v = names.entry(key).or_default();
-                if !v.contains(&id) {
-                    v.push(id);
-                }
-            }
-        }
-        // A qualified name names one tool and wins over a bare name that happens to equal it.
-        for (k, id) in qualified {
-            names.insert(k, vec![id]);
-        }
+        let names = names::ToolNames::new(catalog, &order);
         Index {
             catalog: catalog.clone(),
             strategy,
@@ -487,11 +466,11 @@ impl Index {
             }
         }
         let lower = name.to_lowercase();
-        if let Some(ids) = self.names.get(&lower) {
-            return ids.clone();
+        if let Some(ids) = self.names.get(&self.catalog, &lower) {
+            return ids;
         }
         let bare = strip_mcp_prefix(&lower);
-        self.names.get(bare).cloned().unwrap_or_default()
+        self.names.get(&self.catalog, bare).unwrap_or_default()
     }
 
     fn sorted_by_name(&self, ids: impl Iterator<Item = ToolId>) -> Vec<ToolId> {
