@@ -42,6 +42,7 @@ mod matmul;
 mod transformer;
 mod wordpiece;
 
+use std::borrow::Cow;
 use std::fmt;
 use std::path::Path;
 use std::sync::Arc;
@@ -75,7 +76,9 @@ struct Inner {
     vocab: WordPiece,
     weights: Vec<f32>,
     scales: Vec<f32>,
-    vectors: Vec<i8>,
+    /// Borrowed from the binary for the compiled-in model: a copy would add its 8 MB to every
+    /// process's memory, beside the pages of the binary that hold it.
+    vectors: Cow<'static, [i8]>,
     sha256: [u8; 32],
 }
 
@@ -187,7 +190,8 @@ impl<'a> Reader<'a> {
 impl StaticModel {
     /// Reads a model in the `TGSTATIC` format; `source_label` names it in errors.
     pub fn from_bytes(source_label: &str, bytes: &[u8]) -> Result<StaticModel, ModelError> {
-        Self::parse(bytes).map_err(|kind| ModelError { source_label: source_label.to_owned(), kind })
+        Self::parse(bytes, |v| Cow::Owned(v.iter().map(|&b| b as i8).collect()))
+            .map_err(|kind| ModelError { source_label: source_label.to_owned(), kind })
     }
 
     /// Reads a model file.
@@ -206,12 +210,18 @@ impl StaticModel {
         static MODEL: std::sync::OnceLock<StaticModel> = std::sync::OnceLock::new();
         MODEL.get_or_init(|| {
             // The file is checked by its trailer and by a unit test; a failure here is a broken build.
-            StaticModel::from_bytes("models/minilm-static/model.tgsm", EMBEDDED)
-                .unwrap_or_else(|e| panic!("the embedded model is damaged: {e}"))
+            StaticModel::parse(EMBEDDED, |v| Cow::Borrowed(bytemuck::cast_slice(v))).unwrap_or_else(|e| {
+                panic!("the embedded model (models/minilm-static/model.tgsm) is damaged: {e}")
+            })
         })
     }
 
-    fn parse(bytes: &[u8]) -> Result<StaticModel, ModelErrorKind> {
+    /// Reads a model from `bytes`; `keep` keeps its vectors (a copy, or `bytes` themselves if
+    /// they live as long as the program).
+    fn parse<'a>(
+        bytes: &'a [u8],
+        keep: impl FnOnce(&'a [u8]) -> Cow<'static, [i8]>,
+    ) -> Result<StaticModel, ModelErrorKind> {
         if bytes.len() < MAGIC.len() || &bytes[..MAGIC.len()] != MAGIC {
             return Err(ModelErrorKind::NotAModel);
         }
@@ -227,7 +237,7 @@ impl StaticModel {
         let weights = r.f32s(n, "weights")?;
         let scales = r.f32s(n, "scales")?;
         let len = n.checked_mul(dim).ok_or(ModelErrorKind::Truncated("vectors"))?;
-        let vectors: Vec<i8> = r.take(len, "vectors")?.iter().map(|&b| b as i8).collect();
+        let vectors = r.take(len, "vectors")?;
         let content = r.pos;
         let stored = r.take(32, "checksum")?;
         if r.pos != bytes.len() {
@@ -248,6 +258,7 @@ impl StaticModel {
         }
         let vocab = WordPiece::new(tokens.into_iter())
             .ok_or_else(|| ModelErrorKind::BadVocabulary("no [UNK] token".into()))?;
+        let vectors = keep(vectors);
         Ok(StaticModel { inner: Arc::new(Inner { dim, vocab, weights, scales, vectors, sha256: computed }) })
     }
 
