@@ -17,6 +17,9 @@ use super::write_canonical;
 /// How deep [`InputSchema`] looks for words: deeper nesting is not read for search.
 const MAX_DEPTH: usize = 12;
 
+/// What ends each word of [`InputSchema::words`] where they are kept.
+const WORD_END: char = '\0';
+
 /// The JSON Schema of a tool's arguments.
 ///
 /// Built from a [`Value`] (`InputSchema::from(value)`); it keeps the canonical JSON (keys
@@ -25,11 +28,12 @@ const MAX_DEPTH: usize = 12;
 pub struct InputSchema {
     /// Canonical JSON.
     text: Box<str>,
-    /// The property names and descriptions, one after another; word `i` ends at `ends[i]`.
+    /// The property names and descriptions, each followed by a NUL (a NUL inside one is held
+    /// as a space: search reads neither as a letter).
     words: Box<str>,
-    ends: Box<[u32]>,
-    /// The document, once something asked for it.
-    parsed: OnceLock<Value>,
+    /// The document, once something asked for it: boxed, since most tools never parse it and
+    /// a box is a quarter of a `Value` in every tool.
+    parsed: OnceLock<Box<Value>>,
 }
 
 impl InputSchema {
@@ -39,22 +43,22 @@ impl InputSchema {
         InputSchema {
             text: r#"{"properties":{},"type":"object"}"#.into(),
             words: "".into(),
-            ends: Box::new([]),
             parsed: OnceLock::new(),
         }
     }
 
     /// The document. Parsed from the text on the first call, and kept for the next ones.
     pub fn value(&self) -> &Value {
-        self.parsed
-            .get_or_init(|| serde_json::from_str(&self.text).expect("canonical JSON written here parses"))
+        self.parsed.get_or_init(|| {
+            Box::new(serde_json::from_str(&self.text).expect("canonical JSON written here parses"))
+        })
     }
 
     /// The document without keeping it: the parsed one if something asked for it before,
     /// otherwise parsed for this caller alone (for reading every tool of a catalog once).
     pub fn value_once(&self) -> Cow<'_, Value> {
         match self.parsed.get() {
-            Some(v) => Cow::Borrowed(v),
+            Some(v) => Cow::Borrowed(&**v),
             None => Cow::Owned(serde_json::from_str(&self.text).expect("canonical JSON written here parses")),
         }
     }
@@ -69,12 +73,7 @@ impl InputSchema {
     /// search reads them: keys in sorted order, a property's name, then its description, then
     /// what it holds.
     pub fn words(&self) -> impl Iterator<Item = &str> + '_ {
-        let mut start = 0;
-        self.ends.iter().map(move |&end| {
-            let word = &self.words[start..end as usize];
-            start = end as usize;
-            word
-        })
+        self.words.split_terminator(WORD_END)
     }
 }
 
@@ -90,15 +89,13 @@ impl From<&Value> for InputSchema {
         let mut text = String::new();
         write_canonical(value, &mut text);
         let mut words = String::new();
-        let mut ends = Vec::new();
         schema_words(value, 0, &mut |w| {
-            words.push_str(w);
-            ends.push(words.len() as u32);
+            words.extend(w.chars().map(|c| if c == WORD_END { ' ' } else { c }));
+            words.push(WORD_END);
         });
         InputSchema {
             text: text.into(),
             words: words.into(),
-            ends: ends.into(),
             // Not kept: most tools of a large catalog are never rendered.
             parsed: OnceLock::new(),
         }
@@ -108,12 +105,7 @@ impl From<&Value> for InputSchema {
 impl Clone for InputSchema {
     /// A copy of the text and words; the parsed document, if any, is not copied.
     fn clone(&self) -> InputSchema {
-        InputSchema {
-            text: self.text.clone(),
-            words: self.words.clone(),
-            ends: self.ends.clone(),
-            parsed: OnceLock::new(),
-        }
+        InputSchema { text: self.text.clone(), words: self.words.clone(), parsed: OnceLock::new() }
     }
 }
 
@@ -225,6 +217,24 @@ mod tests {
             InputSchema::empty_object(),
             InputSchema::from(json!({"type": "object", "properties": {}}))
         );
+    }
+
+    #[test]
+    fn an_empty_word_stays_a_word_and_a_nul_in_one_does_not_split_it() {
+        let s = InputSchema::from(json!({
+            "properties": {"a": {"description": ""}, "b\u{0}c": {"description": "x\u{0}y"}},
+        }));
+        assert_eq!(s.words().collect::<Vec<_>>(), ["a", "", "b c", "x y"]);
+        assert_eq!(InputSchema::from(json!({"properties": {"": {}}})).words().collect::<Vec<_>>(), [""]);
+    }
+
+    /// A catalog holds one spec per tool: at 100,000 tools each 16 bytes are 1.6 MB, and the
+    /// allocator rounds an `Arc<ToolSpec>` up to its next size class (192 bytes now, 256 before).
+    #[test]
+    #[cfg(target_pointer_width = "64")]
+    fn a_tool_spec_fits_its_size_class() {
+        assert!(std::mem::size_of::<InputSchema>() <= 48, "{}", std::mem::size_of::<InputSchema>());
+        assert!(std::mem::size_of::<crate::ToolSpec>() <= 176, "{}", std::mem::size_of::<crate::ToolSpec>());
     }
 
     #[test]
