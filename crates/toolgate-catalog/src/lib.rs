@@ -280,11 +280,11 @@ impl Tool {
     /// [`Tool::definition`] as compact JSON text (keys sorted), written from the schema's text
     /// without parsing it: what token counts read for every tool of a catalog.
     pub fn definition_text(&self) -> String {
-        let mut out = Sink(Vec::with_capacity(self.spec.input_schema.text().len() + 64));
+        let mut out = Sink(Vec::with_capacity(self.spec.input_schema.held_len() * 2 + 64));
         out.put(b"{\"description\":");
         out.string(&self.spec.description);
         out.put(b",\"input_schema\":");
-        out.put(self.spec.input_schema.text().as_bytes());
+        self.spec.input_schema.pieces().for_each(|piece| out.put(piece));
         out.put(b",\"name\":");
         out.string(&self.qualified);
         out.put(b"}");
@@ -540,7 +540,7 @@ fn definition_hash(spec: &ToolSpec) -> DefinitionHash {
     h.string(&spec.description);
     h.put(b",\"input_schema\":");
     // The schema's text is its canonical JSON already.
-    h.put(spec.input_schema.text().as_bytes());
+    spec.input_schema.pieces().for_each(|piece| h.put(piece));
     h.put(b",\"name\":");
     h.string(&spec.name);
     h.put(b"}");
