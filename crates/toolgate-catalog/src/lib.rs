@@ -552,9 +552,14 @@ fn definition_hash(spec: &ToolSpec) -> DefinitionHash {
 /// Written by hand so that the result does not depend on whether some crate in the build
 /// turned on `serde_json/preserve_order`.
 pub fn write_canonical(v: &Value, out: &mut String) {
-    let mut sink = Sink(Vec::new());
-    canonical(v, &mut sink);
-    out.push_str(&String::from_utf8(sink.0).expect("serde_json writes UTF-8"));
+    let mut bytes = Vec::new();
+    write_canonical_onto(v, &mut bytes);
+    out.push_str(&String::from_utf8(bytes).expect("serde_json writes UTF-8"));
+}
+
+/// [`write_canonical`] onto bytes (UTF-8 text).
+pub(crate) fn write_canonical_onto(v: &Value, out: &mut Vec<u8>) {
+    canonical(v, &mut Sink(out));
 }
 
 /// Where canonical JSON goes: a buffer or a hash.
