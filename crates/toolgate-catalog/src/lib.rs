@@ -485,6 +485,32 @@ impl CatalogBuilder {
     /// Two tools with the same server and the same name are an error: the second would
     /// shadow the first.
     pub fn build(self) -> Result<Catalog, CatalogError> {
+        self.check()?;
+        let pairs: Vec<(&str, &str)> =
+            self.specs.iter().map(|s| (s.server.as_str(), s.name.as_str())).collect();
+        let names = naming::qualify_all(&pairs);
+        let hashes = hash_all(&self.specs);
+        let tools = self
+            .specs
+            .into_iter()
+            .zip(names)
+            .zip(hashes)
+            .map(|((spec, qualified), hash)| Tool { qualified, spec, hash })
+            .collect();
+        Ok(Catalog::index_tools(tools))
+    }
+
+    /// The specs as added, checked as [`CatalogBuilder::build`] checks them, but neither named,
+    /// hashed nor indexed: for a caller that puts them in a catalog of its own (a gateway reads
+    /// a catalog file, then builds one catalog of every upstream's tools; building this one too
+    /// cost 100,000 tools their hashes and names twice at every start).
+    pub fn into_specs(self) -> Result<Vec<Arc<ToolSpec>>, CatalogError> {
+        self.check()?;
+        Ok(self.specs)
+    }
+
+    /// An empty name or a second tool with the same server and name is an error.
+    fn check(&self) -> Result<(), CatalogError> {
         let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
         for (i, s) in self.specs.iter().enumerate() {
             if s.name.is_empty() {
@@ -498,18 +524,7 @@ impl CatalogBuilder {
                 ));
             }
         }
-        let pairs: Vec<(&str, &str)> =
-            self.specs.iter().map(|s| (s.server.as_str(), s.name.as_str())).collect();
-        let names = naming::qualify_all(&pairs);
-        let hashes = hash_all(&self.specs);
-        let tools = self
-            .specs
-            .into_iter()
-            .zip(names)
-            .zip(hashes)
-            .map(|((spec, qualified), hash)| Tool { qualified, spec, hash })
-            .collect();
-        Ok(Catalog::index_tools(tools))
+        Ok(())
     }
 }
 
@@ -756,5 +771,24 @@ mod tests {
             .build()
             .unwrap_err();
         assert_eq!(err.to_string(), "tool 2: duplicate qualified name git__log");
+    }
+
+    #[test]
+    fn specs_alone_are_checked_as_a_catalog_is() {
+        let twice =
+            Catalog::builder().tool(ToolSpec::mcp("git", "log", "")).tool(ToolSpec::mcp("git", "log", ""));
+        assert_eq!(twice.into_specs().unwrap_err().to_string(), "tool 2: duplicate qualified name git__log");
+        let unnamed = || Catalog::builder().tool(ToolSpec::mcp("git", "", ""));
+        assert_eq!(
+            unnamed().into_specs().unwrap_err().to_string(),
+            unnamed().build().unwrap_err().to_string()
+        );
+        let specs = Catalog::builder()
+            .tool(ToolSpec::mcp("git", "log", "history"))
+            .tool(ToolSpec::mcp("git", "diff", "changes"))
+            .into_specs()
+            .unwrap();
+        let names: Vec<&str> = specs.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["log", "diff"]);
     }
 }

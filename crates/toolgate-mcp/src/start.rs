@@ -222,8 +222,8 @@ pub(crate) fn read_catalog(
     name: &str,
     path: &std::path::Path,
 ) -> Result<Vec<Arc<toolgate::ToolSpec>>, GatewayError> {
-    match Catalog::from_path(path) {
-        Ok(catalog) => Ok(catalog.tools().iter().map(|t| t.spec().clone()).collect()),
+    match Catalog::builder().path(path).and_then(|b| b.into_specs()) {
+        Ok(specs) => Ok(specs),
         Err(e) => Err(GatewayError {
             key: format!("servers.{name}.catalog"),
             message: format!("{e}; fix the catalog file or the `catalog` path"),
