@@ -8,8 +8,8 @@
 //!
 //! The text is kept packed: each of a few byte sequences that JSON Schemas repeat (`"type":
 //! "string"`, `"properties":{`, ...) is held as one byte that no UTF-8 text holds, and written
-//! out again when the text is read. That keeps a third to two fifths of the schemas of real
-//! catalogs (15 MB at 100,000 tools).
+//! out again when the text is read. That takes a third to two fifths off the schema text of real
+//! catalogs (at 100,000 tools, 24 MB held instead of 39).
 
 use std::borrow::Cow;
 use std::cell::RefCell;
@@ -86,7 +86,8 @@ thread_local! {
     /// A schema is written, packed and its words gathered here, and only the results are
     /// allocated, each once at its size. Grown in vectors of their own and then shrunk, they
     /// left a freed block per tool among the kept ones, which an allocator that keeps each size
-    /// apart (mimalloc) cannot give back: 55 MB at 100,000 tools.
+    /// apart (mimalloc) cannot give back: a gateway serving 100,000 tools peaked at 291-303 MB
+    /// that way, and at 204-219 MB with these buffers.
     static SCRATCH: RefCell<Scratch> = RefCell::default();
 }
 
