@@ -2,14 +2,14 @@
 //! normalised the way qualified names are made, each in lower case.
 //!
 //! A map from each such name to its tools kept a copy of every name and a vector per name: 13
-//! MB at 100,000 tools. This table keeps a 32-bit hash and a position per name (8 bytes), and
-//! compares a candidate's name where its tool holds it.
+//! MB at 100,000 tools. This table keeps, per distinct name, its hash and the range of its
+//! tools in one array (about 4 MB), and compares one tool's name where the tool holds it.
 
 use std::hash::{DefaultHasher, Hash, Hasher};
 
-use toolgate_catalog::{Catalog, ToolId, naming};
+use toolgate_catalog::{Catalog, Tool, ToolId, naming};
 
-/// What a name of the table is of its tool.
+/// What a name of the table is of its tools.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Kind {
     /// The qualified name, in ASCII lower case.
@@ -28,36 +28,105 @@ impl Kind {
             _ => Kind::Normalized,
         }
     }
+
+    /// The name of this kind `tool` has.
+    fn key(self, tool: &Tool) -> String {
+        match self {
+            Kind::Qualified => tool.qualified_name().to_ascii_lowercase(),
+            Kind::Bare => tool.name().to_lowercase(),
+            Kind::Normalized => naming::normalize_tool(tool.name()).to_ascii_lowercase(),
+        }
+    }
+
+    /// Whether the name of this kind `tool` has is `lower`, without making it.
+    fn is(self, tool: &Tool, lower: &str) -> bool {
+        match self {
+            Kind::Qualified => ascii_lower_is(tool.qualified_name(), lower),
+            Kind::Bare => tool.name().chars().flat_map(char::to_lowercase).eq(lower.chars()),
+            Kind::Normalized => ascii_lower_is(&naming::normalize_tool(tool.name()), lower),
+        }
+    }
+}
+
+/// One distinct name of one kind.
+#[derive(Debug, Clone, Copy)]
+struct Group {
+    hash: u32,
+    /// Where its tools start in [`ToolNames::ranks`], shifted left by two bits, with the
+    /// [`Kind`] in those bits.
+    tag: u32,
+    /// How many tools.
+    len: u32,
 }
 
 /// The tools a lower-case name names.
 #[derive(Debug, Default)]
 pub(crate) struct ToolNames {
-    /// The hash of each name and its tool's position shifted left by two bits, with the
-    /// [`Kind`] in those bits; sorted by hash, and within a hash in qualified-name order.
-    entries: Vec<(u32, u32)>,
+    /// Sorted by hash.
+    groups: Vec<Group>,
+    /// Each group's tools, by their rank in qualified-name order, ascending.
+    ranks: Vec<u32>,
+    /// The position of the tool of each rank.
+    order: Vec<u32>,
 }
 
 impl ToolNames {
     /// The names of `catalog`'s tools; `order` is their positions in qualified-name order.
     pub(crate) fn new(catalog: &Catalog, order: &[u32]) -> ToolNames {
         let tools = catalog.tools();
+        // (hash, rank << 2 | kind), in rank order.
         let mut entries = Vec::with_capacity(tools.len() * 2);
-        for &pos in order {
+        for (rank, &pos) in (0u32..).zip(order) {
             let t = &tools[pos as usize];
-            let tag = |kind: Kind| (pos << 2) | kind as u32;
-            entries.push((hash(&t.qualified_name().to_ascii_lowercase()), tag(Kind::Qualified)));
-            let bare = t.name().to_lowercase();
+            let tag = |kind: Kind| (rank << 2) | kind as u32;
+            entries.push((hash(&Kind::Qualified.key(t)), tag(Kind::Qualified)));
+            let bare = Kind::Bare.key(t);
             let normalized = naming::normalize_tool(t.name());
             if !normalized.eq_ignore_ascii_case(&bare) {
                 entries.push((hash(&normalized.to_ascii_lowercase()), tag(Kind::Normalized)));
             }
             entries.push((hash(&bare), tag(Kind::Bare)));
         }
-        // Stable: within a hash, the tools stay in qualified-name order.
+        // Stable: within a hash, the tools stay in rank order.
         entries.sort_by_key(|&(h, _)| h);
-        entries.shrink_to_fit();
-        ToolNames { entries }
+        let mut names =
+            ToolNames { groups: Vec::new(), ranks: Vec::with_capacity(entries.len()), order: order.to_vec() };
+        let tool_of = |tag: u32| &tools[order[(tag >> 2) as usize] as usize];
+        for run in entries.chunk_by(|a, b| a.0 == b.0) {
+            let h = run[0].0;
+            // The names of one hash are almost always one name; tell them apart by comparing.
+            let mut keys: Vec<(Kind, String)> = Vec::new();
+            let mut members: Vec<Vec<u32>> = Vec::new();
+            for &(_, tag) in run {
+                let kind = Kind::of(tag);
+                let found = if run.len() == 1 {
+                    None
+                } else {
+                    keys.iter().position(|(k, key)| *k == kind && kind.is(tool_of(tag), key))
+                };
+                match found {
+                    Some(g) => members[g].push(tag >> 2),
+                    None => {
+                        keys.push((
+                            kind,
+                            if run.len() == 1 { String::new() } else { kind.key(tool_of(tag)) },
+                        ));
+                        members.push(vec![tag >> 2]);
+                    }
+                }
+            }
+            for ((kind, _), ranks) in keys.iter().zip(members) {
+                let start = names.ranks.len() as u32;
+                names.groups.push(Group {
+                    hash: h,
+                    tag: (start << 2) | *kind as u32,
+                    len: ranks.len() as u32,
+                });
+                names.ranks.extend(ranks);
+            }
+        }
+        names.groups.shrink_to_fit();
+        names
     }
 
     /// The tools `lower` names, or `None` if it names none: the tool whose qualified name it is
@@ -67,31 +136,26 @@ impl ToolNames {
     pub(crate) fn get(&self, catalog: &Catalog, lower: &str) -> Option<Vec<ToolId>> {
         let h = hash(lower);
         let tools = catalog.tools();
-        let mut qualified = None;
-        let mut named: Vec<ToolId> = Vec::new();
-        let start = self.entries.partition_point(|&(k, _)| k < h);
-        for &(_, tag) in self.entries[start..].iter().take_while(|&&(k, _)| k == h) {
-            let pos = (tag >> 2) as usize;
-            let t = &tools[pos];
-            let is = match Kind::of(tag) {
-                Kind::Qualified => ascii_lower_is(t.qualified_name(), lower),
-                Kind::Bare => t.name().chars().flat_map(char::to_lowercase).eq(lower.chars()),
-                Kind::Normalized => ascii_lower_is(&naming::normalize_tool(t.name()), lower),
-            };
-            if !is {
+        let mut named: Vec<u32> = Vec::new();
+        let first = self.groups.partition_point(|g| g.hash < h);
+        for g in self.groups[first..].iter().take_while(|g| g.hash == h) {
+            let start = (g.tag >> 2) as usize;
+            let ranks = &self.ranks[start..start + g.len as usize];
+            let kind = Kind::of(g.tag);
+            if !kind.is(&tools[self.order[ranks[0] as usize] as usize], lower) {
                 continue;
             }
-            let id = catalog.id(pos);
-            if Kind::of(tag) == Kind::Qualified {
-                qualified = Some(id);
-            } else if !named.contains(&id) {
-                named.push(id);
+            if kind == Kind::Qualified {
+                let last = *ranks.last().expect("a group has a tool");
+                return Some(vec![catalog.id(self.order[last as usize] as usize)]);
             }
+            named.extend_from_slice(ranks);
         }
-        match qualified {
-            Some(id) => Some(vec![id]),
-            None => (!named.is_empty()).then_some(named),
-        }
+        // A bare name and another tool's normalised name may be the same name.
+        named.sort_unstable();
+        named.dedup();
+        (!named.is_empty())
+            .then(|| named.iter().map(|&r| catalog.id(self.order[r as usize] as usize)).collect())
     }
 }
 
@@ -101,10 +165,18 @@ fn ascii_lower_is(name: &str, lower: &str) -> bool {
 }
 
 /// The hash a name is filed under.
+#[cfg(not(test))]
 fn hash(name: &str) -> u32 {
     let mut hasher = DefaultHasher::new();
     name.hash(&mut hasher);
     (hasher.finish() >> 32) as u32
+}
+
+/// Under test, names are filed by their length alone, so that many names share a hash and the
+/// table has to tell them apart.
+#[cfg(test)]
+fn hash(name: &str) -> u32 {
+    name.len() as u32 % 4
 }
 
 #[cfg(test)]
