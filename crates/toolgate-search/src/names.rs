@@ -5,8 +5,6 @@
 //! MB at 100,000 tools. This table keeps, per distinct name, its hash and the range of its
 //! tools in one array (2.5 to 4 MB), and compares one tool's name where the tool holds it.
 
-use std::hash::{DefaultHasher, Hash, Hasher};
-
 use toolgate_catalog::{Catalog, Tool, ToolId, naming};
 
 /// What a name of the table is of its tools.
@@ -167,6 +165,7 @@ fn ascii_lower_is(name: &str, lower: &str) -> bool {
 /// The hash a name is filed under.
 #[cfg(not(test))]
 fn hash(name: &str) -> u32 {
+    use std::hash::{DefaultHasher, Hash, Hasher};
     let mut hasher = DefaultHasher::new();
     name.hash(&mut hasher);
     (hasher.finish() >> 32) as u32
