@@ -229,6 +229,7 @@ impl Partial {
 }
 
 /// The parts read on each core, under one term dictionary.
+#[derive(Default)]
 struct Merged {
     terms: FxHashMap<Box<str>, u32>,
     /// term -> its postings in each part that has the term, in the parts' order (so in tool
@@ -243,14 +244,7 @@ impl Merged {
     /// `parts` in order, under the first part's term ids, later parts' new terms numbered after.
     fn of(parts: Vec<Partial>) -> Merged {
         let mut parts = parts.into_iter();
-        let Some(first) = parts.next() else {
-            return Merged {
-                terms: FxHashMap::default(),
-                per_term: Vec::new(),
-                overflow: FxHashMap::default(),
-                lens: Vec::new(),
-            };
-        };
+        let Some(first) = parts.next() else { return Merged::default() };
         let mut merged = Merged {
             terms: first.terms,
             per_term: first.per_term.into_iter().map(|list| vec![list]).collect(),
