@@ -222,11 +222,8 @@ pub(crate) fn read_catalog(
     name: &str,
     path: &std::path::Path,
 ) -> Result<Vec<Arc<toolgate::ToolSpec>>, GatewayError> {
-    match Catalog::builder().path(path).and_then(|b| b.into_specs()) {
-        Ok(specs) => Ok(specs),
-        Err(e) => Err(GatewayError {
-            key: format!("servers.{name}.catalog"),
-            message: format!("{e}; fix the catalog file or the `catalog` path"),
-        }),
-    }
+    Catalog::builder().path(path).and_then(|b| b.into_specs()).map_err(|e| GatewayError {
+        key: format!("servers.{name}.catalog"),
+        message: format!("{e}; fix the catalog file or the `catalog` path"),
+    })
 }
