@@ -466,11 +466,11 @@ impl Index {
             }
         }
         let lower = name.to_lowercase();
-        if let Some(ids) = self.names.get(&self.catalog, &lower) {
+        if let Some(ids) = self.names.get(&self.catalog, &self.name_rank, &lower) {
             return ids;
         }
         let bare = strip_mcp_prefix(&lower);
-        self.names.get(&self.catalog, bare).unwrap_or_default()
+        self.names.get(&self.catalog, &self.name_rank, bare).unwrap_or_default()
     }
 
     fn sorted_by_name(&self, ids: impl Iterator<Item = ToolId>) -> Vec<ToolId> {

@@ -50,7 +50,7 @@ impl Kind {
 #[derive(Debug, Clone, Copy)]
 struct Group {
     hash: u32,
-    /// Where its tools start in [`ToolNames::ranks`], shifted left by two bits, with the
+    /// Where its tools start in [`ToolNames::tools`], shifted left by two bits, with the
     /// [`Kind`] in those bits.
     tag: u32,
     /// How many tools.
@@ -62,21 +62,19 @@ struct Group {
 pub(crate) struct ToolNames {
     /// Sorted by hash.
     groups: Vec<Group>,
-    /// Each group's tools, by their rank in qualified-name order, ascending.
-    ranks: Vec<u32>,
-    /// The position of the tool of each rank.
-    order: Vec<u32>,
+    /// Each group's tools, by position in the catalog, in qualified-name order.
+    tools: Vec<u32>,
 }
 
 impl ToolNames {
     /// The names of `catalog`'s tools; `order` is their positions in qualified-name order.
     pub(crate) fn new(catalog: &Catalog, order: &[u32]) -> ToolNames {
         let tools = catalog.tools();
-        // (hash, rank << 2 | kind), in rank order.
+        // (hash, position << 2 | kind), in qualified-name order.
         let mut entries = Vec::with_capacity(tools.len() * 2);
-        for (rank, &pos) in (0u32..).zip(order) {
+        for &pos in order {
             let t = &tools[pos as usize];
-            let tag = |kind: Kind| (rank << 2) | kind as u32;
+            let tag = |kind: Kind| (pos << 2) | kind as u32;
             entries.push((hash(&Kind::Qualified.key(t)), tag(Kind::Qualified)));
             let bare = Kind::Bare.key(t);
             let normalized = naming::normalize_tool(t.name());
@@ -85,11 +83,10 @@ impl ToolNames {
             }
             entries.push((hash(&bare), tag(Kind::Bare)));
         }
-        // Stable: within a hash, the tools stay in rank order.
+        // Stable: within a hash, the tools stay in qualified-name order.
         entries.sort_by_key(|&(h, _)| h);
-        let mut names =
-            ToolNames { groups: Vec::new(), ranks: Vec::with_capacity(entries.len()), order: order.to_vec() };
-        let tool_of = |tag: u32| &tools[order[(tag >> 2) as usize] as usize];
+        let mut names = ToolNames { groups: Vec::new(), tools: Vec::with_capacity(entries.len()) };
+        let tool_of = |tag: u32| &tools[(tag >> 2) as usize];
         for run in entries.chunk_by(|a, b| a.0 == b.0) {
             let h = run[0].0;
             // The names of one hash are almost always one name; tell them apart by comparing.
@@ -113,14 +110,14 @@ impl ToolNames {
                     }
                 }
             }
-            for ((kind, _), ranks) in keys.iter().zip(members) {
-                let start = names.ranks.len() as u32;
+            for ((kind, _), positions) in keys.iter().zip(members) {
+                let start = names.tools.len() as u32;
                 names.groups.push(Group {
                     hash: h,
                     tag: (start << 2) | *kind as u32,
-                    len: ranks.len() as u32,
+                    len: positions.len() as u32,
                 });
-                names.ranks.extend(ranks);
+                names.tools.extend(positions);
             }
         }
         names.groups.shrink_to_fit();
@@ -130,30 +127,29 @@ impl ToolNames {
     /// The tools `lower` names, or `None` if it names none: the tool whose qualified name it is
     /// (a qualified name wins over bare names equal to it; of qualified names equal in lower
     /// case, the last in order), otherwise every tool whose bare name (or normalised bare
-    /// name) it is, in qualified-name order.
-    pub(crate) fn get(&self, catalog: &Catalog, lower: &str) -> Option<Vec<ToolId>> {
+    /// name) it is, in qualified-name order (`name_rank`: each tool's place in that order).
+    pub(crate) fn get(&self, catalog: &Catalog, name_rank: &[u32], lower: &str) -> Option<Vec<ToolId>> {
         let h = hash(lower);
         let tools = catalog.tools();
         let mut named: Vec<u32> = Vec::new();
         let first = self.groups.partition_point(|g| g.hash < h);
         for g in self.groups[first..].iter().take_while(|g| g.hash == h) {
             let start = (g.tag >> 2) as usize;
-            let ranks = &self.ranks[start..start + g.len as usize];
+            let positions = &self.tools[start..start + g.len as usize];
             let kind = Kind::of(g.tag);
-            if !kind.is(&tools[self.order[ranks[0] as usize] as usize], lower) {
+            if !kind.is(&tools[positions[0] as usize], lower) {
                 continue;
             }
             if kind == Kind::Qualified {
-                let last = *ranks.last().expect("a group has a tool");
-                return Some(vec![catalog.id(self.order[last as usize] as usize)]);
+                let last = *positions.last().expect("a group has a tool");
+                return Some(vec![catalog.id(last as usize)]);
             }
-            named.extend_from_slice(ranks);
+            named.extend_from_slice(positions);
         }
         // A bare name and another tool's normalised name may be the same name.
-        named.sort_unstable();
+        named.sort_unstable_by_key(|&pos| name_rank[pos as usize]);
         named.dedup();
-        (!named.is_empty())
-            .then(|| named.iter().map(|&r| catalog.id(self.order[r as usize] as usize)).collect())
+        (!named.is_empty()).then(|| named.iter().map(|&pos| catalog.id(pos as usize)).collect())
     }
 }
 
@@ -224,12 +220,16 @@ mod tests {
             let ts = catalog.tools();
             let mut order: Vec<u32> = (0..catalog.len() as u32).collect();
             order.sort_by(|&a, &b| ts[a as usize].qualified_name().cmp(ts[b as usize].qualified_name()));
+            let mut name_rank = vec![0; order.len()];
+            for (rank, &pos) in (0u32..).zip(&order) {
+                name_rank[pos as usize] = rank;
+            }
             let table = ToolNames::new(&catalog, &order);
             let map = map_of_names(&catalog, &order);
             // Every name of the map, and names that may be of no tool.
             let asked = asked.iter().map(|a| a.to_lowercase()).chain(map.keys().cloned());
             for lower in asked {
-                proptest::prop_assert_eq!(table.get(&catalog, &lower), map.get(&lower).cloned(), "{}", lower);
+                proptest::prop_assert_eq!(table.get(&catalog, &name_rank, &lower), map.get(&lower).cloned(), "{}", lower);
             }
         }
     }
