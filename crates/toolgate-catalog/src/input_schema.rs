@@ -23,8 +23,20 @@ use super::write_canonical_onto;
 /// How deep [`InputSchema`] looks for words: deeper nesting is not read for search.
 const MAX_DEPTH: usize = 12;
 
-/// What ends each word of [`InputSchema::words`] where they are kept.
+/// What ends each word of [`InputSchema::words`] where they are kept: a description, or a
+/// property name outside the schema's outline.
 const WORD_END: char = '\0';
+
+/// What ends a property name of the schema's outline ([`InputSchema::property_names`]).
+const NAME_END: char = '\u{1}';
+
+/// How deep the outline of [`InputSchema::property_names`] goes.
+const OUTLINE_DEPTH: usize = 8;
+
+/// Whether `c` ends a word where they are kept (inside a word, it is held as a space).
+fn ends_word(c: char) -> bool {
+    c == WORD_END || c == NAME_END
+}
 
 /// The byte sequences a packed text holds as one byte, longest first, with that byte: the
 /// thirteen bytes that never occur in UTF-8. Each is a JSON Schema keyword with its usual value
@@ -183,7 +195,25 @@ impl InputSchema {
     /// search reads them: keys in sorted order, a property's name, then its description, then
     /// what it holds.
     pub fn words(&self) -> impl Iterator<Item = &str> + '_ {
-        self.words.split_terminator(WORD_END)
+        self.words.split_terminator(ends_word)
+    }
+
+    /// The schema's outline: the names of its properties, nested ones through `properties` and
+    /// `items` alone (not through `additionalProperties` or the `anyOf` family), 8 levels at
+    /// most, in the order of [`InputSchema::words`]. Read from the words, without parsing the
+    /// document.
+    pub fn property_names(&self) -> impl Iterator<Item = &str> + '_ {
+        let mut rest = &*self.words;
+        std::iter::from_fn(move || {
+            loop {
+                let end = rest.find(ends_word)?;
+                let (word, tail) = rest.split_at(end);
+                rest = &tail[1..];
+                if tail.starts_with(NAME_END) {
+                    return Some(word);
+                }
+            }
+        })
     }
 }
 
@@ -202,9 +232,9 @@ impl From<&Value> for InputSchema {
             words.clear();
             write_canonical_onto(value, text);
             pack_onto(text, packed);
-            schema_words(value, 0, &mut |w| {
-                words.extend(w.chars().map(|c| if c == WORD_END { ' ' } else { c }));
-                words.push(WORD_END);
+            schema_words(value, Path { depth: 0, outline: true }, &mut |w, outlined| {
+                words.extend(w.chars().map(|c| if ends_word(c) { ' ' } else { c }));
+                words.push(if outlined { NAME_END } else { WORD_END });
             });
             let schema = InputSchema {
                 packed: packed.as_slice().into(),
@@ -242,37 +272,51 @@ impl fmt::Debug for InputSchema {
     }
 }
 
+/// Where [`schema_words`] is in a schema: how deep, and whether only `properties` and `items`
+/// led there (the outline of [`InputSchema::property_names`]).
+#[derive(Clone, Copy)]
+struct Path {
+    depth: usize,
+    outline: bool,
+}
+
+impl Path {
+    /// One level down, through `properties` or `items` (`outline`) or not.
+    fn down(self, outline: bool) -> Path {
+        Path { depth: self.depth + 1, outline: self.outline && outline }
+    }
+}
+
 /// Calls `emit` with every property name and description of a JSON Schema (see
-/// [`InputSchema::words`]).
-fn schema_words(schema: &Value, depth: usize, emit: &mut dyn FnMut(&str)) {
+/// [`InputSchema::words`]), and whether it is a name of the outline.
+fn schema_words(schema: &Value, at: Path, emit: &mut dyn FnMut(&str, bool)) {
     let Value::Object(map) = schema else { return };
-    if depth > MAX_DEPTH {
+    if at.depth > MAX_DEPTH {
         return;
     }
+    let description = |sub: &Value, emit: &mut dyn FnMut(&str, bool)| {
+        if let Some(Value::String(d)) = sub.get("description") {
+            emit(d, false);
+        }
+    };
     // One pass over the keys (a schema object is a sorted map: lookups by key cost compares).
     for (key, value) in map {
         match (key.as_str(), value) {
             ("properties", Value::Object(props)) => {
                 for (name, sub) in props {
-                    emit(name);
-                    if let Some(Value::String(d)) = sub.get("description") {
-                        emit(d);
-                    }
-                    schema_words(sub, depth + 1, emit);
+                    emit(name, at.outline && at.depth <= OUTLINE_DEPTH);
+                    description(sub, emit);
+                    schema_words(sub, at.down(true), emit);
                 }
             }
             ("items" | "additionalProperties", sub @ Value::Object(_)) => {
-                if let Some(Value::String(d)) = sub.get("description") {
-                    emit(d);
-                }
-                schema_words(sub, depth + 1, emit);
+                description(sub, emit);
+                schema_words(sub, at.down(key == "items"), emit);
             }
             ("anyOf" | "oneOf" | "allOf", Value::Array(subs)) => {
                 for sub in subs {
-                    if let Some(Value::String(d)) = sub.get("description") {
-                        emit(d);
-                    }
-                    schema_words(sub, depth + 1, emit);
+                    description(sub, emit);
+                    schema_words(sub, at.down(false), emit);
                 }
             }
             _ => {}
@@ -345,6 +389,79 @@ mod tests {
         }));
         assert_eq!(s.words().collect::<Vec<_>>(), ["a", "", "b c", "x y"]);
         assert_eq!(InputSchema::from(json!({"properties": {"": {}}})).words().collect::<Vec<_>>(), [""]);
+        // Nor does the character that ends a name of the outline.
+        let s = InputSchema::from(json!({"properties": {"b\u{1}c": {"description": "x\u{1}y"}}}));
+        assert_eq!(s.words().collect::<Vec<_>>(), ["b c", "x y"]);
+        assert_eq!(s.property_names().collect::<Vec<_>>(), ["b c"]);
+    }
+
+    #[test]
+    fn the_outline_is_the_names_through_properties_and_items() {
+        let s = InputSchema::from(json!({
+            "properties": {
+                "path": {"description": "where"},
+                "tags": {"items": {"properties": {"name": {}}}},
+                "extra": {"additionalProperties": {"properties": {"hidden": {}}}},
+                "mode": {"anyOf": [{"properties": {"fast": {}}}]},
+            },
+        }));
+        assert_eq!(s.property_names().collect::<Vec<_>>(), ["extra", "mode", "path", "tags", "name"]);
+        assert_eq!(s.words().count(), 8);
+        assert_eq!(InputSchema::empty_object().property_names().count(), 0);
+    }
+
+    /// The outline as the dense index read it from the parsed document before the words
+    /// marked it: `properties`, then `items`, 8 levels at most.
+    fn outline_of(schema: &Value, depth: usize, out: &mut Vec<String>) {
+        if depth > OUTLINE_DEPTH {
+            return;
+        }
+        if let Some(Value::Object(props)) = schema.get("properties") {
+            for (name, sub) in props {
+                out.push(name.replace(ends_word, " "));
+                outline_of(sub, depth + 1, out);
+            }
+        }
+        if let Some(items) = schema.get("items") {
+            outline_of(items, depth + 1, out);
+        }
+    }
+
+    /// Schemas nested through every keyword the words read, with names that hold the
+    /// characters ending a word.
+    fn nested_schema() -> impl proptest::strategy::Strategy<Value = Value> {
+        let leaf = proptest::prop_oneof![
+            proptest::strategy::Just(json!({})),
+            "[a-c\u{0}\u{1}]{0,3}".prop_map(|d| json!({"description": d})),
+        ];
+        leaf.prop_recursive(12, 64, 4, |inner| {
+            proptest::prop_oneof![
+                proptest::collection::btree_map("[a-d\u{1}]{0,2}", inner.clone(), 0..4)
+                    .prop_map(|props| json!({"properties": props})),
+                inner.clone().prop_map(|sub| json!({"items": sub})),
+                inner.clone().prop_map(|sub| json!({"additionalProperties": sub})),
+                proptest::collection::vec(inner.clone(), 0..3).prop_map(|subs| json!({"anyOf": subs})),
+                (inner.clone(), inner).prop_map(|(a, b)| {
+                    let mut both = a.as_object().cloned().unwrap_or_default();
+                    both.insert("items".into(), b);
+                    Value::Object(both)
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// The outline read from the words is, name for name, the one read from the document.
+        #[test]
+        fn the_outline_is_what_the_document_outlines(schema in nested_schema()) {
+            let mut want = Vec::new();
+            outline_of(&schema, 0, &mut want);
+            let s = InputSchema::from(&schema);
+            let mut got: Vec<String> = s.property_names().map(str::to_owned).collect();
+            want.sort();
+            got.sort();
+            proptest::prop_assert_eq!(got, want);
+        }
     }
 
     /// A catalog holds one spec per tool: at 100,000 tools each 16 bytes are 1.6 MB, and the
@@ -404,7 +521,8 @@ mod tests {
         for i in 0..20 {
             deep = json!({"properties": {format!("p{i}"): deep}});
         }
-        let n = InputSchema::from(deep).words().count();
-        assert_eq!(n, MAX_DEPTH + 1);
+        let s = InputSchema::from(deep);
+        assert_eq!(s.words().count(), MAX_DEPTH + 1);
+        assert_eq!(s.property_names().count(), OUTLINE_DEPTH + 1);
     }
 }
