@@ -9,6 +9,7 @@
 //! against the catalog and the model before it is used: a file that is not opened, or does
 //! not fit, is built again and written again.
 
+use std::ops::Range;
 use std::path::Path;
 
 use super::{Clusters, DenseConfig, DenseIndex, Kernel};
@@ -48,12 +49,13 @@ impl DenseIndex {
         };
         let key = key(catalog, model, &config);
         let path = KIND.path(dir, &key);
-        let read = KIND.read(&path, most_bytes(catalog.len())).ok();
-        if let Some(index) = read
-            .as_deref()
-            .and_then(|bytes| DenseIndex::decode(KIND.open(bytes, &key, &mac)?, catalog, model))
-        {
-            return (index, true);
+        if let Ok(file) = KIND.read(&path, most_bytes(catalog.len())) {
+            let opened =
+                KIND.open(&file, &key, &mac).and_then(|r| DenseIndex::decode(r, &file, catalog, model));
+            if let Some((mut index, rows)) = opened {
+                index.rows = rows_in(file, rows);
+                return (index, true);
+            }
         }
         let index = DenseIndex::build_with(catalog, model, &config);
         KIND.write(&path, &index.encode(&key, &mac));
@@ -82,10 +84,16 @@ impl DenseIndex {
         out
     }
 
-    /// The index `r` reads (an opened file's body), if it is whole and fits `catalog` and
+    /// The index `r` reads (the body of `file`, opened), if it is whole and fits `catalog` and
     /// `model`: a row per tool, the model's dimensions and vocabulary, finite numbers, and the
-    /// rows' order a permutation of the tools.
-    fn decode(mut r: sealed::Reader<'_>, catalog: &Catalog, model: &StaticModel) -> Option<DenseIndex> {
+    /// rows' order a permutation of the tools. Its rows are left where `file` holds them, at the
+    /// range returned ([`rows_in`]).
+    fn decode(
+        mut r: sealed::Reader<'_>,
+        file: &[u8],
+        catalog: &Catalog,
+        model: &StaticModel,
+    ) -> Option<(DenseIndex, Range<usize>)> {
         let n = r.count(1)?;
         let dim = r.count(1)?;
         if n != catalog.len() || dim == 0 || dim > model.dim() {
@@ -102,7 +110,9 @@ impl DenseIndex {
         }
         let mean = r.floats(mean_len)?;
         let scales = r.floats(n)?;
-        let rows: Vec<i8> = r.take(n.checked_mul(dim)?)?.iter().map(|&b| b as i8).collect();
+        let rows = r.take(n.checked_mul(dim)?)?;
+        let at = (rows.as_ptr() as usize).checked_sub(file.as_ptr() as usize)?;
+        let rows = at..at + rows.len();
         let (clusters, tools, places) = match r.u8()? {
             0 => (None, Vec::new(), Vec::new()),
             1 => {
@@ -122,11 +132,11 @@ impl DenseIndex {
         if !r.0.is_empty() {
             return None;
         }
-        Some(DenseIndex {
+        let index = DenseIndex {
             model: model.clone(),
             dim,
             token_weights,
-            rows,
+            rows: Vec::new(),
             scales,
             clusters,
             tools,
@@ -134,8 +144,18 @@ impl DenseIndex {
             kernel: Kernel::detect(),
             mean,
             brand: catalog.brand(),
-        })
+        };
+        Some((index, rows))
     }
+}
+
+/// The bytes of `file` at `range`, as rows, in the file's own allocation: the bytes around them
+/// are dropped and the rest taken as `i8` in place, so that an index read back does not hold its
+/// rows twice for a moment (26 MB at 100,000 tools).
+fn rows_in(mut file: Vec<u8>, range: Range<usize>) -> Vec<i8> {
+    file.truncate(range.end);
+    file.drain(..range.start);
+    file.into_iter().map(|b| b as i8).collect()
 }
 
 #[cfg(test)]
@@ -182,6 +202,15 @@ mod tests {
             }
         }
         builder.build().unwrap()
+    }
+
+    #[test]
+    fn rows_are_taken_from_the_file_where_it_holds_them() {
+        let file: Vec<u8> = (0..=255).collect();
+        let at = file.as_ptr();
+        let rows = rows_in(file, 250..254);
+        assert_eq!(rows, [-6, -5, -4, -3]);
+        assert_eq!(rows.as_ptr().cast::<u8>(), at, "the rows were copied");
     }
 
     #[test]
@@ -258,7 +287,7 @@ mod tests {
         let good = std::fs::read(&file).unwrap();
         let mac = toolgate_catalog::files::key_file(&key_file).unwrap();
         let opened = |bytes: &[u8], catalog: &Catalog| {
-            KIND.open(bytes, &key, &mac).and_then(|r| DenseIndex::decode(r, catalog, model)).is_some()
+            KIND.open(bytes, &key, &mac).and_then(|r| DenseIndex::decode(r, bytes, catalog, model)).is_some()
         };
         assert!(opened(&good, &catalog));
         assert!(!opened(&good, &Catalog::embedded()), "another catalog");
@@ -272,14 +301,15 @@ mod tests {
         }
         // Sealed under the right key but inconsistent: a row's place given twice.
         let (body, _) = good.split_at(good.len() - sealed::MAC_BYTES);
-        let index = DenseIndex::decode(KIND.open(&good, &key, &mac).unwrap(), &catalog, model).unwrap();
+        let (index, rows) =
+            DenseIndex::decode(KIND.open(&good, &key, &mac).unwrap(), &good, &catalog, model).unwrap();
         // The header and key, four counts, the weights and mean, the scales, the rows, the flag.
-        let before_tools = sealed::HEADER_BYTES
+        let before_rows = sealed::HEADER_BYTES
             + 32
             + 8 * 4
-            + 4 * (index.token_weights.len() + index.mean.len() + index.scales.len())
-            + index.rows.len()
-            + 1;
+            + 4 * (index.token_weights.len() + index.mean.len() + index.scales.len());
+        assert_eq!(rows, before_rows..before_rows + catalog.len() * index.dim);
+        let before_tools = rows.end + 1;
         let mut twice = body.to_vec();
         assert_eq!(
             twice[before_tools..before_tools + 4],
