@@ -511,7 +511,8 @@ impl CatalogBuilder {
 
     /// An empty name or a second tool with the same server and name is an error.
     fn check(&self) -> Result<(), CatalogError> {
-        let mut seen: HashMap<(&str, &str), usize> = HashMap::new();
+        let mut seen: HashMap<(&str, &str), usize, foldhash::fast::RandomState> =
+            HashMap::with_capacity_and_hasher(self.specs.len(), Default::default());
         for (i, s) in self.specs.iter().enumerate() {
             if s.name.is_empty() {
                 return Err(CatalogError::at_tool(self.origins[i].as_ref(), i, CatalogErrorKind::EmptyName));

@@ -23,7 +23,8 @@
 //! The other name rules every part of toolgate shares live here too: a model's `mcp__` prefix
 //! ([`strip_mcp_prefix`]) and an identifier cut into words (`split_words`).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use sha2::{Digest, Sha256};
 
@@ -91,12 +92,20 @@ pub fn qualify(server: &str, name: &str) -> String {
 /// Qualified names for a whole catalog, in the order given (rules 1 to 4).
 pub fn qualify_all(tools: &[(&str, &str)]) -> Vec<String> {
     let mut names: Vec<String> = tools.iter().map(|(s, n)| qualify(s, n)).collect();
+    // Each name's first tool, and the names of more than one tool, in name order, with all
+    // their tools in catalog order.
+    let mut first: HashMap<&str, usize, foldhash::fast::RandomState> =
+        HashMap::with_capacity_and_hasher(names.len(), Default::default());
     let mut groups: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
     for (i, n) in names.iter().enumerate() {
-        groups.entry(n.as_str()).or_default().push(i);
+        match first.entry(n.as_str()) {
+            Entry::Occupied(e) => groups.entry(n.as_str()).or_insert_with(|| vec![*e.get()]).push(i),
+            Entry::Vacant(e) => {
+                e.insert(i);
+            }
+        }
     }
-    let collisions: Vec<(String, Vec<usize>)> =
-        groups.into_iter().filter(|(_, members)| members.len() > 1).map(|(n, m)| (n.to_owned(), m)).collect();
+    let collisions: Vec<(String, Vec<usize>)> = groups.into_iter().map(|(n, m)| (n.to_owned(), m)).collect();
     if collisions.is_empty() {
         return names;
     }
