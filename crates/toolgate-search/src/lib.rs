@@ -27,6 +27,7 @@
 mod bm25f;
 #[cfg(feature = "bm25-crate")]
 mod codex;
+mod cores;
 mod expand;
 mod explain;
 mod intent;

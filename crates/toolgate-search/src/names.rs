@@ -70,42 +70,50 @@ impl ToolNames {
     /// The names of `catalog`'s tools; `order` is their positions in qualified-name order.
     pub(crate) fn new(catalog: &Catalog, order: &[u32]) -> ToolNames {
         let tools = catalog.tools();
-        // (hash, position << 2 | kind), in qualified-name order.
-        let mut entries = Vec::with_capacity(tools.len() * 2);
-        for &pos in order {
-            let t = &tools[pos as usize];
-            let tag = |kind: Kind| (pos << 2) | kind as u32;
-            entries.push((hash(&Kind::Qualified.key(t)), tag(Kind::Qualified)));
-            let bare = Kind::Bare.key(t);
-            let normalized = naming::normalize_tool(t.name());
-            if !normalized.eq_ignore_ascii_case(&bare) {
-                entries.push((hash(&normalized.to_ascii_lowercase()), tag(Kind::Normalized)));
+        // (hash, position << 2 | kind), in qualified-name order: each core its share of the
+        // tools, since making and hashing every tool's names was most of the table's build.
+        let entries_of = |share: &[u32]| {
+            let mut entries = Vec::with_capacity(share.len() * 2);
+            for &pos in share {
+                let t = &tools[pos as usize];
+                let tag = |kind: Kind| (pos << 2) | kind as u32;
+                entries.push((hash(&Kind::Qualified.key(t)), tag(Kind::Qualified)));
+                let bare = Kind::Bare.key(t);
+                let normalized = naming::normalize_tool(t.name());
+                if !normalized.eq_ignore_ascii_case(&bare) {
+                    entries.push((hash(&normalized.to_ascii_lowercase()), tag(Kind::Normalized)));
+                }
+                entries.push((hash(&bare), tag(Kind::Bare)));
             }
-            entries.push((hash(&bare), tag(Kind::Bare)));
-        }
+            entries
+        };
+        let shares = order.chunks(crate::cores::share_len(order.len())).collect();
+        let mut entries: Vec<(u32, u32)> = crate::cores::on_parts(shares, entries_of).concat();
         // Stable: within a hash, the tools stay in qualified-name order.
         entries.sort_by_key(|&(h, _)| h);
         let mut names = ToolNames { groups: Vec::new(), tools: Vec::with_capacity(entries.len()) };
         let tool_of = |tag: u32| &tools[(tag >> 2) as usize];
         for run in entries.chunk_by(|a, b| a.0 == b.0) {
             let h = run[0].0;
+            if let [(_, tag)] = run {
+                // One name of one tool, almost every run.
+                names.groups.push(Group {
+                    hash: h,
+                    tag: (names.tools.len() as u32) << 2 | (tag & 3),
+                    len: 1,
+                });
+                names.tools.push(tag >> 2);
+                continue;
+            }
             // The names of one hash are almost always one name; tell them apart by comparing.
             let mut keys: Vec<(Kind, String)> = Vec::new();
             let mut members: Vec<Vec<u32>> = Vec::new();
             for &(_, tag) in run {
                 let kind = Kind::of(tag);
-                let found = if run.len() == 1 {
-                    None
-                } else {
-                    keys.iter().position(|(k, key)| *k == kind && kind.is(tool_of(tag), key))
-                };
-                match found {
+                match keys.iter().position(|(k, key)| *k == kind && kind.is(tool_of(tag), key)) {
                     Some(g) => members[g].push(tag >> 2),
                     None => {
-                        keys.push((
-                            kind,
-                            if run.len() == 1 { String::new() } else { kind.key(tool_of(tag)) },
-                        ));
+                        keys.push((kind, kind.key(tool_of(tag))));
                         members.push(vec![tag >> 2]);
                     }
                 }

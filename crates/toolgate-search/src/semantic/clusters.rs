@@ -11,7 +11,8 @@
 //! [`Clusters::nearest`] says it is exact; otherwise it is the best of what was read.
 
 use super::kernel::{Kernel, dot_f32};
-use super::{best_first, better, on_cores};
+use super::{best_first, better};
+use crate::cores::on_cores;
 
 /// The clusters of an index's rows, which the index stores grouped by cluster.
 #[derive(Debug, Clone, Default)]

@@ -19,7 +19,8 @@ use rustc_hash::FxHashMap;
 use super::clusters::{ASSIGN_DIMS, Clusters};
 use super::kernel::Kernel;
 use super::wordpiece::WordKind;
-use super::{Coverage, StaticModel, best_first, fill_on_cores, normalize, on_cores, on_parts, share_len};
+use super::{Coverage, StaticModel, best_first, normalize};
+use crate::cores::{fill_on_cores, on_cores, on_parts, share_len};
 use toolgate_catalog::{Brand, Catalog, Tool, ToolId};
 
 /// How tools are embedded.
