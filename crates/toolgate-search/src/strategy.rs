@@ -113,7 +113,7 @@ impl FromStr for Strategy {
 /// The `[search]` table: how `tool_search` ranks.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct SearchConfig {
-    /// The ranker (`strategy`, default `lexical`; `bert` when a model is given).
+    /// The ranker (`strategy`, default [`Strategy::DEFAULT`]; `bert` when a model is given).
     pub strategy: Strategy,
     /// A sentence-transformers model directory for `bert` (`model`, relative to the file).
     pub model: Option<std::path::PathBuf>,
