@@ -108,18 +108,29 @@ impl DenseIndex {
             })
             .collect();
         if config.catalog_idf {
+            // Each core counts its share of the tools, and the counts are added up.
+            let share = share_len(n);
+            let shares: Vec<std::ops::Range<usize>> =
+                (0..n).step_by(share).map(|i| i..(i + share).min(n)).collect();
+            let counts = on_parts(shares, |tools| {
+                let mut df = vec![0u32; model.vocab_len()];
+                let mut seen: Vec<u32> = Vec::new();
+                for i in tools {
+                    seen.clear();
+                    for ids in tokens.fields(i) {
+                        seen.extend(ids.iter());
+                    }
+                    seen.sort_unstable();
+                    seen.dedup();
+                    for &t in &seen {
+                        df[t as usize] += 1;
+                    }
+                }
+                df
+            });
             let mut df = vec![0u32; model.vocab_len()];
-            let mut seen: Vec<u32> = Vec::new();
-            for i in 0..n {
-                seen.clear();
-                for ids in tokens.fields(i) {
-                    seen.extend(ids.iter());
-                }
-                seen.sort_unstable();
-                seen.dedup();
-                for &t in &seen {
-                    df[t as usize] += 1;
-                }
+            for part in counts {
+                df.iter_mut().zip(part).for_each(|(d, c)| *d += c);
             }
             for (w, &d) in token_weights.iter_mut().zip(&df) {
                 *w *= (1.0 + n as f32 / (1.0 + d as f32)).ln();
