@@ -17,26 +17,6 @@ pub(crate) fn on_cores<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync
     out
 }
 
-/// Fills `out`, `width` slots for each of `out.len() / width` items: `f(i, slots)` writes item
-/// `i`'s and returns what is kept beside them, in order; the items shared out between the cores
-/// as [`on_cores`] shares them. What the items make is written where it is kept, never
-/// gathered from each core's own buffer (at 100,000 tools a second copy of the rows).
-pub(crate) fn fill_on_cores<O: Send, U: Send>(
-    out: &mut [O],
-    width: usize,
-    f: impl Fn(usize, &mut [O]) -> U + Sync,
-) -> Vec<U> {
-    let width = width.max(1);
-    let share = share_len(out.len() / width);
-    let f = &f;
-    let parts: Vec<(usize, &mut [O])> =
-        out.chunks_mut(share * width).enumerate().map(|(k, part)| (k * share, part)).collect();
-    let kept = on_parts(parts, |(first, part)| {
-        part.chunks_exact_mut(width).enumerate().map(|(j, slots)| f(first + j, slots)).collect::<Vec<U>>()
-    });
-    kept.into_iter().flatten().collect()
-}
-
 /// How many of `n` items each core's share holds: all of them when there are few items or one
 /// core.
 pub(crate) fn share_len(n: usize) -> usize {
@@ -60,6 +40,38 @@ pub(crate) fn on_parts<P: Send, U: Send>(parts: Vec<P>, f: impl Fn(P) -> U + Syn
     })
 }
 
+/// `f` of each of `parts`, in order, on as many threads as [`on_cores`] starts: each thread
+/// takes the next part when it is done with one, so that what a part holds is let go of part by
+/// part while the work goes on (a part is moved into `f`, and dropped when `f` is done with it).
+pub(crate) fn in_turn<P: Send, U: Send>(parts: Vec<P>, f: impl Fn(P) -> U + Sync) -> Vec<U> {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(BUILD_THREADS);
+    if threads < 2 || parts.len() < 2 {
+        return parts.into_iter().map(f).collect();
+    }
+    let queue = std::sync::Mutex::new(parts.into_iter().enumerate());
+    let (f, queue) = (&f, &queue);
+    let mut done: Vec<(usize, U)> = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..threads)
+            .map(|_| {
+                scope.spawn(move || {
+                    let mut out = Vec::new();
+                    loop {
+                        let next = queue.lock().unwrap_or_else(|e| e.into_inner()).next();
+                        let Some((k, part)) = next else { return out };
+                        out.push((k, f(part)));
+                    }
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap_or_else(|panic| std::panic::resume_unwind(panic)))
+            .collect()
+    });
+    done.sort_unstable_by_key(|&(k, _)| k);
+    done.into_iter().map(|(_, u)| u).collect()
+}
+
 /// The most threads [`on_cores`] starts.
 const BUILD_THREADS: usize = 4;
 
@@ -78,15 +90,23 @@ mod tests {
     }
 
     #[test]
-    fn work_filled_in_on_cores_lands_in_its_slots() {
-        for n in [0usize, 3, 10_000] {
-            let mut out = vec![0u64; n * 3];
-            let kept = fill_on_cores(&mut out, 3, |i, slots| {
-                slots.iter_mut().enumerate().for_each(|(j, s)| *s = (i * 3 + j) as u64 * 7);
-                i as u64 + 1
-            });
-            assert_eq!(out, (0..n as u64 * 3).map(|x| x * 7).collect::<Vec<_>>());
-            assert_eq!(kept, (1..=n as u64).collect::<Vec<_>>());
+    fn parts_taken_in_turn_come_back_in_order_and_each_is_let_go_of() {
+        let dropped = std::sync::atomic::AtomicUsize::new(0);
+        struct Part<'a>(u64, &'a std::sync::atomic::AtomicUsize);
+        impl Drop for Part<'_> {
+            fn drop(&mut self) {
+                self.1.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            }
         }
+        let parts: Vec<Part<'_>> = (0..40).map(|k| Part(k, &dropped)).collect();
+        let got = in_turn(parts, |part| {
+            std::thread::sleep(std::time::Duration::from_micros(200 * (part.0 % 3)));
+            part.0 * part.0
+        });
+        assert_eq!(got, (0..40u64).map(|k| k * k).collect::<Vec<_>>());
+        assert_eq!(dropped.load(std::sync::atomic::Ordering::Relaxed), 40);
+        let caught =
+            std::panic::catch_unwind(|| in_turn((0..9).collect(), |k: u32| assert!(k != 7, "part 7")));
+        assert!(caught.is_err(), "a panic on another thread reaches the caller");
     }
 }

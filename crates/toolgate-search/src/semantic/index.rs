@@ -20,7 +20,7 @@ use super::clusters::{ASSIGN_DIMS, Clusters};
 use super::kernel::Kernel;
 use super::wordpiece::WordKind;
 use super::{Coverage, StaticModel, best_first, normalize};
-use crate::cores::{fill_on_cores, on_cores, on_parts, share_len};
+use crate::cores::{in_turn, on_cores, on_parts, share_len};
 use toolgate_catalog::{Brand, Catalog, Tool, ToolId};
 
 /// How tools are embedded.
@@ -153,9 +153,9 @@ impl DenseIndex {
         let field_weights =
             [config.name_weight, config.server_weight, config.description_weight, config.schema_weight];
         // A tool's vector: its fields' embeddings, weighted, then normalised.
-        let embed = |i: usize| {
+        let embed = |fields: [Field<'_>; 4]| {
             let mut v = vec![0.0f32; dim];
-            for (ids, &w) in tokens.fields(i).into_iter().zip(&field_weights) {
+            for (ids, &w) in fields.into_iter().zip(&field_weights) {
                 if w > 0.0 {
                     let e = index.embed_tokens(ids.iter());
                     v.iter_mut().zip(&e).for_each(|(a, b)| *a += w * b);
@@ -174,23 +174,31 @@ impl DenseIndex {
             let sums = on_cores(&firsts, |&first| {
                 let mut sum = vec![0.0f32; dim];
                 for i in first..(first + share).min(n) {
-                    sum.iter_mut().zip(embed(i)).for_each(|(s, x)| *s += x);
+                    sum.iter_mut().zip(embed(tokens.fields(i))).for_each(|(s, x)| *s += x);
                 }
                 sum
             });
             mean = (0..dim).map(|j| sums.iter().map(|s| s[j]).sum::<f32>() / n as f32).collect();
         }
-        // Then each tool's row, written where the index keeps it.
+        // Then each tool's row, written where the index keeps it, a part of the tools at a time,
+        // each part's ids let go of once its rows are written: the rows fill as the ids go, not
+        // on top of them all (at 100,000 tools, 26 MB of rows and 15 MB of ids).
         let mut rows = vec![0i8; n * dim];
-        let mut scales = fill_on_cores(&mut rows, dim, |i, row| {
-            let mut v = embed(i);
-            if !mean.is_empty() {
-                v.iter_mut().zip(&mean).for_each(|(x, m)| *x -= m);
-                normalize(&mut v);
-            }
-            quantize_into(&v, row)
-        });
-        drop(tokens);
+        let width = tokens.part_len * dim;
+        let parts: Vec<(Part, &mut [i8])> =
+            tokens.parts.into_iter().zip(rows.chunks_mut(width.max(1))).collect();
+        let mut scales: Vec<f32> = in_turn(parts, |(part, out)| {
+            let row_of = |(j, row): (usize, &mut [i8])| {
+                let mut v = embed(part.fields(j));
+                if !mean.is_empty() {
+                    v.iter_mut().zip(&mean).for_each(|(x, m)| *x -= m);
+                    normalize(&mut v);
+                }
+                quantize_into(&v, row)
+            };
+            out.chunks_exact_mut(dim).enumerate().map(row_of).collect::<Vec<f32>>()
+        })
+        .concat();
         index.mean = mean;
         if n > EXACT_MAX_TOOLS {
             // Clustering compares the first dimensions of the rows as stored.
@@ -622,16 +630,41 @@ pub fn fuse(lexical: &[(ToolId, f32)], dense: &[(ToolId, f32)], fusion: Fusion) 
     sure.into_iter().map(|id| (id, f32::INFINITY)).chain(merged.into_iter().map(|m| (m.0, m.1))).collect()
 }
 
-/// The token ids of every field of every tool, in one buffer per core's share of the catalog,
-/// two bytes an id when the vocabulary allows (a vector per field would cost 24 bytes a field
-/// and the slack each grew with: at 100,000 tools the ids were 37 MB that way, 14 MB so).
+/// The token ids of every field of every tool, in one buffer per part of the catalog, two
+/// bytes an id when the vocabulary allows (a vector per field would cost 24 bytes a field and
+/// the slack each grew with: at 100,000 tools the ids were 37 MB that way, 14 MB so).
 struct Tokens {
-    /// Per share: its tools' ids, field after field, and where each field ends (four a tool).
-    parts: Vec<(Ids, Vec<u32>)>,
-    /// How many tools a share holds (the last may hold fewer).
-    share: usize,
+    /// The parts, in catalog order.
+    parts: Vec<Part>,
+    /// How many tools a part holds (the last may hold fewer).
+    part_len: usize,
     /// How many tools in all.
     len: usize,
+}
+
+/// The most tools of a part of [`Tokens`]: the cores take parts in turn, and a part's ids are
+/// let go of once its rows are written.
+const PART_TOOLS: usize = 2048;
+
+/// The ids of some tools: field after field, and where each field ends (four a tool).
+struct Part {
+    ids: Ids,
+    ends: Vec<u32>,
+}
+
+impl Part {
+    /// The ids of the four fields of the part's `j`-th tool.
+    fn fields(&self, j: usize) -> [Field<'_>; 4] {
+        let j = j * 4;
+        let start = |k: usize| if k == 0 { 0 } else { self.ends[k - 1] as usize };
+        std::array::from_fn(|f| {
+            let range = start(j + f)..self.ends[j + f] as usize;
+            match &self.ids {
+                Ids::Narrow(ids) => Field::Narrow(&ids[range]),
+                Ids::Wide(ids) => Field::Wide(&ids[range]),
+            }
+        })
+    }
 }
 
 /// Token ids, in two bytes each when every id of the vocabulary fits.
@@ -663,11 +696,11 @@ impl Field<'_> {
 }
 
 impl Tokens {
-    /// Tokenizes the fields of `tools`, each core its share.
+    /// Tokenizes the fields of `tools`, the cores taking parts in turn.
     fn of(tools: &[Tool], model: &StaticModel) -> Tokens {
-        let share = share_len(tools.len());
+        let part_len = share_len(tools.len()).min(PART_TOOLS);
         let narrow = model.vocab_len() <= usize::from(u16::MAX) + 1;
-        let parts = on_parts(tools.chunks(share).collect(), |part| {
+        let parts = in_turn(tools.chunks(part_len).collect(), |part| {
             let (mut wide, mut ends) = (Vec::new(), Vec::with_capacity(part.len() * 4));
             let mut narrowed: Vec<u16> = Vec::new();
             for tool in part {
@@ -688,9 +721,9 @@ impl Tokens {
                 wide.shrink_to_fit();
                 Ids::Wide(wide)
             };
-            (ids, ends)
+            Part { ids, ends }
         });
-        Tokens { parts, share, len: tools.len() }
+        Tokens { parts, part_len, len: tools.len() }
     }
 
     /// How many tools.
@@ -700,16 +733,7 @@ impl Tokens {
 
     /// The ids of tool `i`'s four fields.
     fn fields(&self, i: usize) -> [Field<'_>; 4] {
-        let (ids, ends) = &self.parts[i / self.share];
-        let j = (i % self.share) * 4;
-        let start = |k: usize| if k == 0 { 0 } else { ends[k - 1] as usize };
-        std::array::from_fn(|f| {
-            let range = start(j + f)..ends[j + f] as usize;
-            match ids {
-                Ids::Narrow(ids) => Field::Narrow(&ids[range]),
-                Ids::Wide(ids) => Field::Wide(&ids[range]),
-            }
-        })
+        self.parts[i / self.part_len].fields(i % self.part_len)
     }
 }
 
