@@ -179,7 +179,7 @@ impl Packed {
 #[cfg(not(test))]
 const PART_TOOLS: usize = 1 << 16;
 #[cfg(test)]
-const PART_TOOLS: usize = 300;
+const PART_TOOLS: usize = 512;
 
 /// The postings of some consecutive tools, with their own term dictionary.
 #[derive(Debug, Default)]
@@ -311,7 +311,7 @@ impl Bm25Index {
         // Reading the tools is most of the work: split it over the cores, then merge the
         // dictionaries. Later parts hold later tools, so appended postings stay ascending.
         let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(8);
-        let chunk = n.div_ceil(threads).max(512).min(PART_TOOLS);
+        let chunk = n.div_ceil(threads).clamp(512, PART_TOOLS);
         let tools = catalog.tools();
         let parts: Vec<Partial> = std::thread::scope(|scope| {
             let handles: Vec<_> = tools
