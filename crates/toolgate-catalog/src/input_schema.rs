@@ -6,8 +6,8 @@
 //! (which is also what the definition hash reads) and the property names and descriptions the
 //! index reads, and parses the document on first use, once. Each of those words is kept as
 //! where the text holds it, when it does (a word with characters JSON escapes, or hidden in a
-//! packed sequence, is kept whole): a gateway serving 100,000 tools peaked at 198 MB that way,
-//! 205-208 MB with the words kept apart.
+//! packed sequence, is kept whole): kept apart, the words of 100,000 tools were 11 MB, and the
+//! gateway serving them peaked 7-10 MB higher.
 //!
 //! The text is kept packed: each of a few byte sequences that JSON Schemas repeat (`"type":
 //! "string"`, `"properties":{`, ...) is held as one control character, which canonical JSON
@@ -62,11 +62,19 @@ fn varint(bytes: &[u8]) -> (usize, &[u8]) {
 }
 
 /// Where `needle` first occurs in `hay`. A schema's text is short and most words occur in it,
-/// most of them in the first places their first byte does: looking there is quicker than
-/// preparing a searcher for each word.
+/// most of them in the first places their first byte does: for a short word, looking there is
+/// quicker than preparing a searcher. A long one gets the searcher, whose time is linear in the
+/// text: compared at every place its first byte occurs, a schema of two long runs of one
+/// letter would take the square of its length.
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    let Some((&first, _)) = needle.split_first() else { return Some(0) };
-    memchr::memchr_iter(first, hay).find(|&at| hay[at..].starts_with(needle))
+    const SHORT: usize = 16;
+    match needle.split_first() {
+        None => Some(0),
+        Some((&first, _)) if needle.len() <= SHORT => {
+            memchr::memchr_iter(first, hay).find(|&at| hay[at..].starts_with(needle))
+        }
+        Some(_) => memchr::memmem::find(hay, needle),
+    }
 }
 
 /// Appends `word`'s entry to `list`: where `packed` holds its bytes, if it does, else the word
@@ -460,6 +468,26 @@ mod tests {
             ["b\u{0}c", "x\u{1}y", "default", "say \"hi\" \\ é 中"].iter().map(|w| w.len()).sum();
         assert!(s.words.len() < whole + 3 * 8, "{} bytes for the words", s.words.len());
         assert_eq!(InputSchema::from(json!({"properties": {"": {}}})).words().collect::<Vec<_>>(), [""]);
+    }
+
+    /// Words short and long are found where the text holds them: here the long ones through
+    /// the searcher (compared at every `a` instead, the second word of this schema would take
+    /// about 10^10 byte comparisons).
+    #[test]
+    fn words_short_and_long_are_found_where_the_text_holds_them() {
+        let run = "a".repeat(100_000);
+        let s = InputSchema::from(json!({
+            "properties": {"x": {"description": run.clone()}, "y": {"description": format!("{run}b")}},
+        }));
+        let words: Vec<&str> = s.words().collect();
+        assert_eq!(words.len(), 4);
+        assert_eq!((words[1].len(), words[3].len()), (100_000, 100_001));
+        assert!(s.words.len() < 40, "the long words were kept whole: {} bytes", s.words.len());
+        let text = b"xx\"abcdefghijklmnopqrstuvwxyz\"";
+        assert_eq!(find(text, b"abcdefghijklmnopq"), Some(3));
+        assert_eq!(find(text, b"abc"), Some(3));
+        assert_eq!(find(text, b"abd"), None);
+        assert_eq!(find(text, b""), Some(0));
     }
 
     /// A word's entry reads back as it was written, spans and lengths of every size.
