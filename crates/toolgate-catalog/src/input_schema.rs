@@ -62,19 +62,21 @@ fn varint(bytes: &[u8]) -> (usize, &[u8]) {
 }
 
 /// Where `needle` first occurs in `hay`. A schema's text is short and most words occur in it,
-/// most of them in the first places their first byte does: for a short word, looking there is
-/// quicker than preparing a searcher. A long one gets the searcher, whose time is linear in the
-/// text: compared at every place its first byte occurs, a schema of two long runs of one
-/// letter would take the square of its length.
+/// most of them at one of the first places their first byte does: looking there is quicker
+/// than preparing a searcher for each word. Past those few places the searcher takes over, its
+/// time linear in the text: compared at every place its first byte occurs, a word of a schema
+/// of long runs of one letter would take the square of its length.
 fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
-    const SHORT: usize = 16;
-    match needle.split_first() {
-        None => Some(0),
-        Some((&first, _)) if needle.len() <= SHORT => {
-            memchr::memchr_iter(first, hay).find(|&at| hay[at..].starts_with(needle))
+    const TRIED: usize = 8;
+    let Some((&first, _)) = needle.split_first() else { return Some(0) };
+    let mut places = memchr::memchr_iter(first, hay);
+    for at in places.by_ref().take(TRIED) {
+        if hay[at..].starts_with(needle) {
+            return Some(at);
         }
-        Some(_) => memchr::memmem::find(hay, needle),
     }
+    let from = places.next()?;
+    memchr::memmem::find(&hay[from..], needle).map(|at| from + at)
 }
 
 /// Appends `word`'s entry to `list`: where `packed` holds its bytes, if it does, else the word
@@ -470,9 +472,9 @@ mod tests {
         assert_eq!(InputSchema::from(json!({"properties": {"": {}}})).words().collect::<Vec<_>>(), [""]);
     }
 
-    /// Words short and long are found where the text holds them: here the long ones through
-    /// the searcher (compared at every `a` instead, the second word of this schema would take
-    /// about 10^10 byte comparisons).
+    /// Words are found where the text holds them, past the first few places of their first
+    /// byte too (compared at every `a`, the second word of this schema would take about 10^10
+    /// byte comparisons).
     #[test]
     fn words_short_and_long_are_found_where_the_text_holds_them() {
         let run = "a".repeat(100_000);
@@ -488,6 +490,11 @@ mod tests {
         assert_eq!(find(text, b"abc"), Some(3));
         assert_eq!(find(text, b"abd"), None);
         assert_eq!(find(text, b""), Some(0));
+        // Past the first few places of its first byte.
+        let many = format!("{}abc", "a,".repeat(20));
+        assert_eq!(find(many.as_bytes(), b"abc"), Some(40));
+        assert_eq!(find(many.as_bytes(), b"abd"), None);
+        assert_eq!(find(b"a,a,a,a,a,a,a,a,a", b"a,a"), Some(0));
     }
 
     /// A word's entry reads back as it was written, spans and lengths of every size.
