@@ -313,17 +313,9 @@ impl Bm25Index {
         let threads = std::thread::available_parallelism().map_or(1, |t| t.get()).min(8);
         let chunk = n.div_ceil(threads).clamp(512, PART_TOOLS);
         let tools = catalog.tools();
-        let parts: Vec<Partial> = std::thread::scope(|scope| {
-            let handles: Vec<_> = tools
-                .chunks(chunk)
-                .enumerate()
-                .map(|(i, part)| {
-                    let params = &params;
-                    scope.spawn(move || Partial::read(part, (i * chunk) as u32, params))
-                })
-                .collect();
-            handles.into_iter().map(|h| h.join().expect("index reader panicked")).collect()
-        });
+        let chunks = tools.chunks(chunk).enumerate().collect();
+        let parts =
+            crate::cores::on_parts(chunks, |(i, part)| Partial::read(part, (i * chunk) as u32, &params));
         let Merged { terms, per_term, overflow, lens } = Merged::of(parts);
         let mut avg_len = [0f32; 5];
         for len in &lens {

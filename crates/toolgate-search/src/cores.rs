@@ -20,8 +20,14 @@ pub(crate) fn on_cores<T: Sync, U: Send>(items: &[T], f: impl Fn(&T) -> U + Sync
 /// How many of `n` items each core's share holds: all of them when there are few items or one
 /// core.
 pub(crate) fn share_len(n: usize) -> usize {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(BUILD_THREADS);
+    let threads = threads();
     if threads < 2 || n < 2048 { n.max(1) } else { n.div_ceil(threads) }
+}
+
+/// How many threads [`on_cores`] and [`in_turn`] share work between: the machine's cores, at
+/// most [`BUILD_THREADS`].
+fn threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get()).min(BUILD_THREADS)
 }
 
 /// `f` of each of `parts`, in order, each on a thread of its own (a single part on the
@@ -44,7 +50,7 @@ pub(crate) fn on_parts<P: Send, U: Send>(parts: Vec<P>, f: impl Fn(P) -> U + Syn
 /// takes the next part when it is done with one, so that what a part holds is let go of part by
 /// part while the work goes on (a part is moved into `f`, and dropped when `f` is done with it).
 pub(crate) fn in_turn<P: Send, U: Send>(parts: Vec<P>, f: impl Fn(P) -> U + Sync) -> Vec<U> {
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get()).min(BUILD_THREADS);
+    let threads = threads();
     if threads < 2 || parts.len() < 2 {
         return parts.into_iter().map(f).collect();
     }
