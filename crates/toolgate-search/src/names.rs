@@ -79,9 +79,9 @@ impl ToolNames {
                 let tag = |kind: Kind| (pos << 2) | kind as u32;
                 entries.push((hash(&Kind::Qualified.key(t)), tag(Kind::Qualified)));
                 let bare = Kind::Bare.key(t);
-                let normalized = naming::normalize_tool(t.name());
-                if !normalized.eq_ignore_ascii_case(&bare) {
-                    entries.push((hash(&normalized.to_ascii_lowercase()), tag(Kind::Normalized)));
+                let normalized = Kind::Normalized.key(t);
+                if normalized != bare {
+                    entries.push((hash(&normalized), tag(Kind::Normalized)));
                 }
                 entries.push((hash(&bare), tag(Kind::Bare)));
             }
