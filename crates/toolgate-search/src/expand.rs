@@ -254,8 +254,11 @@ impl<'a> Builder<'a> {
                 }
             }
         }
+        // An expansion's terms are looked up here first: most expansions are left out.
+        let mut ids = Vec::new();
         for (from, terms, via) in expansions {
-            let ids: Vec<u32> = terms.iter().filter_map(|t| self.index.term(t)).collect();
+            ids.clear();
+            ids.extend(terms.iter().filter_map(|t| self.index.term(t)));
             let taken =
                 |i: &u32| self.direct.contains(i) || self.expanded.contains(i) || self.said.contains(i);
             if ids.is_empty() || ids.iter().any(taken) {
@@ -284,7 +287,7 @@ impl<'a> Builder<'a> {
             if weight <= 0.0 {
                 continue;
             }
-            alts.push(Alternative { terms: ids, weight });
+            alts.push(Alternative { terms: ids.clone(), weight });
             if self.explain {
                 let kept = terms.iter().filter(|t| self.index.term(t).is_some()).map(str::to_owned).collect();
                 sources.push(Source { from: from.to_owned(), terms: kept, via });

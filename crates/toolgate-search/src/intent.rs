@@ -22,6 +22,7 @@
 //! The rules are general: they look at the shape of the request (paths, addresses, relative
 //! dates), never at what any catalog holds.
 
+use std::borrow::Cow;
 use std::sync::{Arc, Mutex};
 
 use rustc_hash::FxHashMap;
@@ -64,8 +65,15 @@ pub(crate) fn read<'q>(words: &[&'q str]) -> Reading<'q> {
     let mut files_read = 0;
     let mut compares = false;
     // A path glued to Chinese text (`路径是/a/b.txt，`) is cut out of it first.
-    let split: Vec<&'q str> =
-        words.iter().flat_map(|w| latin_runs(w)).flat_map(without_chinese_dates).collect();
+    // A word in ASCII (most of them) is one run and holds no Chinese date.
+    let mut split: Vec<&'q str> = Vec::with_capacity(words.len());
+    for &w in words {
+        if w.is_ascii() {
+            split.push(w);
+        } else {
+            latin_runs(w).for_each(|run| without_chinese_dates(run, &mut split));
+        }
+    }
     let words = &split[..];
     let dates = date_words(words);
     let mut lower = String::new();
@@ -151,7 +159,18 @@ const WEEKDAYS: [&str; 7] = ["monday", "tuesday", "wednesday", "thursday", "frid
 /// request, not what it asks for: `tomorrow`, `yesterday`, `tonight`, `Friday`, `next week`,
 /// `the past three days`, `this weekend`, `3 days ago`.
 fn date_words(words: &[&str]) -> Vec<bool> {
-    let lower: Vec<String> = words.iter().map(|w| trim_punctuation(w).to_ascii_lowercase()).collect();
+    // Lower-cased only where a word has a capital (most have none).
+    let lower: Vec<Cow<'_, str>> = words
+        .iter()
+        .map(|w| {
+            let w = trim_punctuation(w);
+            if w.bytes().any(|b| b.is_ascii_uppercase()) {
+                Cow::Owned(w.to_ascii_lowercase())
+            } else {
+                Cow::Borrowed(w)
+            }
+        })
+        .collect();
     let unit = |w: &str| {
         let u = w.trim_end_matches('s');
         WEEKDAYS.contains(&w)
@@ -159,7 +178,7 @@ fn date_words(words: &[&str]) -> Vec<bool> {
     };
     let mut out = vec![false; words.len()];
     for (i, w) in lower.iter().enumerate() {
-        if matches!(w.as_str(), "tomorrow" | "yesterday" | "tonight") || WEEKDAYS.contains(&w.as_str()) {
+        if matches!(&**w, "tomorrow" | "yesterday" | "tonight") || WEEKDAYS.contains(&&**w) {
             out[i] = true;
         }
         // A deadline's bound: "by Friday at the latest".
@@ -176,10 +195,10 @@ fn date_words(words: &[&str]) -> Vec<bool> {
                 out[i - 2] = true;
             }
         }
-        if matches!(w.as_str(), "next" | "last" | "past" | "coming" | "this") {
+        if matches!(&**w, "next" | "last" | "past" | "coming" | "this") {
             for j in [i + 1, i + 2] {
                 let Some(next) = lower.get(j) else { break };
-                if unit(next) && (w != "this" || WEEKDAYS.contains(&next.as_str()) || next == "weekend") {
+                if unit(next) && (w != "this" || WEEKDAYS.contains(&&**next) || next == "weekend") {
                     if j == i + 2 && !is_count(&lower[i + 1]) {
                         break;
                     }
@@ -202,8 +221,8 @@ fn is_count(w: &str) -> bool {
 }
 
 /// `w` without the Chinese dates relative to today it holds (明天, 下周五, 上个月, 过去三天 …):
-/// the rest of it, in pieces.
-fn without_chinese_dates(w: &str) -> Vec<&str> {
+/// the rest of it, in pieces added to `pieces`.
+fn without_chinese_dates<'w>(w: &'w str, pieces: &mut Vec<&'w str>) {
     const WHOLE: &[&str] = &["明天", "后天", "昨天", "前天", "今晚", "下个月", "上个月", "这个月", "本月"];
     const WEEK: &[&str] = &["下周", "上周", "本周", "这周", "下星期", "上星期", "这星期", "周", "星期"];
     const SPAN: &[&str] = &["过去", "最近", "未来", "接下来"];
@@ -211,9 +230,9 @@ fn without_chinese_dates(w: &str) -> Vec<&str> {
     const COUNTS: &str = "一二两三四五六七八九十几0123456789";
     // Every date above is in Chinese characters: a word in ASCII holds none.
     if w.is_ascii() {
-        return vec![w];
+        pieces.push(w);
+        return;
     }
-    let mut pieces = Vec::new();
     let mut start = 0;
     let mut i = 0;
     while i < w.len() {
@@ -253,7 +272,6 @@ fn without_chinese_dates(w: &str) -> Vec<&str> {
     if start < w.len() {
         pieces.push(&w[start..]);
     }
-    pieces
 }
 
 fn push(needs: &mut Vec<Need>, words: &'static [&'static str], cue: &str) {

@@ -7,10 +7,27 @@
 //! the `##` continuation prefix; a word that cannot be cut entirely, or is longer than 100
 //! characters, becomes the one `[UNK]` token.
 
+use std::cell::Cell;
+
 use rustc_hash::FxHashMap;
 
 /// Words longer than this many characters become `[UNK]` (BERT's `max_input_chars_per_word`).
 const MAX_WORD_CHARS: usize = 100;
+
+/// The buffers of [`WordPiece::each_word`] (a word, its ids, a piece being looked up), kept
+/// from call to call: a request's words would otherwise cost a few allocations each.
+#[derive(Debug, Default)]
+struct Scratch {
+    word: String,
+    ids: Vec<u32>,
+    key: String,
+}
+
+thread_local! {
+    /// The [`Scratch`] of this thread's [`WordPiece::each_word`] (a nested call finds it taken
+    /// and starts its own).
+    static SCRATCH: Cell<Scratch> = Cell::new(Scratch::default());
+}
 
 /// A WordPiece vocabulary: token text to id.
 #[derive(Debug, Clone)]
@@ -52,12 +69,13 @@ impl WordPiece {
     /// Calls `f` with every basic word's kind, its lower-case form and its token ids (one
     /// `[UNK]` for an unknown word).
     pub(crate) fn each_word(&self, text: &str, f: &mut dyn FnMut(WordKind, &str, &[u32])) {
-        let mut word = String::new();
-        let mut ids = Vec::new();
+        let mut scratch = SCRATCH.take();
+        let Scratch { word, ids, key } = &mut scratch;
+        word.clear();
         let mut flush = |word: &mut String, kind: WordKind, ids: &mut Vec<u32>| {
             if !word.is_empty() {
                 ids.clear();
-                self.pieces(word, ids);
+                self.pieces(word, ids, key);
                 f(kind, word, ids);
                 word.clear();
             }
@@ -72,23 +90,25 @@ impl WordPiece {
                 continue;
             }
             if c.is_whitespace() {
-                flush(&mut word, WordKind::Other, &mut ids);
+                flush(word, WordKind::Other, ids);
             } else if is_cjk(c) || is_punctuation(c) {
-                flush(&mut word, WordKind::Other, &mut ids);
+                flush(word, WordKind::Other, ids);
                 word.push(c);
                 let kind = if is_cjk(c) { WordKind::Cjk } else { WordKind::Punctuation };
-                flush(&mut word, kind, &mut ids);
+                flush(word, kind, ids);
             } else {
                 for l in c.to_lowercase() {
                     word.push(strip_accent(l));
                 }
             }
         }
-        flush(&mut word, WordKind::Other, &mut ids);
+        flush(word, WordKind::Other, ids);
+        SCRATCH.set(scratch);
     }
 
-    /// Greedy longest-match-first WordPiece of one basic word.
-    fn pieces(&self, word: &str, out: &mut Vec<u32>) {
+    /// Greedy longest-match-first WordPiece of one basic word; `key` is room for the pieces
+    /// looked up.
+    fn pieces(&self, word: &str, out: &mut Vec<u32>, key: &mut String) {
         if word.len() > MAX_WORD_CHARS && word.chars().count() > MAX_WORD_CHARS {
             out.push(self.unk);
             return;
@@ -99,7 +119,6 @@ impl WordPiece {
             return;
         }
         let start_len = out.len();
-        let mut key = String::with_capacity(word.len() + 2);
         let mut start = 0;
         while start < word.len() {
             let rest = &word[start..];
