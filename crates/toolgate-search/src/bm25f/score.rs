@@ -129,7 +129,12 @@ fn largest(slots: &[f32]) -> f32 {
         }
     }
     let rest = blocks.remainder().iter().fold(0.0f32, |m, &s| larger(m, s));
-    lanes.iter().fold(rest, |m, &s| larger(m, s))
+    // Halved twice and then once, lane by lane, rather than folded one lane at a time: three
+    // steps of a few instructions instead of eight dependent ones.
+    let [a, b, c, d, e, f, g, h] = lanes;
+    let quad = [larger(a, e), larger(b, f), larger(c, g), larger(d, h)];
+    let pair = [larger(quad[0], quad[2]), larger(quad[1], quad[3])];
+    larger(larger(pair[0], pair[1]), rest)
 }
 
 /// The best `k` scores kept so far, best first: a score below the worst of them cannot be
