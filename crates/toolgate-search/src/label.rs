@@ -19,6 +19,13 @@
 //! the reply of the one addressed ("your answer", `你的回答`). A reply verb with an object
 //! ("Reply to the client", `回复客户邮件`) or a reply that is data ("the responses of the
 //! poll", `问卷回答`) is the task, and is read as it is written.
+//!
+//! A request's closing thanks count as a label too ("Thanks in advance, and tell me if anything
+//! is unclear.", `先谢谢了，有不清楚的地方请告诉我。`): its last sentence, when it opens by
+//! thanking the one addressed and asks nothing. Its other words (`unclear`, `地方`: a place)
+//! would otherwise find tools. A thanks that asks on ("Thanks! Could you also …?"), that is not
+//! the last sentence (a turn of a conversation), or that thanks someone else ("Thank the
+//! client") is read as it is written.
 
 /// The most whitespace-separated words a label has.
 const MAX_WORDS: usize = 3;
@@ -38,9 +45,19 @@ pub(crate) struct Labelled<'q> {
 /// Splits `query` into its whitespace-separated words, telling labels (and the sentences
 /// about the reply, which count as labels do) from the rest.
 pub(crate) fn split(query: &str) -> Labelled<'_> {
+    let out = split_as(query, mentions_thanks(query));
+    // A request that is all thanks is read as it is written: there is nothing else to rank by.
+    if out.words.is_empty() && !out.labels.is_empty() && mentions_thanks(query) {
+        return split_as(query, false);
+    }
+    out
+}
+
+/// [`split`], sentences that thank the reader counting as labels if `thanks`.
+fn split_as(query: &str, thanks: bool) -> Labelled<'_> {
     let mut out = Labelled::default();
     let colon = query.contains([':', '：']);
-    let reply = mentions_reply(query);
+    let reply = mentions_reply(query) || thanks;
     if !colon && !reply {
         out.words.extend(query.split_whitespace());
         return out;
@@ -56,7 +73,10 @@ pub(crate) fn split(query: &str) -> Labelled<'_> {
             continue;
         }
         for sentence in sentences(rest) {
-            let to = if about_reply(sentence) { &mut out.labels } else { &mut out.words };
+            // Thanks close a request: only its last sentence is read for them.
+            let last = || offset_in(query, sentence) + sentence.len() >= query.trim_end().len();
+            let courtesy = about_reply(sentence) || (thanks && last() && thanks_the_reader(sentence));
+            let to = if courtesy { &mut out.labels } else { &mut out.words };
             to.extend(sentence.split_whitespace());
         }
     }
@@ -84,6 +104,62 @@ const AFTER_REPLY_ZH: [char; 6] = ['要', '应', '需', '请', '时', '尽'];
 fn mentions_reply(query: &str) -> bool {
     query.contains(['回', '答'])
         || ["nswer", "NSWER", "eply", "EPLY", "espon", "ESPON"].iter().any(|stem| query.contains(stem))
+}
+
+/// Where `part`, a slice of `text`, starts in it.
+fn offset_in(text: &str, part: &str) -> usize {
+    part.as_ptr() as usize - text.as_ptr() as usize
+}
+
+/// Whether `query` could hold a sentence that thanks the reader: a cheap test before any split.
+fn mentions_thanks(query: &str) -> bool {
+    query.contains('谢') || ["hank", "HANK"].iter().any(|stem| query.contains(stem))
+}
+
+/// What may come before a Chinese word of thanks at the start of a sentence: in advance (`先`,
+/// `提前`), very (`非常`, `十分`, `太`, `真`).
+const BEFORE_THANKS_ZH: [&str; 6] = ["先", "提前", "非常", "十分", "太", "真"];
+
+/// Whether `sentence` opens by thanking the one addressed and asks nothing ("Thanks in advance,
+/// and …", "Thank you for your help.", "Many thanks!", `先谢谢了，…。`, `多谢！`, `感谢您的帮助。`):
+/// a courtesy, whatever else it says, when it closes the request. A thanks that goes on to ask ("Thanks, can you also …?",
+/// `谢谢，可以告诉我…吗？`) is a request; thanking someone else ("Thank the client for the
+/// order", `感谢客户`) is a task; both are read as written, as is a thanks later in a sentence.
+fn thanks_the_reader(sentence: &str) -> bool {
+    let end = sentence.trim_end();
+    if end.ends_with(['?', '？']) || end.trim_end_matches(['。', '.', '!', '！']).ends_with(['吗', '呢'])
+    {
+        return false;
+    }
+    let mut words = sentence
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty() && w.is_ascii())
+        .map(str::to_ascii_lowercase);
+    let first = words.next();
+    let english = match first.as_deref() {
+        Some("thanks" | "thx") => true,
+        Some("many") => words.next().as_deref() == Some("thanks"),
+        Some("thank") => words.next().as_deref() == Some("you"),
+        _ => false,
+    };
+    // Only an English opening counts for English: the ASCII words of a Chinese sentence come
+    // after its Han characters.
+    let starts_latin = sentence.trim_start().chars().next().is_some_and(|c| c.is_ascii_alphabetic());
+    if starts_latin {
+        return english;
+    }
+    let mut rest = sentence.trim_start();
+    for lead in BEFORE_THANKS_ZH {
+        if let Some(after) = rest.strip_prefix(lead) {
+            rest = after;
+            break;
+        }
+    }
+    rest.starts_with("谢谢")
+        || rest.starts_with("多谢")
+        || rest.starts_with("感谢你")
+        || rest.starts_with("感谢您")
+        || rest.starts_with("谢了")
 }
 
 /// The sentences of a line: pieces ending at `.`, `?` or `!` before a space, or at `。`, `？`,
@@ -265,6 +341,52 @@ mod tests {
         ] {
             let l = split(q);
             assert!(l.labels.iter().all(|w| w.ends_with(':') || w.ends_with('：')), "{q:?}: {:?}", l.labels);
+        }
+    }
+
+    #[test]
+    fn thanks_that_close_a_request_count_as_a_label() {
+        assert_eq!(
+            labels("Find flights to Paris.\n\nThanks in advance, and tell me if anything is unclear."),
+            (
+                vec!["Thanks", "in", "advance,", "and", "tell", "me", "if", "anything", "is", "unclear."],
+                vec!["Find", "flights", "to", "Paris."]
+            )
+        );
+        assert_eq!(
+            labels("查一下北京的天气\n\n先谢谢了，有不清楚的地方请告诉我。"),
+            (vec!["先谢谢了，有不清楚的地方请告诉我。"], vec!["查一下北京的天气"])
+        );
+        assert_eq!(
+            labels("Send me the manual for pump XYZ789. Thank you very much for your help!"),
+            (
+                vec!["Thank", "you", "very", "much", "for", "your", "help!"],
+                vec!["Send", "me", "the", "manual", "for", "pump", "XYZ789."]
+            )
+        );
+        assert_eq!(labels("帮我查物流。非常感谢您！"), (vec!["非常感谢您！"], vec!["帮我查物流。"]));
+    }
+
+    #[test]
+    fn thanks_that_ask_or_go_on_or_thank_someone_else_are_read_as_written() {
+        for q in [
+            // It goes on to ask.
+            "I want a loan.\n谢谢，可以告诉我个人住房贷款的申请流程吗？",
+            "Give me health tips.\nThanks! Could you also suggest a diet?",
+            "Find my order.\nThanks, can you also track it?",
+            // Not the request's last sentence: a turn of a conversation, read as written.
+            "Check the alerts.\nThanks for the info. Also check the travel advisories.",
+            // Someone else is thanked: the task.
+            "Write an email. Thank the client for the order.",
+            "写封邮件。感谢客户的订单。",
+            // Nothing but thanks: nothing else to rank by.
+            "Thanks!",
+            "谢谢您的帮助。",
+        ] {
+            let l = split(q);
+            assert!(l.labels.is_empty(), "{q:?}: {:?}", l.labels);
+            // Every word is there, in order (a Chinese run may be cut at its sentence ends).
+            assert_eq!(l.words.concat(), q.split_whitespace().collect::<String>(), "{q:?}");
         }
     }
 
