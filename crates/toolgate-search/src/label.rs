@@ -15,8 +15,9 @@
 //! a one-line summary at the end", `回答要简短、有条理`. Its words (`list`, `summary`, `short`,
 //! `列表`, `总结`) say how to answer, not what to do, and are tool words of many catalogs. This
 //! one reads grammar, in English and Chinese: a reply verb used without an object ("Answer
-//! in …", "Respond briefly", `请用列表回答`), the reply as the subject of a wish (`回答要…`), or
-//! the reply of the one addressed ("your answer", `你的回答`). A reply verb with an object
+//! in …", "Respond briefly", `请用列表回答`), the reply as the subject of a wish (`回答要…`), the
+//! reply of the one addressed ("your answer", `你的回答`), or the reply given a manner by a verb
+//! of keeping or making ("keep the answer short", "make the response brief"). A reply verb with an object
 //! ("Reply to the client", `回复客户邮件`) or a reply that is data ("the responses of the
 //! poll", `问卷回答`) is the task, and is read as it is written.
 //!
@@ -25,7 +26,8 @@
 //! thanking the one addressed and asks nothing. Its other words (`unclear`, `地方`: a place)
 //! would otherwise find tools. A thanks that asks on ("Thanks! Could you also …?"), that is not
 //! the last sentence (a turn of a conversation), or that thanks someone else ("Thank the
-//! client") is read as it is written.
+//! client") is read as it is written. A request that is nothing but such sentences is read as
+//! it is written too: there is nothing else to rank it by.
 
 /// The most whitespace-separated words a label has.
 const MAX_WORDS: usize = 3;
@@ -45,20 +47,22 @@ pub(crate) struct Labelled<'q> {
 /// Splits `query` into its whitespace-separated words, telling labels (and the sentences
 /// about the reply, which count as labels do) from the rest.
 pub(crate) fn split(query: &str) -> Labelled<'_> {
-    let out = split_as(query, mentions_thanks(query));
-    // A request that is all thanks is read as it is written: there is nothing else to rank by.
-    if out.words.is_empty() && !out.labels.is_empty() && mentions_thanks(query) {
+    let courtesy = mentions_reply(query) || mentions_thanks(query);
+    let out = split_as(query, courtesy);
+    // A request that is all about the reply or thanks is read as it is written: there is
+    // nothing else to rank by.
+    if courtesy && out.words.is_empty() && !out.labels.is_empty() {
         return split_as(query, false);
     }
     out
 }
 
-/// [`split`], sentences that thank the reader counting as labels if `thanks`.
-fn split_as(query: &str, thanks: bool) -> Labelled<'_> {
+/// [`split`], sentences about the reply and closing thanks counting as labels if `courtesy`.
+fn split_as(query: &str, courtesy: bool) -> Labelled<'_> {
     let mut out = Labelled::default();
     let colon = query.contains([':', '：']);
-    let reply = mentions_reply(query) || thanks;
-    if !colon && !reply {
+    let thanks = courtesy && mentions_thanks(query);
+    if !colon && !courtesy {
         out.words.extend(query.split_whitespace());
         return out;
     }
@@ -68,15 +72,15 @@ fn split_as(query: &str, thanks: bool) -> Labelled<'_> {
             None => ("", line),
         };
         out.labels.extend(label.split_whitespace());
-        if !reply {
+        if !courtesy {
             out.words.extend(rest.split_whitespace());
             continue;
         }
         for sentence in sentences(rest) {
             // Thanks close a request: only its last sentence is read for them.
             let last = || offset_in(query, sentence) + sentence.len() >= query.trim_end().len();
-            let courtesy = about_reply(sentence) || (thanks && last() && thanks_the_reader(sentence));
-            let to = if courtesy { &mut out.labels } else { &mut out.words };
+            let aside = about_reply(sentence) || (thanks && last() && thanks_the_reader(sentence));
+            let to = if aside { &mut out.labels } else { &mut out.words };
             to.extend(sentence.split_whitespace());
         }
     }
@@ -88,6 +92,20 @@ const REPLY_VERBS: [&str; 3] = ["answer", "reply", "respond"];
 
 /// The nouns of a reply, after `your`.
 const REPLY_NOUNS: [&str; 6] = ["answer", "answers", "reply", "replies", "response", "responses"];
+
+/// Adjectives of an answer's manner, as in "keep the answer short".
+const STYLE: [&str; 10] = [
+    "short",
+    "brief",
+    "concise",
+    "clear",
+    "simple",
+    "structured",
+    "succinct",
+    "focused",
+    "readable",
+    "precise",
+];
 
 /// What follows a reply verb used without an object: how to answer, not whom or what.
 const HOW: [&str; 8] = ["in", "with", "using", "as", "briefly", "concisely", "only", "shortly"];
@@ -201,6 +219,13 @@ fn about_reply(sentence: &str) -> bool {
     let bare_verb = words.get(first).is_some_and(|w| REPLY_VERBS.contains(&w.as_str()))
         && words.get(first + 1).is_some_and(|w| HOW.contains(&w.as_str()));
     let yours = words.windows(2).any(|p| p[0] == "your" && REPLY_NOUNS.contains(&p[1].as_str()));
+    // The reply given a manner by a verb of keeping or making: "keep the answer short".
+    let styled = words.windows(4).any(|p| {
+        matches!(p[0].as_str(), "keep" | "make")
+            && matches!(p[1].as_str(), "the" | "your" | "an" | "a")
+            && REPLY_NOUNS.contains(&p[2].as_str())
+            && STYLE.contains(&p[3].as_str())
+    });
     let zh = REPLY_VERBS_ZH.iter().any(|v| {
         sentence.match_indices(v).any(|(at, _)| {
             let before = &sentence[..at];
@@ -212,7 +237,7 @@ fn about_reply(sentence: &str) -> bool {
                 })
         })
     });
-    bare_verb || yours || zh
+    bare_verb || yours || styled || zh
 }
 
 /// The words of a request's labels and its other words as one text, labels first, for a
@@ -324,6 +349,28 @@ mod tests {
             (vec!["请用简短的列表回答，最后附一句总结。"], vec!["查一下天气"])
         );
         assert_eq!(labels("查看提交记录。回答要简短。"), (vec!["回答要简短。"], vec!["查看提交记录。"]));
+        assert_eq!(
+            labels("Find my notes.\n\nDouble-check your work, and keep the answer short and clear."),
+            (
+                vec![
+                    "Double-check",
+                    "your",
+                    "work,",
+                    "and",
+                    "keep",
+                    "the",
+                    "answer",
+                    "short",
+                    "and",
+                    "clear."
+                ],
+                vec!["Find", "my", "notes."]
+            )
+        );
+        assert_eq!(
+            labels("List the open issues. Make the response brief."),
+            (vec!["Make", "the", "response", "brief."], vec!["List", "the", "open", "issues."])
+        );
         assert_eq!(labels("查天气。你的回答请附上来源"), (vec!["你的回答请附上来源"], vec!["查天气。"]));
     }
 
@@ -338,6 +385,11 @@ mod tests {
             "find the answer to this riddle",
             "有三个任务：1. 完成设计；2. 回复客户邮件",
             "问卷回答包括问题Q1答为A",
+            "Tune the checkout API. Keep the response time under 300ms.",
+            "Publish the FAQ. Make the answers public on the forum.",
+            // A request that is all about the reply has nothing else to rank by.
+            "Answer in a short list.",
+            "Keep the answer short and structured.",
         ] {
             let l = split(q);
             assert!(l.labels.iter().all(|w| w.ends_with(':') || w.ends_with('：')), "{q:?}: {:?}", l.labels);
