@@ -120,7 +120,7 @@ const AFTER_REPLY_ZH: [char; 6] = ['要', '应', '需', '请', '时', '尽'];
 /// Whether `query` could hold a sentence about the reply: a cheap test before any split (the
 /// stems of the reply words, in lower and upper case).
 fn mentions_reply(query: &str) -> bool {
-    query.contains(['回', '答'])
+    (!query.is_ascii() && query.contains(['回', '答']))
         || ["nswer", "NSWER", "eply", "EPLY", "espon", "ESPON"].iter().any(|stem| query.contains(stem))
 }
 
@@ -131,7 +131,7 @@ fn offset_in(text: &str, part: &str) -> usize {
 
 /// Whether `query` could hold a sentence that thanks the reader: a cheap test before any split.
 fn mentions_thanks(query: &str) -> bool {
-    query.contains('谢') || ["hank", "HANK"].iter().any(|stem| query.contains(stem))
+    (!query.is_ascii() && query.contains('谢')) || ["hank", "HANK"].iter().any(|stem| query.contains(stem))
 }
 
 /// What may come before a Chinese word of thanks at the start of a sentence: in advance (`先`,
@@ -210,21 +210,20 @@ fn sentences(line: &str) -> impl Iterator<Item = &str> {
 /// reply verb with an object ("reply to the client", "answer the survey", `回复客户邮件`) is a
 /// task, and so is a reply that is data ("the responses of the poll", `问卷回答`).
 fn about_reply(sentence: &str) -> bool {
-    let words: Vec<String> = sentence
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty() && w.is_ascii())
-        .map(str::to_ascii_lowercase)
-        .collect();
-    let first = usize::from(words.first().is_some_and(|w| w == "please"));
-    let bare_verb = words.get(first).is_some_and(|w| REPLY_VERBS.contains(&w.as_str()))
-        && words.get(first + 1).is_some_and(|w| HOW.contains(&w.as_str()));
-    let yours = words.windows(2).any(|p| p[0] == "your" && REPLY_NOUNS.contains(&p[1].as_str()));
+    let words: Vec<&str> =
+        sentence.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty() && w.is_ascii()).collect();
+    // Whether `w` is one of `these`, in any case.
+    let among = |w: &str, these: &[&str]| these.iter().any(|t| w.eq_ignore_ascii_case(t));
+    let first = usize::from(words.first().is_some_and(|w| w.eq_ignore_ascii_case("please")));
+    let bare_verb = words.get(first).is_some_and(|w| among(w, &REPLY_VERBS))
+        && words.get(first + 1).is_some_and(|w| among(w, &HOW));
+    let yours = words.windows(2).any(|p| p[0].eq_ignore_ascii_case("your") && among(p[1], &REPLY_NOUNS));
     // The reply given a manner by a verb of keeping or making: "keep the answer short".
     let styled = words.windows(4).any(|p| {
-        matches!(p[0].as_str(), "keep" | "make")
-            && matches!(p[1].as_str(), "the" | "your" | "an" | "a")
-            && REPLY_NOUNS.contains(&p[2].as_str())
-            && STYLE.contains(&p[3].as_str())
+        among(p[0], &["keep", "make"])
+            && among(p[1], &["the", "your", "an", "a"])
+            && among(p[2], &REPLY_NOUNS)
+            && among(p[3], &STYLE)
     });
     let zh = REPLY_VERBS_ZH.iter().any(|v| {
         sentence.match_indices(v).any(|(at, _)| {
