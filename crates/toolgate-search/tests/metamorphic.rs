@@ -38,10 +38,10 @@
 //! with no allowance for what `bm25f` loses. It takes the full model over every request sixteen
 //! times (about ten minutes in a release build on 2 cores), so it runs by hand:
 //! `cargo test --release -p toolgate-search --features bert --test metamorphic -- --ignored
-//! --nocapture bert` (`TOOLGATE_MODEL`, else `e2e/model`). Its gaps are `open_bert`: generic
-//! instructions, a background line, a deadline, a Chinese thanks and greeting, on metatool,
-//! livemcpbench and livemcp-zh, which it inherits from `lexical`'s side of its mix (the model
-//! alone loses at most 0.018 under the closing paragraphs on metatool).
+//! --nocapture bert` (`TOOLGATE_MODEL`, else `e2e/model`). Its gaps are `open_bert`: a
+//! background line, a deadline and a Chinese greeting, on metatool, livemcpbench and
+//! livemcp-zh, which it inherits from `lexical`'s side of its mix (the model alone loses at
+//! most 0.018 under the closing paragraphs on metatool).
 //!
 //! A heading and a background line open with a label ("Task description:", `背景：`), whose
 //! words count little (`src/label.rs`); with every label read as a word, the heading costs
