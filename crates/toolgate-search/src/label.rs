@@ -17,9 +17,9 @@
 //! one reads grammar, in English and Chinese: a reply verb used without an object ("Answer
 //! in …", "Respond briefly", `请用列表回答`), the reply as the subject of a wish (`回答要…`), the
 //! reply of the one addressed ("your answer", `你的回答`), or the reply given a manner by a verb
-//! of keeping or making ("keep the answer short", "make the response brief"). A reply verb with an object
-//! ("Reply to the client", `回复客户邮件`) or a reply that is data ("the responses of the
-//! poll", `问卷回答`) is the task, and is read as it is written.
+//! of keeping or making ("keep the answer short", "make the response brief"). A reply verb
+//! with an object ("Reply to the client", `回复客户邮件`) or a reply that is data ("the
+//! responses of the poll", `问卷回答`) is the task, and is read as it is written.
 //!
 //! A request's closing thanks count as a label too ("Thanks in advance, and tell me if anything
 //! is unclear.", `先谢谢了，有不清楚的地方请告诉我。`): its last sentence, when it opens by
@@ -47,21 +47,23 @@ pub(crate) struct Labelled<'q> {
 /// Splits `query` into its whitespace-separated words, telling labels (and the sentences
 /// about the reply, which count as labels do) from the rest.
 pub(crate) fn split(query: &str) -> Labelled<'_> {
-    let courtesy = mentions_reply(query) || mentions_thanks(query);
-    let out = split_as(query, courtesy);
+    let thanks = mentions_thanks(query);
+    let courtesy = thanks || mentions_reply(query);
+    let out = split_as(query, courtesy, thanks);
     // A request that is all about the reply or thanks is read as it is written: there is
     // nothing else to rank by.
     if courtesy && out.words.is_empty() && !out.labels.is_empty() {
-        return split_as(query, false);
+        return split_as(query, false, false);
     }
     out
 }
 
-/// [`split`], sentences about the reply and closing thanks counting as labels if `courtesy`.
-fn split_as(query: &str, courtesy: bool) -> Labelled<'_> {
+/// [`split`], sentences about the reply counting as labels if `courtesy`, and a closing thanks
+/// too if `thanks` as well.
+fn split_as(query: &str, courtesy: bool, thanks: bool) -> Labelled<'_> {
     let mut out = Labelled::default();
     let colon = query.contains([':', '：']);
-    let thanks = courtesy && mentions_thanks(query);
+    let end = query.trim_end().len();
     if !colon && !courtesy {
         out.words.extend(query.split_whitespace());
         return out;
@@ -78,7 +80,7 @@ fn split_as(query: &str, courtesy: bool) -> Labelled<'_> {
         }
         for sentence in sentences(rest) {
             // Thanks close a request: only its last sentence is read for them.
-            let last = || offset_in(query, sentence) + sentence.len() >= query.trim_end().len();
+            let last = || offset_in(query, sentence) + sentence.len() >= end;
             let aside = about_reply(sentence) || (thanks && last() && thanks_the_reader(sentence));
             let to = if aside { &mut out.labels } else { &mut out.words };
             to.extend(sentence.split_whitespace());
@@ -138,46 +140,37 @@ fn mentions_thanks(query: &str) -> bool {
 /// `提前`), very (`非常`, `十分`, `太`, `真`).
 const BEFORE_THANKS_ZH: [&str; 6] = ["先", "提前", "非常", "十分", "太", "真"];
 
+/// The Chinese words that thank the one addressed, as a sentence opens with them.
+const THANKS_ZH: [&str; 5] = ["谢谢", "多谢", "感谢你", "感谢您", "谢了"];
+
 /// Whether `sentence` opens by thanking the one addressed and asks nothing ("Thanks in advance,
-/// and …", "Thank you for your help.", "Many thanks!", `先谢谢了，…。`, `多谢！`, `感谢您的帮助。`):
-/// a courtesy, whatever else it says, when it closes the request. A thanks that goes on to ask ("Thanks, can you also …?",
-/// `谢谢，可以告诉我…吗？`) is a request; thanking someone else ("Thank the client for the
-/// order", `感谢客户`) is a task; both are read as written, as is a thanks later in a sentence.
+/// and …", "Thank you for your help.", "Many thanks!", `先谢谢了，…。`, `多谢！`,
+/// `感谢您的帮助。`): a courtesy, whatever else it says, when it closes the request. A thanks
+/// that goes on to ask ("Thanks, can you also …?", `谢谢，可以告诉我…吗？`) is a request;
+/// thanking someone else ("Thank the client for the order", `感谢客户`) is a task; both are
+/// read as written, as is a thanks later in a sentence.
 fn thanks_the_reader(sentence: &str) -> bool {
     let end = sentence.trim_end();
     if end.ends_with(['?', '？']) || end.trim_end_matches(['。', '.', '!', '！']).ends_with(['吗', '呢'])
     {
         return false;
     }
-    let mut words = sentence
-        .split(|c: char| !c.is_alphanumeric() && c != '\'')
-        .filter(|w| !w.is_empty() && w.is_ascii())
-        .map(str::to_ascii_lowercase);
-    let first = words.next();
-    let english = match first.as_deref() {
-        Some("thanks" | "thx") => true,
-        Some("many") => words.next().as_deref() == Some("thanks"),
-        Some("thank") => words.next().as_deref() == Some("you"),
-        _ => false,
-    };
-    // Only an English opening counts for English: the ASCII words of a Chinese sentence come
-    // after its Han characters.
-    let starts_latin = sentence.trim_start().chars().next().is_some_and(|c| c.is_ascii_alphabetic());
-    if starts_latin {
-        return english;
+    let opening = sentence.trim_start();
+    // An English opening counts for English only: a Chinese sentence's ASCII words come after
+    // its Han characters.
+    if opening.starts_with(|c: char| c.is_ascii_alphabetic()) {
+        let mut words = opening
+            .split(|c: char| !c.is_alphanumeric() && c != '\'')
+            .filter(|w| !w.is_empty() && w.is_ascii());
+        let is = |w: Option<&str>, this: &str| w.is_some_and(|w| w.eq_ignore_ascii_case(this));
+        let first = words.next();
+        return is(first, "thanks")
+            || is(first, "thx")
+            || (is(first, "many") && is(words.next(), "thanks"))
+            || (is(first, "thank") && is(words.next(), "you"));
     }
-    let mut rest = sentence.trim_start();
-    for lead in BEFORE_THANKS_ZH {
-        if let Some(after) = rest.strip_prefix(lead) {
-            rest = after;
-            break;
-        }
-    }
-    rest.starts_with("谢谢")
-        || rest.starts_with("多谢")
-        || rest.starts_with("感谢你")
-        || rest.starts_with("感谢您")
-        || rest.starts_with("谢了")
+    let rest = BEFORE_THANKS_ZH.iter().find_map(|lead| opening.strip_prefix(lead)).unwrap_or(opening);
+    THANKS_ZH.iter().any(|t| rest.starts_with(t))
 }
 
 /// The sentences of a line: pieces ending at `.`, `?` or `!` before a space, or at `。`, `？`,
@@ -206,9 +199,10 @@ fn sentences(line: &str) -> impl Iterator<Item = &str> {
 
 /// Whether `sentence` is about the reply rather than the task: a reply verb used without an
 /// object ("Answer in a short list", "Respond briefly", `请用列表回答`), the reply as the subject
-/// of a wish (`回答要简短`), or the reply of the one addressed ("your answer", `你的回答`). A
-/// reply verb with an object ("reply to the client", "answer the survey", `回复客户邮件`) is a
-/// task, and so is a reply that is data ("the responses of the poll", `问卷回答`).
+/// of a wish (`回答要简短`), the reply of the one addressed ("your answer", `你的回答`), or the
+/// reply given a manner ("keep the answer short"). A reply verb with an object ("reply to the
+/// client", "answer the survey", `回复客户邮件`) is a task, and so is a reply that is data ("the
+/// responses of the poll", `问卷回答`).
 fn about_reply(sentence: &str) -> bool {
     let words: Vec<&str> =
         sentence.split(|c: char| !c.is_alphanumeric()).filter(|w| !w.is_empty() && w.is_ascii()).collect();
