@@ -407,7 +407,10 @@ impl Catalog {
 
     /// The distinct server ids, sorted.
     pub fn servers(&self) -> Vec<&str> {
+        // A server's tools are mostly side by side: dropping repeats first leaves a list about
+        // as long as the servers to sort, not as the tools.
         let mut s: Vec<&str> = self.tools.iter().map(|t| t.server()).collect();
+        s.dedup();
         s.sort_unstable();
         s.dedup();
         s
@@ -438,7 +441,7 @@ impl Catalog {
 pub struct CatalogBuilder {
     specs: Vec<Arc<ToolSpec>>,
     /// Where each spec came from (file and line), for errors found at build time.
-    origins: Vec<Option<(String, Location)>>,
+    origins: Vec<Option<(Arc<str>, Location)>>,
 }
 
 impl CatalogBuilder {
@@ -474,9 +477,12 @@ impl CatalogBuilder {
     }
 
     fn add_parsed(&mut self, label: &str, parsed: load::Parsed) {
+        let label: Arc<str> = label.into();
+        self.specs.reserve(parsed.len());
+        self.origins.reserve(parsed.len());
         for (spec, location) in parsed {
-            self.specs.push(Arc::new(spec));
-            self.origins.push(Some((label.to_owned(), location)));
+            self.specs.push(spec);
+            self.origins.push(Some((label.clone(), location)));
         }
     }
 

@@ -12,6 +12,7 @@
 
 use std::fmt;
 use std::io::{BufRead, Read};
+use std::sync::Arc;
 
 use serde_json::{Map, Value};
 
@@ -75,13 +76,13 @@ pub struct CatalogError {
 
 impl CatalogError {
     pub(crate) fn at_tool(
-        label: Option<&(String, Location)>,
+        label: Option<&(Arc<str>, Location)>,
         index: usize,
         kind: CatalogErrorKind,
     ) -> CatalogError {
         match label {
             Some((source_label, location)) => {
-                CatalogError { source_label: source_label.clone(), location: location.clone(), kind }
+                CatalogError { source_label: source_label.to_string(), location: location.clone(), kind }
             }
             None => CatalogError { source_label: String::new(), location: Location::Tool(index + 1), kind },
         }
@@ -122,8 +123,12 @@ impl fmt::Display for CatalogError {
 
 impl std::error::Error for CatalogError {}
 
-/// Tools parsed from one source, each with where it came from.
-pub(crate) type Parsed = Vec<(ToolSpec, Location)>;
+/// Tools parsed from one source, each with where it came from; shared already, so that a
+/// large file's specs are put on the heap by the threads that parse them.
+pub(crate) type Parsed = Vec<ParsedTool>;
+
+/// One tool parsed, and where it came from.
+pub(crate) type ParsedTool = (Arc<ToolSpec>, Location);
 
 /// Parses a catalog text, JSONL or a `tools/list` map (told apart by content).
 pub(crate) fn parse(label: &str, text: &str) -> Result<Parsed, CatalogError> {
@@ -256,7 +261,8 @@ fn parse_lines(n: usize, first: String, mut reader: impl std::io::BufRead) -> Re
         for (k, result) in done {
             parsed[k] = Some(result);
         }
-        let mut out = Vec::new();
+        let tools = parsed.iter().flatten().map(|r| r.as_ref().map_or(0, Vec::len)).sum();
+        let mut out = Vec::with_capacity(tools);
         for result in parsed {
             let batch =
                 result.expect("every batch sent is parsed").map_err(|(n, k)| LinesError::Line(n, k))?;
@@ -277,7 +283,7 @@ fn parse_jsonl(text: &str) -> Result<Parsed, (usize, CatalogErrorKind)> {
 }
 
 /// Line `n` of a JSONL catalog: a tool, or nothing when the line is blank.
-fn jsonl_line(n: usize, line: &str) -> Result<Option<(ToolSpec, Location)>, (usize, CatalogErrorKind)> {
+fn jsonl_line(n: usize, line: &str) -> Result<Option<ParsedTool>, (usize, CatalogErrorKind)> {
     if line.trim().is_empty() {
         return Ok(None);
     }
@@ -286,7 +292,7 @@ fn jsonl_line(n: usize, line: &str) -> Result<Option<(ToolSpec, Location)>, (usi
     let Value::Object(map) = value else {
         return Err((n, CatalogErrorKind::NotAnObject));
     };
-    Ok(Some((line_tool(&map).map_err(|k| (n, k))?, Location::Line(n))))
+    Ok(Some((Arc::new(line_tool(&map).map_err(|k| (n, k))?), Location::Line(n))))
 }
 
 /// serde_json's message without its own "at line 1 column N" (the line is ours to name).
@@ -440,7 +446,7 @@ fn parse_map(map: &Map<String, Value>) -> Result<Parsed, (String, CatalogErrorKi
                 return Err((here, CatalogErrorKind::NotAnObject));
             };
             let spec = common_fields(t, server, "inputSchema").map_err(|k| (here.clone(), k))?;
-            out.push((spec, Location::Path(here)));
+            out.push((Arc::new(spec), Location::Path(here)));
         }
     }
     Ok(out)
