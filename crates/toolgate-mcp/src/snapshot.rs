@@ -76,7 +76,6 @@ impl Snapshot {
         let mut starting = Vec::new();
         let mut reconnecting = Vec::new();
         let mut failed = Vec::new();
-        let mut seen: HashSet<(String, String)> = HashSet::new();
         for listing in listings {
             match listing.standing {
                 Standing::Starting => {
@@ -101,16 +100,6 @@ impl Snapshot {
                     tracing::warn!(upstream = listing.upstream, "a tool without a name is ignored");
                     continue;
                 }
-                if !seen.insert((spec.server.clone(), spec.name.clone())) {
-                    tracing::warn!(
-                        upstream = listing.upstream,
-                        "tool `{}` of server `{}` is listed twice (here or by another upstream); only the \
-                         first is used",
-                        spec.name,
-                        spec.server
-                    );
-                    continue;
-                }
                 // Shared with the upstream's listing unless the rules change it.
                 let always_load = policy.is_always_loaded(&spec.server, &spec.name, spec.always_load);
                 let spec = if always_load == spec.always_load {
@@ -123,6 +112,7 @@ impl Snapshot {
                 owner_of.push(listing.upstream);
             }
         }
+        let (specs, owner_of, listed_as) = first_of_each(specs, owner_of, listed_as);
         let catalog = match specs.into_iter().fold(Catalog::builder(), |b, s| b.shared(s)).build() {
             Ok(catalog) => catalog,
             Err(e) => {
@@ -183,6 +173,48 @@ impl Snapshot {
     }
 }
 
+/// The specs (with each one's upstream and listed name) but for a second tool of the same
+/// server and name, here or from another upstream: only the first is served.
+fn first_of_each(
+    specs: Vec<Arc<ToolSpec>>,
+    owner_of: Vec<&str>,
+    listed_as: Vec<Option<String>>,
+) -> (Vec<Arc<ToolSpec>>, Vec<&str>, Vec<Option<String>>) {
+    // Keyed by borrowed names, seeded against names chosen to collide.
+    let mut seen: HashSet<(&str, &str), foldhash::fast::RandomState> =
+        HashSet::with_capacity_and_hasher(specs.len(), Default::default());
+    let first: Vec<bool> = specs
+        .iter()
+        .zip(&owner_of)
+        .map(|(spec, upstream)| {
+            let first = seen.insert((spec.server.as_str(), spec.name.as_str()));
+            if !first {
+                tracing::warn!(
+                    upstream,
+                    "tool `{}` of server `{}` is listed twice (here or by another upstream); only the \
+                     first is used",
+                    spec.name,
+                    spec.server
+                );
+            }
+            first
+        })
+        .collect();
+    drop(seen);
+    if first.iter().all(|&f| f) {
+        return (specs, owner_of, listed_as);
+    }
+    let mut kept = (Vec::new(), Vec::new(), Vec::new());
+    for (((spec, upstream), listed), first) in specs.into_iter().zip(owner_of).zip(listed_as).zip(first) {
+        if first {
+            kept.0.push(spec);
+            kept.1.push(upstream);
+            kept.2.push(listed);
+        }
+    }
+    kept
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -218,5 +250,23 @@ mod tests {
         assert!(snapshot.state.catalog.tools()[2].always_load(), "other is");
         assert_eq!(snapshot.owner(names[1]), Some("fk"));
         assert_eq!(snapshot.state.starting, ["late"]);
+    }
+
+    #[test]
+    fn a_tool_listed_twice_is_served_once_by_the_first_and_the_rest_keep_their_upstreams() {
+        let first = [spec("s", "x", false), spec("s", "y", false), spec("s", "x", true)];
+        let second = [spec("s", "y", false), spec("s", "z", false)];
+        let config = Config::from_toml("t.toml", "", std::path::Path::new(".")).unwrap();
+        let policy = Policy::new(&config, None).unwrap();
+        let listings = [
+            Listing { upstream: "a", standing: Standing::Serving, tools: &first },
+            Listing { upstream: "b", standing: Standing::Serving, tools: &second },
+        ];
+        let snapshot = Snapshot::build(&listings, &policy, &HashMap::new());
+        let names: Vec<&str> = snapshot.state.catalog.tools().iter().map(|t| t.qualified_name()).collect();
+        assert_eq!(names, ["s__x", "s__y", "s__z"]);
+        assert_eq!(snapshot.owner("s__x"), Some("a"));
+        assert_eq!(snapshot.owner("s__y"), Some("a"));
+        assert_eq!(snapshot.owner("s__z"), Some("b"), "the tools after a dropped one keep their own upstream");
     }
 }
