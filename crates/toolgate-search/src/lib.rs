@@ -286,6 +286,32 @@ impl IndexBuilder {
 
     /// Indexes every tool of `catalog` (a cheap clone of it is kept).
     pub fn build(self, catalog: &Catalog) -> Index {
+        // The name tables need only the catalog: for a large one they are made on a thread of
+        // their own while the engine is built or read back (reading a cache is one core's work).
+        let (made, (name_rank, names)) = if catalog.len() < SIDE_BY_SIDE_TOOLS {
+            (self.engine(catalog), name_tables(catalog))
+        } else {
+            std::thread::scope(|scope| {
+                let names = scope.spawn(|| name_tables(catalog));
+                let made = self.engine(catalog);
+                (made, names.join().expect("the name tables panicked"))
+            })
+        };
+        let Made { strategy, engine, from_cache } = made;
+        Index {
+            catalog: catalog.clone(),
+            strategy,
+            engine,
+            name_rank,
+            names,
+            from_cache,
+            needs: intent::NeedRankings::default(),
+        }
+    }
+
+    /// The engine of the strategy asked for, built or read back, and the strategy it ranks
+    /// with (`bert` without a usable model ranks as `lexical`).
+    fn engine(self, catalog: &Catalog) -> Made {
         #[cfg_attr(not(feature = "bert"), allow(unused_mut))]
         let mut strategy = self.strategy;
         let mut from_cache = false;
@@ -345,24 +371,30 @@ impl IndexBuilder {
                 _ => {}
             }
         }
-        let tools = catalog.tools();
-        let mut order: Vec<u32> = (0..catalog.len() as u32).collect();
-        order.sort_by(|&a, &b| tools[a as usize].qualified_name().cmp(tools[b as usize].qualified_name()));
-        let mut name_rank = vec![0; catalog.len()];
-        for (rank, &i) in order.iter().enumerate() {
-            name_rank[i as usize] = rank as u32;
-        }
-        let names = names::ToolNames::new(catalog, &order);
-        Index {
-            catalog: catalog.clone(),
-            strategy,
-            engine,
-            name_rank,
-            names,
-            from_cache,
-            needs: intent::NeedRankings::default(),
-        }
+        Made { strategy, engine, from_cache }
     }
+}
+
+/// What [`IndexBuilder::engine`] made.
+struct Made {
+    strategy: Strategy,
+    engine: Engine,
+    from_cache: bool,
+}
+
+/// From this many tools on, [`IndexBuilder::build`] makes the name tables beside the engine.
+const SIDE_BY_SIDE_TOOLS: usize = 4096;
+
+/// Each tool's rank by qualified name, and the table of every name a query may spell.
+fn name_tables(catalog: &Catalog) -> (Vec<u32>, names::ToolNames) {
+    let tools = catalog.tools();
+    let mut order: Vec<u32> = (0..catalog.len() as u32).collect();
+    order.sort_by(|&a, &b| tools[a as usize].qualified_name().cmp(tools[b as usize].qualified_name()));
+    let mut name_rank = vec![0; catalog.len()];
+    for (rank, &i) in order.iter().enumerate() {
+        name_rank[i as usize] = rank as u32;
+    }
+    (name_rank, names::ToolNames::new(catalog, &order))
 }
 
 impl Index {
