@@ -481,7 +481,7 @@ impl CatalogBuilder {
         self.specs.reserve(parsed.len());
         self.origins.reserve(parsed.len());
         for (spec, location) in parsed {
-            self.specs.push(spec);
+            self.specs.push(Arc::new(spec));
             self.origins.push(Some((label.clone(), location)));
         }
     }

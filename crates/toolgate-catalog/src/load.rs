@@ -123,12 +123,8 @@ impl fmt::Display for CatalogError {
 
 impl std::error::Error for CatalogError {}
 
-/// Tools parsed from one source, each with where it came from; shared already, so that a
-/// large file's specs are put on the heap by the threads that parse them.
-pub(crate) type Parsed = Vec<ParsedTool>;
-
-/// One tool parsed, and where it came from.
-pub(crate) type ParsedTool = (Arc<ToolSpec>, Location);
+/// Tools parsed from one source, each with where it came from.
+pub(crate) type Parsed = Vec<(ToolSpec, Location)>;
 
 /// Parses a catalog text, JSONL or a `tools/list` map (told apart by content).
 pub(crate) fn parse(label: &str, text: &str) -> Result<Parsed, CatalogError> {
@@ -283,7 +279,7 @@ fn parse_jsonl(text: &str) -> Result<Parsed, (usize, CatalogErrorKind)> {
 }
 
 /// Line `n` of a JSONL catalog: a tool, or nothing when the line is blank.
-fn jsonl_line(n: usize, line: &str) -> Result<Option<ParsedTool>, (usize, CatalogErrorKind)> {
+fn jsonl_line(n: usize, line: &str) -> Result<Option<(ToolSpec, Location)>, (usize, CatalogErrorKind)> {
     if line.trim().is_empty() {
         return Ok(None);
     }
@@ -292,7 +288,7 @@ fn jsonl_line(n: usize, line: &str) -> Result<Option<ParsedTool>, (usize, Catalo
     let Value::Object(map) = value else {
         return Err((n, CatalogErrorKind::NotAnObject));
     };
-    Ok(Some((Arc::new(line_tool(&map).map_err(|k| (n, k))?), Location::Line(n))))
+    Ok(Some((line_tool(&map).map_err(|k| (n, k))?, Location::Line(n))))
 }
 
 /// serde_json's message without its own "at line 1 column N" (the line is ours to name).
@@ -446,7 +442,7 @@ fn parse_map(map: &Map<String, Value>) -> Result<Parsed, (String, CatalogErrorKi
                 return Err((here, CatalogErrorKind::NotAnObject));
             };
             let spec = common_fields(t, server, "inputSchema").map_err(|k| (here.clone(), k))?;
-            out.push((Arc::new(spec), Location::Path(here)));
+            out.push((spec, Location::Path(here)));
         }
     }
     Ok(out)
