@@ -286,9 +286,11 @@ impl IndexBuilder {
 
     /// Indexes every tool of `catalog` (a cheap clone of it is kept).
     pub fn build(self, catalog: &Catalog) -> Index {
-        // The name tables need only the catalog: for a large one they are made on a thread of
-        // their own while the engine is built or read back (reading a cache is one core's work).
-        let (made, (name_rank, names)) = if catalog.len() < SIDE_BY_SIDE_TOOLS {
+        // The name tables need only the catalog: for a large one with a cache, whose engine is
+        // most likely read back (one core's work), they are made on a thread of their own
+        // meanwhile. Beside a build, which keeps every core busy, they would only add their
+        // memory to the build's peak.
+        let (made, (name_rank, names)) = if self.cache.is_none() || catalog.len() < SIDE_BY_SIDE_TOOLS {
             (self.engine(catalog), name_tables(catalog))
         } else {
             std::thread::scope(|scope| {
@@ -382,7 +384,8 @@ struct Made {
     from_cache: bool,
 }
 
-/// From this many tools on, [`IndexBuilder::build`] makes the name tables beside the engine.
+/// From this many tools on, [`IndexBuilder::build`] with a cache makes the name tables beside
+/// the engine.
 const SIDE_BY_SIDE_TOOLS: usize = 4096;
 
 /// Each tool's rank by qualified name, and the table of every name a query may spell.
