@@ -267,6 +267,10 @@ mod tests {
         assert_eq!(names, ["s__x", "s__y", "s__z"]);
         assert_eq!(snapshot.owner("s__x"), Some("a"));
         assert_eq!(snapshot.owner("s__y"), Some("a"));
-        assert_eq!(snapshot.owner("s__z"), Some("b"), "the tools after a dropped one keep their own upstream");
+        assert_eq!(
+            snapshot.owner("s__z"),
+            Some("b"),
+            "the tools after a dropped one keep their own upstream"
+        );
     }
 }
