@@ -398,8 +398,16 @@ const NEED_RANKING_KEPT: usize = 64;
 pub(crate) struct NeedRanking {
     /// The best hits, in rank order.
     best: Vec<Hit>,
+    /// Beside `best`: whether each tool is [about the need](Index::about_need), judged once
+    /// when the ranking is made rather than at every search that has the need.
+    about: Vec<bool>,
     /// Whether `best` is the whole ranking.
     whole: bool,
+}
+
+/// A need's words in the normal form of `b`'s analyzer ([`Index::about_need`]).
+fn needed_terms(b: &Bm25Index, words: &[&str]) -> Vec<String> {
+    words.iter().filter_map(|w| b.analyzer().normal_form(w)).collect()
 }
 
 /// The need rankings an index has made, by the need's words.
@@ -460,7 +468,9 @@ impl Index {
         let (mut found, _) = self.rank_lexical(b, weights, words, &[]);
         let whole = found.len() <= NEED_RANKING_KEPT;
         self.top(&mut found, NEED_RANKING_KEPT);
-        let ranking = Arc::new(NeedRanking { best: found, whole });
+        let needed = needed_terms(b, words);
+        let about = found.iter().map(|h| self.about_need(b, &needed, h.tool)).collect();
+        let ranking = Arc::new(NeedRanking { best: found, about, whole });
         let mut kept = self.needs.0.lock().unwrap_or_else(|e| e.into_inner());
         Some(kept.entry(words).or_insert(ranking).clone())
     }
@@ -471,18 +481,28 @@ impl Index {
         let ranking = self.need_ranking(words)?;
         // The best `NEED_CANDIDATES` of those allowed: from the kept ranking when it holds
         // that many of them (or is whole), else from the whole ranking again.
-        let mut found: Vec<Hit> =
-            ranking.best.iter().filter(|h| allowed(h.tool)).take(NEED_CANDIDATES).copied().collect();
-        if found.len() < NEED_CANDIDATES && !ranking.whole {
-            found = self.rank_lexical(b, weights, words, &[]).0;
-            found.retain(|h| allowed(h.tool));
-            self.top(&mut found, NEED_CANDIDATES);
+        let kept: Vec<(&Hit, bool)> = ranking
+            .best
+            .iter()
+            .zip(ranking.about.iter().copied())
+            .filter(|(h, _)| allowed(h.tool))
+            .take(NEED_CANDIDATES)
+            .collect();
+        if kept.len() == NEED_CANDIDATES || ranking.whole {
+            return kept.into_iter().find(|&(_, about)| about).map(|(h, _)| *h);
         }
-        // Only a tool that is about the need is worth a place: its name has all of the need's
-        // words but one, and its name and description together all of them (all but one of
-        // three or more). A catalog without a clock should not offer the weather tool that
-        // takes a time.
-        let needed: Vec<String> = words.iter().filter_map(|w| b.analyzer().normal_form(w)).collect();
+        let (mut found, _) = self.rank_lexical(b, weights, words, &[]);
+        found.retain(|h| allowed(h.tool));
+        self.top(&mut found, NEED_CANDIDATES);
+        let needed = needed_terms(b, words);
+        found.into_iter().find(|h| self.about_need(b, &needed, h.tool))
+    }
+
+    /// Whether `tool` is about a need whose words are `needed` (see [`needed_terms`]): only
+    /// such a tool is worth a place. Its name has all of the need's words but one, and its
+    /// name and description together all of them (all but one of three or more). A catalog
+    /// without a clock should not offer the weather tool that takes a time.
+    fn about_need(&self, b: &Bm25Index, needed: &[String], tool: ToolId) -> bool {
         let n = needed.len();
         let met = |text: &str, met: &mut [bool]| {
             b.analyzer().each_term(text, &mut |t| {
@@ -492,16 +512,14 @@ impl Index {
             })
         };
         let count = |m: &[bool]| m.iter().filter(|&&x| x).count();
-        found.into_iter().find(|h| {
-            let tool = self.catalog.tool(h.tool);
-            let mut m = vec![false; n];
-            met(tool.name(), &mut m);
-            if count(&m) + 1 < n.max(2) {
-                return false;
-            }
-            met(tool.description(), &mut m);
-            count(&m) + usize::from(n >= 3) >= n
-        })
+        let tool = self.catalog.tool(tool);
+        let mut m = vec![false; n];
+        met(tool.name(), &mut m);
+        if count(&m) + 1 < n.max(2) {
+            return false;
+        }
+        met(tool.description(), &mut m);
+        count(&m) + usize::from(n >= 3) >= n
     }
 
     /// If `tool` is what one of the request's needs calls for, says so in `via` and adds the
