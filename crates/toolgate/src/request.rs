@@ -97,41 +97,44 @@ fn grouped_block<'a>(
     names: impl IntoIterator<Item = &'a str>,
     budget: usize,
 ) -> String {
-    let sorted: BTreeSet<&str> = names.into_iter().collect();
-    let mut groups: Vec<(&str, Vec<&str>)> = Vec::new();
-    for name in sorted {
-        let (server, tool) = name.split_once("__").unwrap_or(("", name));
-        match groups.last_mut() {
-            Some((s, tools)) if *s == server => tools.push(tool),
-            _ => groups.push((server, vec![tool])),
-        }
-    }
-    let full = |server: &str, tools: &[&str]| format!("{server}: {}\n", tools.join(", "));
+    // Sorted as a set would hold them; a server's names are side by side (they share the
+    // prefix `SERVER__`), so each group is a run of them, read only as far as the budget goes.
+    let mut sorted: Vec<&str> = names.into_iter().collect();
+    sorted.sort_unstable();
+    sorted.dedup();
+    let split = |name: &'a str| name.split_once("__").unwrap_or(("", name));
+    let mut groups = sorted.chunk_by(|a, b| split(a).0 == split(b).0);
+    let full = |server: &str, names: &[&'a str]| {
+        let tools: Vec<&str> = names.iter().map(|&n| split(n).1).collect();
+        format!("{server}: {}\n", tools.join(", "))
+    };
     let counted = |server: &str, n: usize| format!("{server}: {n} tools, find them with tool_search\n");
     // The longest tail line, kept free so that the block always ends within the budget.
     let tail_room = 120;
     let mut out = String::from(open);
-    let mut left = groups.len();
+    let mut listed = 0;
     let mut listing = true;
-    for (i, (server, tools)) in groups.iter().enumerate() {
-        let line = if listing { full(server, tools) } else { counted(server, tools.len()) };
+    while let Some(group) = groups.next() {
+        let server = split(group[0]).0;
+        let line = if listing { full(server, group) } else { counted(server, group.len()) };
         let fits = out.len() + line.len() + close.len() + tail_room <= budget;
         if fits {
             out.push_str(&line);
-            left -= 1;
+            listed += group.len();
             continue;
         }
         if listing {
             // From here on, counts only: try this server again as a count.
             listing = false;
-            let line = counted(server, tools.len());
+            let line = counted(server, group.len());
             if out.len() + line.len() + close.len() + tail_room <= budget {
                 out.push_str(&line);
-                left -= 1;
+                listed += group.len();
                 continue;
             }
         }
-        let tools_left: usize = groups[i..].iter().map(|(_, t)| t.len()).sum();
+        let left = 1 + groups.count();
+        let tools_left = sorted.len() - listed;
         out.push_str(&format!(
             "and {left} more servers with {tools_left} tools: find them with tool_search (keywords, or \"SERVER__\")\n"
         ));

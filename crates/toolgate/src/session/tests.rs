@@ -222,6 +222,27 @@ proptest! {
 }
 
 #[test]
+fn an_announcement_lists_then_counts_then_sums_up_the_servers_left() {
+    let long: Vec<String> = (1..=5).map(|i| format!("b__tool_with_a_rather_long_name_{i}")).collect();
+    let mut names: Vec<&str> = vec!["d__v", "a__y", "c__w", "a__x", "d__u"];
+    names.extend(long.iter().map(String::as_str));
+    let (open, close) = ("<available-deferred-tools>\n", "</available-deferred-tools>");
+    let listed = "a: x, y\n";
+    let counted = "b: 5 tools, find them with tool_search\n";
+    // Room for the first server's names and the second's count, not for the third's count.
+    let budget = open.len() + listed.len() + counted.len() + close.len() + 120;
+    let tail = "and 2 more servers with 3 tools: find them with tool_search (keywords, or \"SERVER__\")\n";
+    assert_eq!(
+        grouped_announcement(names.iter().copied(), budget),
+        format!("{open}{listed}{counted}{tail}{close}")
+    );
+    // With room for everything, every server's names, sorted, once each.
+    let whole = grouped_announcement(names.iter().copied().chain(["a__x"]), ANNOUNCEMENT_BUDGET);
+    let b = long.iter().map(|n| &n[3..]).collect::<Vec<_>>().join(", ");
+    assert_eq!(whole, format!("{open}a: x, y\nb: {b}\nc: w\nd: u, v\n{close}"));
+}
+
+#[test]
 fn an_announcement_stays_within_its_budget_for_any_catalog() {
     for (servers, per_server) in [(3, 4), (70, 8), (400, 25), (2000, 50)] {
         let names: Vec<String> = (0..servers)
