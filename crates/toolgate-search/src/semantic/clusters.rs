@@ -325,7 +325,7 @@ mod tests {
             Clusters::group(vectors.len(), dim, Kernel::detect(), |i| vectors[i][..d].to_vec());
         let (mut rows, mut scales) = (Vec::new(), Vec::new());
         for &i in &order {
-            scales.push(quantize(&vectors[i as usize], &mut rows));
+            scales.push(quantize(Kernel::detect(), &vectors[i as usize], &mut rows));
         }
         clusters.fit(&rows, &scales);
         (clusters, rows, scales)
@@ -367,7 +367,7 @@ mod tests {
                 normalize(&mut q);
             }
             let mut qi = Vec::new();
-            let q_scale = quantize(&q, &mut qi);
+            let q_scale = quantize(Kernel::detect(), &q, &mut qi);
             let found = clusters.nearest(Kernel::detect(), &rows, &scales, &qi, q_scale, k, (least, least + more));
             let full = scan(&rows, &scales, &qi, q_scale, k);
             prop_assert!(found.hits.len() <= k);
@@ -390,7 +390,7 @@ mod tests {
             let mut exact = 0;
             for i in 0..50 {
                 let mut qi = Vec::new();
-                let q_scale = quantize(&vectors[i * 37], &mut qi);
+                let q_scale = quantize(Kernel::detect(), &vectors[i * 37], &mut qi);
                 let found = clusters.nearest(Kernel::detect(), &rows, &scales, &qi, q_scale, 5, reads);
                 exact += usize::from(found.exact);
                 if found.exact {

@@ -184,6 +184,7 @@ impl DenseIndex {
         // each part's ids let go of once its rows are written: the rows fill as the ids go, not
         // on top of them all (at 100,000 tools, 26 MB of rows and 15 MB of ids).
         let mut rows = vec![0i8; n * dim];
+        let kernel = index.kernel;
         let width = tokens.part_len * dim;
         let parts: Vec<(Part, &mut [i8])> =
             tokens.parts.into_iter().zip(rows.chunks_mut(width.max(1))).collect();
@@ -194,7 +195,7 @@ impl DenseIndex {
                     v.iter_mut().zip(&mean).for_each(|(x, m)| *x -= m);
                     normalize(&mut v);
                 }
-                quantize_into(&v, row)
+                kernel.quantize_into(&v, row)
             };
             out.chunks_exact_mut(dim).enumerate().map(row_of).collect::<Vec<f32>>()
         })
@@ -429,7 +430,7 @@ impl DenseIndex {
             normalize(&mut v);
         }
         let mut qi = Vec::with_capacity(v.len());
-        let q_scale = quantize(&v, &mut qi);
+        let q_scale = quantize(self.kernel, &v, &mut qi);
         Some((qi, q_scale))
     }
 
@@ -783,34 +784,11 @@ pub(crate) fn split_identifier(s: &str) -> String {
 }
 
 /// Appends `v` quantised to int8 (symmetric, by its largest magnitude) to `out` and returns the
-/// scale that turns the int8 values back into `v`.
-pub(super) fn quantize(v: &[f32], out: &mut Vec<i8>) -> f32 {
+/// scale that turns the int8 values back into `v` ([`Kernel::quantize_into`]).
+pub(super) fn quantize(kernel: Kernel, v: &[f32], out: &mut Vec<i8>) -> f32 {
     let start = out.len();
     out.resize(start + v.len(), 0);
-    quantize_into(v, &mut out[start..])
-}
-
-/// Writes `v` quantised to int8 into `out` (as long as `v`), as [`quantize`] appends it, and
-/// returns the scale.
-pub(super) fn quantize_into(v: &[f32], out: &mut [i8]) -> f32 {
-    // Eight maxima side by side, as `normalize` sums.
-    let mut lanes = [0.0f32; 8];
-    let whole = v.len() / 8 * 8;
-    for chunk in v[..whole].chunks_exact(8) {
-        for (l, x) in lanes.iter_mut().zip(chunk) {
-            *l = if x.abs() > *l { x.abs() } else { *l };
-        }
-    }
-    let max = v[whole..].iter().chain(&lanes).fold(0.0f32, |m, x| if x.abs() > m { x.abs() } else { m });
-    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
-    // Half away from zero, as `f32::round`, but without its library call (baseline x86-64 has
-    // no rounding instruction): the conversion to an integer truncates, and vectorises.
-    let inverse = 1.0 / scale;
-    for (o, x) in out.iter_mut().zip(v) {
-        let r = (x * inverse).clamp(-127.0, 127.0);
-        *o = (r + 0.5f32.copysign(r)) as i32 as i8;
-    }
-    scale
+    kernel.quantize_into(v, &mut out[start..])
 }
 
 #[cfg(test)]

@@ -135,6 +135,19 @@ impl Kernel {
         }
     }
 
+    /// Writes `v` quantised to int8 into `out` (as long as `v`): symmetric, by its largest
+    /// magnitude, each value rounded half away from zero; returns the scale that turns the
+    /// int8 values back into `v`. Every build writes the same bytes.
+    pub(crate) fn quantize_into(self, v: &[f32], out: &mut [i8]) -> f32 {
+        match self {
+            Kernel::Portable => quantize_into(v, out),
+            #[cfg(target_arch = "x86_64")]
+            #[allow(unsafe_code)]
+            // SAFETY: as in `dots_all`.
+            Kernel::Avx2(_) => unsafe { quantize_into_avx2(v, out) },
+        }
+    }
+
     /// Appends to `out` the dot product of `q` with row `id` of `rows` (rows `q.len()` long), for
     /// each of `ids` in order.
     pub(crate) fn dots_some(self, rows: &[i8], q: &[i8], ids: &[u32], out: &mut Vec<i32>) {
@@ -306,6 +319,35 @@ pub(crate) fn dot_f32(a: &[f32], b: &[f32]) -> f32 {
 }
 
 #[inline(always)]
+fn quantize_into(v: &[f32], out: &mut [i8]) -> f32 {
+    // Eight maxima side by side, as `normalize` sums.
+    let mut lanes = [0.0f32; 8];
+    let whole = v.len() / 8 * 8;
+    for chunk in v[..whole].chunks_exact(8) {
+        for (l, x) in lanes.iter_mut().zip(chunk) {
+            *l = if x.abs() > *l { x.abs() } else { *l };
+        }
+    }
+    let max = v[whole..].iter().chain(&lanes).fold(0.0f32, |m, x| if x.abs() > m { x.abs() } else { m });
+    let scale = if max > 0.0 { max / 127.0 } else { 1.0 };
+    // Half away from zero, as `f32::round`, but without its library call (baseline x86-64 has
+    // no rounding instruction): the conversion to an integer truncates. Each value is worked
+    // out alone, so a build that does eight at once writes the same bytes.
+    let inverse = 1.0 / scale;
+    for (o, x) in out.iter_mut().zip(v) {
+        let r = (x * inverse).clamp(-127.0, 127.0);
+        *o = (r + 0.5f32.copysign(r)) as i32 as i8;
+    }
+    scale
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+fn quantize_into_avx2(v: &[f32], out: &mut [i8]) -> f32 {
+    quantize_into(v, out)
+}
+
+#[inline(always)]
 fn add_scaled(acc: &mut [f32], row: &[i8], factor: f32) {
     for (a, &x) in acc.iter_mut().zip(row) {
         *a += factor * f32::from(x);
@@ -444,6 +486,31 @@ mod tests {
                 got.clear();
                 kernel.dots_some(&rows, &q, &ids, &mut got);
                 assert_eq!(got, want_some, "{kernel:?}, some rows of {}", q.len());
+            }
+        }
+    }
+
+    #[test]
+    fn every_build_quantises_to_the_same_bytes() {
+        let mut vectors: Vec<Vec<f32>> = vec![
+            Vec::new(),
+            vec![0.0; 19],
+            vec![0.5, -0.5, 1.5, -1.5, 126.5, -126.5],
+            vec![f32::MIN_POSITIVE, -3.0e-39, 1.0e30, -1.0e-30],
+        ];
+        // Values that land on halves after scaling, and mixed signs and magnitudes.
+        vectors.push((0..256).map(|i| (i as f32 - 127.5) / 127.0).collect());
+        vectors.push((0..301).map(|i| ((i * 7919 % 1013) as f32 - 506.0) * 1e-3).collect());
+        for v in &vectors {
+            let mut want = vec![0i8; v.len()];
+            let want_scale = quantize_into(v, &mut want);
+            let mut got = vec![0i8; v.len()];
+            let got_scale = Kernel::detect().quantize_into(v, &mut got);
+            assert_eq!((got, got_scale.to_bits()), (want.clone(), want_scale.to_bits()), "{v:?}");
+            // Rounded half away from zero, within one step of the value.
+            for (&q, &x) in want.iter().zip(v) {
+                let exact = x / want_scale;
+                assert!((f32::from(q) - exact).abs() <= 0.5 + 1e-3, "{x} as {q} at scale {want_scale}");
             }
         }
     }
