@@ -396,11 +396,10 @@ const NEED_RANKING_KEPT: usize = 64;
 /// A need's ranking as an index keeps it ([`Index::need_ranking`]).
 #[derive(Debug)]
 pub(crate) struct NeedRanking {
-    /// The best hits, in rank order.
-    best: Vec<Hit>,
-    /// Beside `best`: whether each tool is [about the need](Index::about_need), judged once
-    /// when the ranking is made rather than at every search that has the need.
-    about: Vec<bool>,
+    /// The best hits, in rank order, each with whether its tool is [about the
+    /// need](Index::about_need): judged once when the ranking is made rather than at every
+    /// search that has the need.
+    best: Vec<(Hit, bool)>,
     /// Whether `best` is the whole ranking.
     whole: bool,
 }
@@ -469,8 +468,8 @@ impl Index {
         let whole = found.len() <= NEED_RANKING_KEPT;
         self.top(&mut found, NEED_RANKING_KEPT);
         let needed = needed_terms(b, words);
-        let about = found.iter().map(|h| self.about_need(b, &needed, h.tool)).collect();
-        let ranking = Arc::new(NeedRanking { best: found, about, whole });
+        let best = found.into_iter().map(|h| (h, self.about_need(b, &needed, h.tool))).collect();
+        let ranking = Arc::new(NeedRanking { best, whole });
         let mut kept = self.needs.0.lock().unwrap_or_else(|e| e.into_inner());
         Some(kept.entry(words).or_insert(ranking).clone())
     }
@@ -481,15 +480,10 @@ impl Index {
         let ranking = self.need_ranking(words)?;
         // The best `NEED_CANDIDATES` of those allowed: from the kept ranking when it holds
         // that many of them (or is whole), else from the whole ranking again.
-        let kept: Vec<(&Hit, bool)> = ranking
-            .best
-            .iter()
-            .zip(ranking.about.iter().copied())
-            .filter(|(h, _)| allowed(h.tool))
-            .take(NEED_CANDIDATES)
-            .collect();
+        let kept: Vec<(Hit, bool)> =
+            ranking.best.iter().filter(|(h, _)| allowed(h.tool)).take(NEED_CANDIDATES).copied().collect();
         if kept.len() == NEED_CANDIDATES || ranking.whole {
-            return kept.into_iter().find(|&(_, about)| about).map(|(h, _)| *h);
+            return kept.into_iter().find(|&(_, about)| about).map(|(h, _)| h);
         }
         let (mut found, _) = self.rank_lexical(b, weights, words, &[]);
         found.retain(|h| allowed(h.tool));
