@@ -6,8 +6,9 @@ idle HTTP session costs.
 
 Makes catalogs of N tools by repeating LiveMCPBench's 527 (bench/livemcpbench/catalog.jsonl)
 under new server names, in a temporary directory. For each N, three runs of
-`/usr/bin/time -v toolgate serve --stdio` answering one `initialize` and one `tool_search`:
-the time to each answer and the peak RSS. Then one `toolgate serve --http` on a free loopback
+`/usr/bin/time -v toolgate serve --stdio` answering one `initialize`, one `tools/list` and
+one `tool_search` (listing the tools again when told they changed): the time to each answer
+and the peak RSS. Then one `toolgate serve --http` on a free loopback
 port with the largest catalog: RSS (VmRSS) before (after one status page, which loads the
 tokenizer) and after opening the sessions (each an
 `initialize` and `notifications/initialized`, nothing after), after they hibernate (the run
@@ -37,6 +38,7 @@ INIT = {
     "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "sizes", "version": "1"}},
 }
 INITIALIZED = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+LIST = {"jsonrpc": "2.0", "id": 3, "method": "tools/list"}
 SEARCH = {
     "jsonrpc": "2.0",
     "id": 2,
@@ -72,7 +74,9 @@ def make_catalog(directory, n, index_cache=False, strategy=None):
 
 
 def stdio_run(toolgate, config):
-    """Seconds to the initialize answer, to the search answer, and the peak RSS in MB."""
+    """Seconds to the initialize answer, to the tool list's and to the search's, and the peak
+    RSS in MB. The client lists the tools again when told they changed, as clients do (a
+    search that loads tools waits a moment for that re-list)."""
     t0 = time.monotonic()
     p = subprocess.Popen(
         ["/usr/bin/time", "-v", toolgate, "serve", "--stdio", "--config", config],
@@ -80,25 +84,34 @@ def stdio_run(toolgate, config):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    p.stdin.write((json.dumps(INIT) + "\n").encode())
-    p.stdin.flush()
-    p.stdout.readline()
-    initialized = time.monotonic() - t0
-    for message in (INITIALIZED, SEARCH):
+
+    def send(message):
         p.stdin.write((json.dumps(message) + "\n").encode())
-    p.stdin.flush()
-    while True:
-        line = p.stdout.readline()
-        if not line or b'"id":2' in line:
-            break
-    # The search's answer waits for a re-list that never comes (1 s): what a client that
-    # lists again would not wait for; the search itself is the time to `initialize` and less.
-    searched = time.monotonic() - t0
+        p.stdin.flush()
+
+    def answer(id_):
+        while True:
+            line = p.stdout.readline()
+            if not line:
+                raise RuntimeError("the gateway closed its output")
+            message = json.loads(line)
+            if message.get("method") == "notifications/tools/list_changed":
+                send(dict(LIST, id=100))
+            if message.get("id") == id_:
+                return time.monotonic() - t0
+
+    send(INIT)
+    initialized = answer(1)
+    send(INITIALIZED)
+    send(LIST)
+    listed = answer(LIST["id"])
+    send(SEARCH)
+    searched = answer(SEARCH["id"])
     p.stdin.close()
     err = p.stderr.read().decode()
     p.wait()
     rss = int(re.search(r"Maximum resident set size \(kbytes\): (\d+)", err).group(1)) / 1024
-    return initialized, searched, rss
+    return initialized, listed, searched, rss
 
 
 QUERIES = [
@@ -286,13 +299,14 @@ def main():
         configs = {n: make_catalog(directory, n, args.index_cache, args.strategy) for n in sizes}
         for n in sizes:
             if args.index_cache:
-                init, _, rss = stdio_run(args.toolgate, configs[n])
+                init, _, _, rss = stdio_run(args.toolgate, configs[n])
                 print(f"{n:>7} tools, first start (index built and saved): {init:.2f} s, peak RSS {rss:.0f} MB")
             runs = [stdio_run(args.toolgate, configs[n]) for _ in range(args.runs)]
-            init = statistics.median(r[0] for r in runs)
-            rss = [r[2] for r in runs]
+            init, listed, searched = (statistics.median(r[i] for r in runs) for i in range(3))
+            rss = [r[3] for r in runs]
             print(
-                f"{n:>7} tools: initialize answered after {init:.2f} s (median of {args.runs}), "
+                f"{n:>7} tools: initialize answered after {init:.2f} s, the tool list after {listed:.2f} s, "
+                f"the first search after {searched:.2f} s (medians of {args.runs}), "
                 f"peak RSS {min(rss):.0f}-{max(rss):.0f} MB"
             )
             if args.searches:

@@ -198,7 +198,12 @@ fn deferring_toolbox(
 ) -> anyhow::Result<std::sync::Arc<toolgate::Toolbox>> {
     use toolgate::toolbox::{CatalogState, Decider, DeferConfig, DeferMode, HostSettings};
     let defer = DeferConfig { mode: DeferMode::On, ..DeferConfig::default() };
-    let settings = HostSettings { defer, exposure: Some(exposure), index: toolgate::Index::builder() };
+    let settings = HostSettings {
+        defer,
+        exposure: Some(exposure),
+        index: toolgate::Index::builder(),
+        index_in_background: false,
+    };
     let state = CatalogState { catalog: catalog.clone(), ..CatalogState::default() };
     Ok(Decider::new(policy, settings).publish(state)?.get(None, exposure))
 }

@@ -239,9 +239,47 @@ impl Inner {
     }
 }
 
-/// How the decider builds toolboxes under `settings`.
+/// Waits, on a blocking thread, until `toolbox`'s tools are indexed (at once when they are):
+/// a search that waited on one of the runtime's threads would hold up the other requests that
+/// thread serves.
+pub(crate) async fn indexed(toolbox: &Arc<Toolbox>) {
+    if !toolbox.is_indexed() {
+        let toolbox = toolbox.clone();
+        // A build that panicked is built again by the search, which reports it.
+        let _ = tokio::task::spawn_blocking(move || toolbox.wait_for_index()).await;
+    }
+}
+
+/// The tokens of a full load of `toolbox`'s visible tools if they were counted; else `None`,
+/// and they are counted on a blocking thread (tokenizing every definition takes seconds for a
+/// large catalog, which an answer does not wait for), once the tools are indexed.
+pub(crate) fn full_load_tokens(toolbox: &Arc<Toolbox>) -> Option<usize> {
+    let counted = toolbox.about().counted_full_load_tokens();
+    if counted.is_none() {
+        let toolbox = toolbox.clone();
+        // After the index, which a search waits for: both would share the cores.
+        let count = move || {
+            toolbox.wait_for_index();
+            toolbox.about().full_load_tokens();
+        };
+        match tokio::runtime::Handle::try_current() {
+            Ok(runtime) => drop(runtime.spawn_blocking(count)),
+            Err(_) => count(),
+        }
+    }
+    counted
+}
+
+/// How the decider builds toolboxes under `settings`: each index on a thread of its own, so
+/// that a snapshot is served (`initialize`, `tools/list`, calls) while its tools are indexed,
+/// and only a search waits for them.
 pub(crate) fn host_settings(settings: &Settings) -> HostSettings {
-    HostSettings { defer: settings.defer, exposure: settings.exposure, index: settings.index.clone() }
+    HostSettings {
+        defer: settings.defer,
+        exposure: settings.exposure,
+        index: settings.index.clone(),
+        index_in_background: true,
+    }
 }
 
 impl Gateway {

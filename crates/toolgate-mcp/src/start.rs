@@ -200,7 +200,7 @@ impl Loading {
         }
         gateway.rebuild(None).map_err(|e| GatewayError::policy(&e, &config))?;
         let tools = gateway.snapshot().state.catalog.len();
-        tracing::info!(tools, ms = started.elapsed().as_millis() as u64, "static catalogs read and indexed");
+        tracing::info!(tools, ms = started.elapsed().as_millis() as u64, "static catalogs read");
         Ok(())
     }
 }

@@ -51,6 +51,7 @@ use crate::request::{self, DEFAULT_SEARCH_LIMIT, MAX_SEARCH_LIMIT};
 use crate::schema::Problem;
 use crate::search::{Index, IndexBuilder, Request, Strategy};
 use crate::session::ActiveSet;
+use index_cell::IndexCell;
 
 // The types the facade's signatures use, so that a host names the facade only (their
 // modules are the crate's own).
@@ -90,8 +91,9 @@ pub struct ToolboxBuilder {
     failed: Vec<(String, String)>,
     validators: Arc<Validators>,
     quarantined: Catalog,
-    shared: Option<Arc<Index>>,
+    shared: Option<Arc<IndexCell>>,
     granted: bool,
+    background: bool,
 }
 
 impl ToolboxBuilder {
@@ -157,8 +159,19 @@ impl ToolboxBuilder {
     /// Only the strategy is checked: share only between toolboxes given the same
     /// [`ToolboxBuilder::index`] (the gateway's bridge and native toolboxes of one subject
     /// share one index this way).
-    pub(crate) fn shared_index(mut self, index: Arc<Index>) -> ToolboxBuilder {
+    pub(crate) fn shared_index(mut self, index: Arc<IndexCell>) -> ToolboxBuilder {
         self.shared = Some(index);
+        self
+    }
+
+    /// Whether [`ToolboxBuilder::build`] indexes the visible tools on a thread of its own
+    /// (default off: it indexes them before it returns). The toolbox is then ready to render
+    /// turns and check calls at once, and its first search waits for the index; a host that
+    /// must answer before a large catalog is indexed (a gateway's `initialize`) builds so.
+    /// Background builds run one at a time, and one whose toolbox was dropped before its turn
+    /// does not run.
+    pub fn index_in_background(mut self, background: bool) -> ToolboxBuilder {
+        self.background = background;
         self
     }
 
@@ -195,18 +208,10 @@ impl ToolboxBuilder {
         }
         let required = self.policy.required(&visible, &deferral, meta.len())?;
         let budget = ActiveBudget::from_policy(&self.policy, &visible, &required);
-        let reusable = |index: &Arc<Index>| {
-            let theirs = index.catalog().tools();
-            index.strategy() == self.index.strategy_of()
-                && theirs.len() == visible.len()
-                && theirs
-                    .iter()
-                    .zip(visible.tools())
-                    .all(|(a, b)| a.qualified_name() == b.qualified_name() && a.hash() == b.hash())
-        };
-        let index = match self.shared.filter(reusable) {
+        let index = match self.shared.filter(|index| index.serves(&self.index, &visible)) {
             Some(index) => index,
-            None => Arc::new(self.index.clone().build(&visible)),
+            None if self.background => IndexCell::in_background(self.index.clone(), &visible),
+            None => IndexCell::built(self.index.clone(), &visible),
         };
         Ok(Toolbox {
             stamp: STAMPS.fetch_add(1, Ordering::Relaxed),
@@ -249,7 +254,7 @@ pub struct Toolbox {
     visible: Catalog,
     hidden: Vec<AuditEvent>,
     deferral: Deferral,
-    index: Arc<Index>,
+    index: Arc<IndexCell>,
     /// How `index` was built, for sub-agents' toolboxes.
     index_builder: IndexBuilder,
     required: Required,
@@ -380,13 +385,26 @@ impl Toolbox {
             quarantined: Catalog::default(),
             shared: None,
             granted: false,
+            background: false,
         }
     }
 
     /// This toolbox's index, for another toolbox of the same subject and snapshot
     /// ([`ToolboxBuilder::shared_index`]).
-    pub(crate) fn shared_index(&self) -> Arc<Index> {
+    pub(crate) fn shared_index(&self) -> Arc<IndexCell> {
         self.index.clone()
+    }
+
+    /// Whether the visible tools are indexed, so that a search answers without waiting for a
+    /// [background](ToolboxBuilder::index_in_background) build. A host on an async runtime
+    /// waits for [`Toolbox::wait_for_index`] on a blocking thread while this is false.
+    pub fn is_indexed(&self) -> bool {
+        self.index.is_built()
+    }
+
+    /// Blocks until the visible tools are indexed (at once if they are).
+    pub fn wait_for_index(&self) {
+        self.index.get();
     }
 
     /// The tools this subject may see (the policy's visible catalog).
@@ -590,7 +608,7 @@ impl Toolbox {
             .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect());
         let (screened, hidden) = self.screen(query);
         let request = Request { servers: servers.as_deref(), ..Request::new(&screened, limit) };
-        let mut sorted = conversation.active.tool_search(&self.index, &self.deferral, request);
+        let mut sorted = conversation.active.tool_search(self.index.get(), &self.deferral, request);
         sorted.unmatched_terms.extend(hidden);
         for hit in &sorted.matches {
             let tool = self.visible.tool(hit.tool);
@@ -775,6 +793,7 @@ mod bridge;
 mod decider;
 mod explained;
 mod granted;
+mod index_cell;
 mod instructions;
 mod offers;
 mod outcome;

@@ -98,7 +98,7 @@ proptest! {
         let root = Policy::new(&config, None).unwrap();
         let mode = [DeferMode::On, DeferMode::Off, DeferMode::Auto][mode];
         let defer = DeferConfig { mode, context_window: window, ..DeferConfig::default() };
-        let decider = Decider::new(root.clone(), HostSettings { defer, exposure, index: Index::builder() });
+        let decider = Decider::new(root.clone(), HostSettings { defer, exposure, index: Index::builder(), index_in_background: false });
         let mut latched = exposure == Some(Exposure::Bridge);
         for snapshot in &snapshots {
             let state = state(snapshot);

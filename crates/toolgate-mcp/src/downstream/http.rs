@@ -509,6 +509,9 @@ async fn status_page(
     axum::extract::Query(params): axum::extract::Query<std::collections::HashMap<String, String>>,
 ) -> impl IntoResponse {
     let query = params.get("q").map(|q| q.trim()).filter(|q| !q.is_empty());
+    if query.is_some() {
+        crate::gateway::indexed(&gateway.view(None, crate::config::Exposure::Native).toolbox).await;
+    }
     let found = query.map(|q| gateway.report().explain(q, 10));
     let token = crate::operator::approval::page_token(&gateway.inner.page_secret);
     let mut response =

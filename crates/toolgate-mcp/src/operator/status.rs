@@ -156,7 +156,8 @@ impl Report<'_> {
                     // health check (`claude mcp list`), not an agent at work.
                     "kind": if activity.worked { "agent" } else { "listed only" },
                     "active": state.conversation().active(),
-                    "tokens": {"tool_list": shown, "full_load": full, "saved": full as i64 - shown as i64},
+                    // A full load not counted yet is `null`, and so is what was saved.
+                    "tokens": {"tool_list": shown, "full_load": full, "saved": full.map(|f| f as i64 - shown as i64)},
                 })
             })
             .collect();
@@ -222,11 +223,11 @@ impl Report<'_> {
         profile: Option<&str>,
         exposure: Exposure,
         conversation: &Conversation,
-    ) -> (usize, usize) {
+    ) -> (usize, Option<usize>) {
         let view = self.gateway.view(profile, exposure);
         let about = view.toolbox.about();
         let shown = about.definitions_tokens(view.toolbox.preview(conversation).iter().map(|t| &**t));
-        (shown, about.full_load_tokens())
+        (shown, crate::gateway::full_load_tokens(&view.toolbox))
     }
 
     /// Each upstream as `toolgate doctor` reports it: its state and error, its tools under

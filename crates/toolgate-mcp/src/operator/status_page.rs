@@ -224,11 +224,16 @@ fn sessions(out: &mut String, status: &Value) {
             esc(str_of(&s["exposure"])),
             if active.is_empty() { "none".to_owned() } else { active.join(", ") },
             tokens["tool_list"],
-            tokens["saved"],
-            tokens["full_load"],
+            counted(&tokens["saved"]),
+            counted(&tokens["full_load"]),
         );
     }
     out.push_str("</table>\n");
+}
+
+/// A count of tokens, or what stands for one not counted yet (`null`).
+fn counted(tokens: &Value) -> String {
+    if tokens.is_null() { "(counting)".to_owned() } else { tokens.to_string() }
 }
 
 fn refusals(out: &mut String, status: &Value) {

@@ -38,7 +38,8 @@ impl<'a> About<'a> {
         self.toolbox.deferral.enabled()
     }
 
-    /// The ranker of `tool_search` (`lexical` if a `bert` model could not index the tools).
+    /// The ranker of `tool_search` (`lexical` if a `bert` model could not index the tools;
+    /// while the tools are being [indexed](super::Toolbox::is_indexed), the one asked for).
     pub fn strategy(&self) -> Strategy {
         self.toolbox.index.strategy()
     }
@@ -65,6 +66,13 @@ impl<'a> About<'a> {
             let counter = TokenCounter::get();
             toolbox.visible.tools().iter().map(|t| counter.definition(t)).sum()
         })
+    }
+
+    /// [`About::full_load_tokens`] if it was counted already: counting tokenizes every visible
+    /// definition (seconds at 100,000 tools), which a host answering a request does not wait
+    /// for.
+    pub fn counted_full_load_tokens(&self) -> Option<usize> {
+        self.toolbox.full_load.get().copied()
     }
 
     /// The tokens of `tools`' definitions as a model API receives them: what a tool list of

@@ -30,6 +30,9 @@ pub struct HostSettings {
     pub exposure: Option<Exposure>,
     /// How visible tools are indexed.
     pub index: IndexBuilder,
+    /// Whether a toolbox's index is built on a thread of its own, so that a snapshot is
+    /// published before its tools are indexed ([`ToolboxBuilder::index_in_background`]).
+    pub index_in_background: bool,
 }
 
 /// A host's catalog at one moment: the tools it serves and how its servers stand.
@@ -78,7 +81,7 @@ struct Shared {
     /// starting, failing with no tools, a reload of other rules) reuses it instead of indexing
     /// the same catalog again. [`ToolboxBuilder::shared_index`] takes it only for the same
     /// tools and definitions in the same order; new settings start without any.
-    indexes: Mutex<HashMap<Option<String>, Arc<crate::search::Index>>>,
+    indexes: Mutex<HashMap<Option<String>, Arc<super::IndexCell>>>,
 }
 
 /// A toolbox's key: the profile (`None`: the served subject), the exposure, and whether it
@@ -247,7 +250,7 @@ impl Toolboxes {
     }
 
     /// The last index built for `profile`'s subject under this snapshot's settings.
-    fn last_index(&self, profile: Option<&str>) -> Option<Arc<crate::search::Index>> {
+    fn last_index(&self, profile: Option<&str>) -> Option<Arc<super::IndexCell>> {
         let indexes = self.shared.indexes.lock().unwrap_or_else(|e| e.into_inner());
         indexes.get(&profile.map(str::to_owned)).cloned()
     }
@@ -262,7 +265,7 @@ impl Toolboxes {
         policy: Policy,
         exposure: Exposure,
         granted: bool,
-        sibling: Option<Arc<crate::search::Index>>,
+        sibling: Option<Arc<super::IndexCell>>,
     ) -> Result<Toolbox, PolicyError> {
         let builder = self
             .builder(&self.state.catalog, policy, exposure, granted)
@@ -295,6 +298,7 @@ impl Toolboxes {
             .granted(granted)
             .validators(self.shared.validators.clone())
             .index(settings.index.clone())
+            .index_in_background(settings.index_in_background)
     }
 }
 
@@ -310,7 +314,7 @@ mod tests {
 
     fn decider(text: &str, defer: DeferConfig, exposure: Option<Exposure>) -> Decider {
         let config: Config = Config::from_toml("toolgate.toml", text, Path::new(".")).unwrap();
-        let settings = HostSettings { defer, exposure, index: Index::builder() };
+        let settings = HostSettings { defer, exposure, index: Index::builder(), index_in_background: false };
         Decider::new(Policy::new(&config, None).unwrap(), settings)
     }
 
@@ -364,8 +368,12 @@ mod tests {
         let config: Config =
             Config::from_toml("toolgate.toml", "[policy]\ndeny = [\"git\"]\n", Path::new(".")).unwrap();
         let policy = Policy::new(&config, None).unwrap();
-        let settings =
-            HostSettings { defer: DeferConfig::default(), exposure: None, index: Index::builder() };
+        let settings = HostSettings {
+            defer: DeferConfig::default(),
+            exposure: None,
+            index: Index::builder(),
+            index_in_background: false,
+        };
         let trial = decider.trial(policy.clone(), settings.clone(), state(&tools)).unwrap();
         assert_eq!(names(&trial.get(None, Exposure::Native)), ["fs__read", "secrets__dump"]);
         assert!(decider.has_profile("reader"), "a trial changes nothing");
@@ -437,8 +445,12 @@ mod tests {
         let _ = again.get(Some("nobody"), Exposure::Native);
         assert!(again.last_index(Some("nobody")).is_none());
         // New settings start afresh.
-        let settings =
-            HostSettings { defer: DeferConfig::default(), exposure: None, index: Index::builder() };
+        let settings = HostSettings {
+            defer: DeferConfig::default(),
+            exposure: None,
+            index: Index::builder(),
+            index_in_background: false,
+        };
         decider.reconfigure(decider.policy(), settings);
         let fresh = decider.publish(state(&tools)).unwrap();
         assert!(!Arc::ptr_eq(&index(&first, None), &index(&fresh, None)));

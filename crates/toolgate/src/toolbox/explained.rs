@@ -29,18 +29,20 @@ pub struct ExplainedHit<'a> {
 
 impl Toolbox {
     /// Searches this subject's visible tools for `query` (at most `limit` hits) without
-    /// touching any conversation, and explains each hit.
+    /// touching any conversation, and explains each hit (waiting for the index if it is being
+    /// built).
     pub fn explained_search(&self, query: &str, limit: usize) -> Explained<'_> {
-        let found = self.index.search(Request::new(query, limit));
+        let index = self.index.get();
+        let found = index.search(Request::new(query, limit));
         let hits = found
             .hits
             .iter()
             .map(|h| ExplainedHit {
-                tool: self.index.catalog().tool(h.tool),
+                tool: index.catalog().tool(h.tool),
                 score: h.score,
-                explanation: self.index.explain(query, h.tool),
+                explanation: index.explain(query, h.tool),
             })
             .collect();
-        Explained { strategy: self.index.strategy(), hits, unmatched_terms: found.unmatched_terms }
+        Explained { strategy: index.strategy(), hits, unmatched_terms: found.unmatched_terms }
     }
 }

@@ -431,7 +431,9 @@ fn a_lists_tokens_are_its_definitions_tokens_counted_once_per_definition() {
         counted,
         "the same from what it remembered"
     );
+    assert_eq!(about.counted_full_load_tokens(), None, "a list does not count the full load");
     assert_eq!(about.full_load_tokens(), counted, "every tool is listed");
+    assert_eq!(about.counted_full_load_tokens(), Some(counted), "counted once, then kept");
     // Another definition under a name it remembered is counted again.
     let longer =
         catalog(vec![ToolSpec::mcp("fs", "write_file", "Write a whole file to disk, replacing it.")]);
