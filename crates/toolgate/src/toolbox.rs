@@ -168,8 +168,9 @@ impl ToolboxBuilder {
     /// (default off: it indexes them before it returns). The toolbox is then ready to render
     /// turns and check calls at once, and its first search waits for the index; a host that
     /// must answer before a large catalog is indexed (a gateway's `initialize`) builds so.
-    /// Background builds run one at a time, and one whose toolbox was dropped before its turn
-    /// does not run.
+    /// Background builds run one at a time, a search's that comes before its thread's turn
+    /// too (two snapshots' indexes are never built side by side), and one whose toolbox was
+    /// dropped before its turn does not run.
     pub fn index_in_background(mut self, background: bool) -> ToolboxBuilder {
         self.background = background;
         self

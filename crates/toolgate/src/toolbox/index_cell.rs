@@ -33,7 +33,7 @@ impl IndexCell {
     /// The index of `catalog` by `builder`, built now.
     pub(crate) fn built(builder: IndexBuilder, catalog: &Catalog) -> Arc<IndexCell> {
         let cell = IndexCell::new(builder, catalog);
-        cell.get();
+        cell.build();
         Arc::new(cell)
     }
 
@@ -43,7 +43,7 @@ impl IndexCell {
         let cell = Arc::new(IndexCell::new(builder, catalog));
         if let Err(e) = cell.start() {
             tracing::warn!("no thread to index the tools on ({e}); indexing them now");
-            cell.get();
+            cell.build();
         }
         cell
     }
@@ -56,7 +56,7 @@ impl IndexCell {
             let _turn = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
             let Some(cell) = weak.upgrade() else { return false };
             let started = std::time::Instant::now();
-            cell.get();
+            cell.build();
             tracing::debug!(
                 tools = cell.catalog.len(),
                 ms = started.elapsed().as_millis() as u64,
@@ -75,9 +75,20 @@ impl IndexCell {
         }
     }
 
-    /// The index, built first if no one has yet (or waited for, while another thread builds
-    /// it). A build that panicked left nothing: the next caller builds again.
+    /// The index. One not built yet is built here, in its turn among the background builds
+    /// ([`BUILDS`]): a search that came before its thread's turn must not build beside another
+    /// snapshot's index, both at their peak of memory. A build that panicked left nothing: the
+    /// next caller builds again.
     pub(crate) fn get(&self) -> &Index {
+        if let Some(index) = self.index.get() {
+            return index;
+        }
+        let _turn = BUILDS.lock().unwrap_or_else(|e| e.into_inner());
+        self.build()
+    }
+
+    /// The index, built now unless it is (or waited for, while another thread builds it).
+    fn build(&self) -> &Index {
         self.index.get_or_init(|| self.builder.clone().build(&self.catalog))
     }
 
@@ -148,14 +159,21 @@ mod tests {
         assert_eq!(later.tools(&mut chat).unwrap().len(), 1, "tool_search alone");
         assert!(!later.check(&mut chat, "fs__write_file", &json!({})).is_allow());
         assert!(!later.is_indexed(), "nothing above read the index");
-        // A search does not wait for the background's turn: it builds the index itself.
+        // A search waits for its turn among the background builds: held back, it waits.
         let search = json!({"query": "send an email to the team"});
-        let found = later.tool_search(&mut chat, &search).unwrap();
+        let (sent, searched) = std::sync::mpsc::channel();
+        std::thread::scope(|scope| {
+            scope.spawn(|| sent.send(later.tool_search(&mut chat, &search).unwrap().text()).unwrap());
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            let waited = searched.try_recv().is_err();
+            drop(held);
+            assert!(waited, "the search waited for the builds held back");
+        });
+        let found = searched.recv().unwrap();
         assert!(later.is_indexed());
-        drop(held);
         let mut other = now.conversation();
         let expected = now.tool_search(&mut other, &search).unwrap();
-        assert_eq!(found.text(), expected.text());
+        assert_eq!(found, expected.text());
         assert!(later.check(&mut chat, "mail__send_email", &json!({})).is_allow());
     }
 
