@@ -250,22 +250,31 @@ pub(crate) async fn indexed(toolbox: &Arc<Toolbox>) {
     }
 }
 
+/// Gives `then` the tokens of a full load of `toolbox`'s visible tools: at once if they were
+/// counted, else once they are, on a blocking thread after the index (tokenizing every
+/// definition takes seconds for a large catalog, which no answer waits for, and a search
+/// waits for the index).
+pub(crate) fn with_full_load(toolbox: &Arc<Toolbox>, then: impl FnOnce(usize) + Send + 'static) {
+    if let Some(full) = toolbox.about().counted_full_load_tokens() {
+        return then(full);
+    }
+    let toolbox = toolbox.clone();
+    let count = move || {
+        toolbox.wait_for_index();
+        then(toolbox.about().full_load_tokens());
+    };
+    match tokio::runtime::Handle::try_current() {
+        Ok(runtime) => drop(runtime.spawn_blocking(count)),
+        Err(_) => count(),
+    }
+}
+
 /// The tokens of a full load of `toolbox`'s visible tools if they were counted; else `None`,
-/// and they are counted on a blocking thread (tokenizing every definition takes seconds for a
-/// large catalog, which an answer does not wait for), once the tools are indexed.
+/// and they are counted ([`with_full_load`]).
 pub(crate) fn full_load_tokens(toolbox: &Arc<Toolbox>) -> Option<usize> {
     let counted = toolbox.about().counted_full_load_tokens();
     if counted.is_none() {
-        let toolbox = toolbox.clone();
-        // After the index, which a search waits for: both would share the cores.
-        let count = move || {
-            toolbox.wait_for_index();
-            toolbox.about().full_load_tokens();
-        };
-        match tokio::runtime::Handle::try_current() {
-            Ok(runtime) => drop(runtime.spawn_blocking(count)),
-            Err(_) => count(),
-        }
+        with_full_load(toolbox, |_| {});
     }
     counted
 }

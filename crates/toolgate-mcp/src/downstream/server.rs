@@ -587,22 +587,12 @@ impl ServerHandler for GatewayServer {
                 .map_err(|e| ErrorData::internal_error(e.to_string(), None))?;
             state.listener_mut().served_list(fingerprint(&list));
             // What deferral saved in this list, for the status page's chart: against a full
-            // load counted once per toolbox, off the request's way (every visible definition
-            // tokenized: seconds for a large catalog) and after the index.
-            let about = view.toolbox.about();
-            let shown = about.definitions_tokens(list.iter().map(|t| &**t));
-            match about.counted_full_load_tokens() {
-                Some(full) => self.gateway.inner.metrics.list_saved(full.saturating_sub(shown)),
-                None => {
-                    let (toolbox, gateway) = (view.toolbox.clone(), self.gateway.clone());
-                    tokio::task::spawn_blocking(move || {
-                        // After the index, which a search waits for.
-                        toolbox.wait_for_index();
-                        let full = toolbox.about().full_load_tokens();
-                        gateway.inner.metrics.list_saved(full.saturating_sub(shown));
-                    });
-                }
-            }
+            // load counted once per toolbox, off the request's way.
+            let shown = view.toolbox.about().definitions_tokens(list.iter().map(|t| &**t));
+            let gateway = self.gateway.clone();
+            crate::gateway::with_full_load(&view.toolbox, move |full| {
+                gateway.inner.metrics.list_saved(full.saturating_sub(shown));
+            });
             list.iter().map(|t| mcp_from_tool(t)).collect()
         };
         self.record().push().await;
