@@ -23,8 +23,6 @@ static BUILDS: Mutex<()> = Mutex::new(());
 pub(crate) struct IndexCell {
     /// The tools indexed, in order.
     catalog: Catalog,
-    /// The strategy asked for (a `bert` index without a usable model ranks as `lexical`).
-    strategy: Strategy,
     builder: IndexBuilder,
     index: OnceLock<Index>,
 }
@@ -67,12 +65,7 @@ impl IndexCell {
     }
 
     fn new(builder: IndexBuilder, catalog: &Catalog) -> IndexCell {
-        IndexCell {
-            catalog: catalog.clone(),
-            strategy: builder.strategy_of(),
-            builder,
-            index: OnceLock::new(),
-        }
+        IndexCell { catalog: catalog.clone(), builder, index: OnceLock::new() }
     }
 
     /// The index. One not built yet is built here, in its turn among the background builds
@@ -95,7 +88,7 @@ impl IndexCell {
     /// The strategy the index ranks with once built (`lexical` for a `bert` index without a
     /// usable model); until then, the one asked for.
     pub(crate) fn strategy(&self) -> Strategy {
-        self.index.get().map_or(self.strategy, Index::strategy)
+        self.index.get().map_or(self.builder.strategy_of(), Index::strategy)
     }
 
     /// Whether [`IndexCell::get`] returns at once.
@@ -113,7 +106,7 @@ impl IndexCell {
     /// asked for, and exactly the same tools (names and definitions, in order).
     pub(crate) fn serves(&self, builder: &IndexBuilder, visible: &Catalog) -> bool {
         let theirs = self.catalog.tools();
-        self.strategy == builder.strategy_of()
+        self.builder.strategy_of() == builder.strategy_of()
             && theirs.len() == visible.len()
             && theirs
                 .iter()
