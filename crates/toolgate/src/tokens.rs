@@ -7,10 +7,10 @@
 //! `tiktoken`'s own (the tests compare them on every development catalog).
 //!
 //! The vocabulary is held once: each token's bytes in the compiled-in file (2.5 MB), found by
-//! rank through a table of offsets and by bytes through a hash table of ranks (about 2 MB). Loaded as `tiktoken-rs` loads it (three maps of the tokens, each an
-//! allocation of its own) it took about 35 MB, which a gateway of 100,000 tools kept beside its
-//! catalog and index once a client had listed its tools. Loading takes a few tens of
-//! milliseconds, on first use.
+//! rank through a table of offsets and by bytes through a hash table of ranks (about 2 MB).
+//! Loaded as `tiktoken-rs` loads it (three maps of the tokens, each an allocation of its own)
+//! it took about 35 MB, which a gateway of 100,000 tools kept beside its catalog and index once
+//! a client had listed its tools. Loading takes a few tens of milliseconds, on first use.
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -62,7 +62,6 @@ impl TokenCounter {
     }
 
     fn load() -> TokenCounter {
-        let mut ranks = HashTable::with_capacity(200_000);
         let mut at = Vec::with_capacity(200_000);
         let mut offset = 0;
         while let [a, b, c, d, len, ..] = VOCABULARY[offset..] {
@@ -74,25 +73,20 @@ impl TokenCounter {
             at[index] = u32::try_from(offset + 4).expect("the vocabulary is under 4 GB");
             offset += 5 + usize::from(len);
         }
-        let counter = TokenCounter {
-            ranks: HashTable::new(),
-            at,
-            pattern: fancy_regex::Regex::new(PATTERN).expect("o200k_base's pattern compiles"),
-        };
-        for (rank, &offset) in counter.at.iter().enumerate() {
+        let mut ranks = HashTable::with_capacity(200_000);
+        let token = |rank: u32| token_at(at[rank as usize]);
+        for (rank, &offset) in (0..).zip(&at) {
             if offset != u32::MAX {
-                let rank = rank as u32;
-                ranks.insert_unique(hash(counter.token(rank)), rank, |&r| hash(counter.token(r)));
+                ranks.insert_unique(hash(token(rank)), rank, |&r| hash(token(r)));
             }
         }
-        TokenCounter { ranks, ..counter }
+        let pattern = fancy_regex::Regex::new(PATTERN).expect("o200k_base's pattern compiles");
+        TokenCounter { ranks, at, pattern }
     }
 
     /// The bytes of the token of `rank` (a rank the vocabulary has).
     fn token(&self, rank: u32) -> &'static [u8] {
-        let offset = self.at[rank as usize] as usize;
-        let len = usize::from(VOCABULARY[offset]);
-        &VOCABULARY[offset + 1..offset + 1 + len]
+        token_at(self.at[rank as usize])
     }
 
     /// Tokens of `text` (special tokens are counted as plain text). Where the pattern gives up
@@ -201,6 +195,13 @@ impl TokenCounter {
         }
         parts
     }
+}
+
+/// The bytes of the token whose length is at `offset` of [`VOCABULARY`].
+fn token_at(offset: u32) -> &'static [u8] {
+    let offset = offset as usize;
+    let len = usize::from(VOCABULARY[offset]);
+    &VOCABULARY[offset + 1..offset + 1 + len]
 }
 
 /// The hash a token's bytes are found by. The table is the vocabulary's, fixed: a text cannot
