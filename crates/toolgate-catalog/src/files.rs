@@ -24,7 +24,15 @@ pub fn config_dir() -> Option<PathBuf> {
 /// Writes `bytes` to a new file at `path` with permissions `mode` (on Unix): fails when
 /// anything is there, a link included (which is never followed).
 pub fn create_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
-    use std::io::Write;
+    create_new_with(path, mode, |file| std::io::Write::write_all(file, bytes))
+}
+
+/// [`create_new`], the file's bytes written by `write` (unbuffered: it buffers what it needs).
+pub fn create_new_with(
+    path: &Path,
+    mode: u32,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let mut options = std::fs::OpenOptions::new();
     options.write(true).create_new(true);
     #[cfg(unix)]
@@ -32,7 +40,7 @@ pub fn create_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
     #[cfg(not(unix))]
     let _ = mode;
     let mut file = options.open(path)?;
-    file.write_all(bytes)?;
+    write(&mut file)?;
     file.sync_all()
 }
 
@@ -40,9 +48,19 @@ pub fn create_new(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
 /// beside it ([`create_new`]), then renamed over it, so a reader sees the old file or the new
 /// one and a link planted at the temporary name is never written through.
 pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> std::io::Result<()> {
+    replace_with(path, mode, |file| std::io::Write::write_all(file, bytes))
+}
+
+/// [`replace`], the new file's bytes written by `write` as they come, not held whole first.
+/// A failed `write` leaves the old file in place.
+pub fn replace_with(
+    path: &Path,
+    mode: u32,
+    write: impl FnOnce(&mut std::fs::File) -> std::io::Result<()>,
+) -> std::io::Result<()> {
     let nonce: String = crate::secret::random_secret()[..8].iter().map(|b| format!("{b:02x}")).collect();
     let temporary = path.with_extension(format!("tmp-{}-{nonce}", std::process::id()));
-    let written = create_new(&temporary, bytes, mode).and_then(|()| std::fs::rename(&temporary, path));
+    let written = create_new_with(&temporary, mode, write).and_then(|()| std::fs::rename(&temporary, path));
     if written.is_err() {
         let _ = std::fs::remove_file(&temporary);
     }

@@ -9,14 +9,48 @@ use sha2::{Digest, Sha256};
 
 /// HMAC-SHA-256 (RFC 2104) with a key of at most one block (64 bytes; a longer key is cut).
 pub fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; 32] {
-    let mut inner_key = [0x36u8; 64];
-    let mut outer_key = [0x5cu8; 64];
-    for (i, b) in key.iter().take(64).enumerate() {
-        inner_key[i] ^= b;
-        outer_key[i] ^= b;
+    let mut mac = Hmac::new(key);
+    mac.update(message);
+    mac.finish()
+}
+
+/// HMAC-SHA-256 of a message given in parts, as [`hmac_sha256`] computes it whole: for a
+/// file authenticated as it is written.
+#[derive(Clone)]
+pub struct Hmac {
+    inner: Sha256,
+    outer_key: [u8; 64],
+}
+
+impl std::fmt::Debug for Hmac {
+    /// Shows nothing of the key.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hmac").finish_non_exhaustive()
     }
-    let inner = Sha256::new().chain_update(inner_key).chain_update(message).finalize();
-    Sha256::new().chain_update(outer_key).chain_update(inner).finalize().into()
+}
+
+impl Hmac {
+    /// A MAC under `key` (at most one block, 64 bytes; a longer key is cut), of nothing yet.
+    pub fn new(key: &[u8]) -> Hmac {
+        let mut inner_key = [0x36u8; 64];
+        let mut outer_key = [0x5cu8; 64];
+        for (i, b) in key.iter().take(64).enumerate() {
+            inner_key[i] ^= b;
+            outer_key[i] ^= b;
+        }
+        Hmac { inner: Sha256::new().chain_update(inner_key), outer_key }
+    }
+
+    /// Appends `bytes` to the message.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.inner.update(bytes);
+    }
+
+    /// The MAC of the message given.
+    pub fn finish(self) -> [u8; 32] {
+        let inner = self.inner.finalize();
+        Sha256::new().chain_update(self.outer_key).chain_update(inner).finalize().into()
+    }
 }
 
 /// 32 bytes no other process has: from the system's random source, or, failing that, from the
@@ -53,6 +87,17 @@ mod tests {
         let mac = hmac_sha256(b"Jefe", b"what do ya want for nothing?");
         let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
         assert_eq!(hex, "5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843");
+    }
+
+    #[test]
+    fn a_message_given_in_parts_has_the_mac_of_the_whole() {
+        let message: Vec<u8> = (0..300u32).map(|i| (i * 7) as u8).collect();
+        for cut in [0, 1, 63, 64, 65, 299, 300] {
+            let mut mac = Hmac::new(b"Jefe");
+            mac.update(&message[..cut]);
+            mac.update(&message[cut..]);
+            assert_eq!(mac.finish(), hmac_sha256(b"Jefe", &message), "cut at {cut}");
+        }
     }
 
     #[test]

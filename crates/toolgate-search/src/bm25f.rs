@@ -14,13 +14,13 @@
 pub(crate) mod cache;
 mod score;
 
-use std::path::Path;
 use std::sync::Arc;
 
 use rustc_hash::FxHashMap;
 
 use super::text::Analyzer;
 use super::vocab::{Vocabulary, vocabulary};
+use crate::sealed::Site;
 use toolgate_catalog::{Catalog, Tool};
 
 /// The fields of a tool that BM25F scores separately.
@@ -374,17 +374,18 @@ impl Bm25Index {
     pub(crate) fn build_cached(
         catalog: &Catalog,
         params: Bm25Params,
-        cache: Option<(&Path, &Path)>,
+        cache: Option<Site<'_>>,
     ) -> (Bm25Index, bool) {
         // No key (no data directory, or one that cannot be read or made): no cache.
-        let Some((dir, mac)) = cache.and_then(|(dir, file)| Some((dir, cache::mac_key(file)?))) else {
+        let Some((site, mac)) = cache.and_then(|site| Some((site, site.mac()?))) else {
             return (Bm25Index::build(catalog, params), false);
         };
         let key = cache::key(catalog, &params);
-        let path = cache::path(dir, &key);
+        let path = cache::path(site.dir, &key);
         if let Some(index) = Bm25Index::read_cache(&path, &key, &mac, catalog.len(), params.clone()) {
             return (index, true);
         }
+        (site.before_build)();
         let index = Bm25Index::build(catalog, params);
         index.write_cache(&path, &key, &mac);
         (index, false)

@@ -56,6 +56,7 @@ pub use expand::{Expansion, Via};
 pub use explain::{Explanation, TermExplanation, score_json};
 use keyword::KeywordIndex;
 pub use relevance::{FLOOR_RANK, LOAD_CUT, LoadCut, floor_of, rank_scored, relevant};
+use sealed::Site;
 pub use strategy::{SearchConfig, Strategy, UnknownStrategy};
 pub use vocab::HandEntry;
 
@@ -286,17 +287,24 @@ impl IndexBuilder {
 
     /// Indexes every tool of `catalog` (a cheap clone of it is kept).
     pub fn build(self, catalog: &Catalog) -> Index {
-        // The name tables need only the catalog: for a large one with a cache, whose engine is
-        // most likely read back (one core's work), they are made on a thread of their own
-        // meanwhile. Beside a build, which keeps every core busy, they would only add their
-        // memory to the build's peak.
+        // The name tables need only the catalog: for a large one with a cache, while its engine
+        // is read back (one core's work), they are made on a thread of their own. When the
+        // engine must be built instead, which keeps every core busy, they are waited for
+        // first: beside a build they would only add their memory to the build's peak.
         let (made, (name_rank, names)) = if self.cache.is_none() || catalog.len() < SIDE_BY_SIDE_TOOLS {
-            (self.engine(catalog), name_tables(catalog))
+            (self.engine(catalog, &|| ()), name_tables(catalog))
         } else {
             std::thread::scope(|scope| {
-                let names = scope.spawn(|| name_tables(catalog));
-                let made = self.engine(catalog);
-                (made, names.join().expect("the name tables panicked"))
+                let running = std::cell::RefCell::new(Some(scope.spawn(|| name_tables(catalog))));
+                let made_names = std::cell::RefCell::new(None);
+                let finish = || {
+                    if let Some(thread) = running.borrow_mut().take() {
+                        *made_names.borrow_mut() = Some(thread.join().expect("the name tables panicked"));
+                    }
+                };
+                let made = self.engine(catalog, &finish);
+                finish();
+                (made, made_names.into_inner().expect("the name tables were made"))
             })
         };
         let Made { strategy, engine, from_cache } = made;
@@ -313,7 +321,7 @@ impl IndexBuilder {
 
     /// The engine of the strategy asked for, built or read back, and the strategy it ranks
     /// with (`bert` without a usable model ranks as `lexical`).
-    fn engine(self, catalog: &Catalog) -> Made {
+    fn engine(self, catalog: &Catalog, before_build: &dyn Fn()) -> Made {
         #[cfg_attr(not(feature = "bert"), allow(unused_mut))]
         let mut strategy = self.strategy;
         let mut from_cache = false;
@@ -328,7 +336,7 @@ impl IndexBuilder {
             Strategy::Lexical => {
                 let params = self.params.unwrap_or_else(Bm25Params::lexical);
                 let key_file = self.cache_key.clone().or_else(bm25f::cache::default_key_file);
-                let cache = self.cache.as_deref().zip(key_file.as_deref());
+                let cache = Site::at(self.cache.as_deref(), key_file.as_deref(), before_build);
                 let (index, cached) = Bm25Index::build_cached(catalog, params, cache);
                 from_cache = cached;
                 Engine::Lexical(index, self.expansion)
@@ -338,7 +346,7 @@ impl IndexBuilder {
                 // Both sides are cached: the lexical one in the same file as `lexical`'s.
                 let params = self.params.unwrap_or_else(Bm25Params::lexical);
                 let key_file = self.cache_key.clone().or_else(bm25f::cache::default_key_file);
-                let cache = self.cache.as_deref().zip(key_file.as_deref());
+                let cache = Site::at(self.cache.as_deref(), key_file.as_deref(), before_build);
                 let (index, lexical_cached) = Bm25Index::build_cached(catalog, params, cache);
                 let model = crate::semantic::StaticModel::embedded();
                 let (dense, dense_cached) = crate::semantic::DenseIndex::build_cached(catalog, model, cache);

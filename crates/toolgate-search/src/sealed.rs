@@ -26,6 +26,38 @@ pub(crate) struct Kind {
     pub(crate) extension: &'static str,
 }
 
+/// Where an index is cached: the directory of its files, the file of the key that
+/// authenticates them, and what to do first when the index must be built rather than read
+/// back (a build's peak of memory is best met alone).
+#[derive(Clone, Copy)]
+pub(crate) struct Site<'a> {
+    pub(crate) dir: &'a Path,
+    pub(crate) key_file: &'a Path,
+    pub(crate) before_build: &'a dyn Fn(),
+}
+
+impl<'a> Site<'a> {
+    /// The cache in `dir`, its files authenticated by the key in `key_file`.
+    #[cfg(test)]
+    pub(crate) fn new(dir: &'a Path, key_file: &'a Path) -> Site<'a> {
+        Site { dir, key_file, before_build: &|| () }
+    }
+
+    /// The cache in `dir`, if there is one and a key file, with `before_build`.
+    pub(crate) fn at(
+        dir: Option<&'a Path>,
+        key_file: Option<&'a Path>,
+        before_build: &'a dyn Fn(),
+    ) -> Option<Site<'a>> {
+        Some(Site { dir: dir?, key_file: key_file?, before_build })
+    }
+
+    /// The key in the key file (made if there is none), or `None`: then nothing is cached.
+    pub(crate) fn mac(&self) -> Option<[u8; 32]> {
+        toolgate_catalog::files::key_file(self.key_file)
+    }
+}
+
 /// The header: the magic, the format and the whole file's length.
 pub(crate) const HEADER_BYTES: usize = 16;
 /// The bytes of the MAC that ends every file.
@@ -66,36 +98,41 @@ impl Kind {
         h.finalize().into()
     }
 
-    /// The start of a file for `key`: its header (the length still zero) and the key; the
-    /// index's bytes follow, then [`seal`](Kind::seal).
-    pub(crate) fn begin(self, key: &[u8; 32], capacity: usize) -> Vec<u8> {
-        let mut out = Vec::with_capacity(HEADER_BYTES + 32 + capacity + MAC_BYTES);
-        out.extend_from_slice(self.magic);
-        out.extend_from_slice(&self.format.to_le_bytes());
-        out.extend_from_slice(&0u64.to_le_bytes());
-        out.extend_from_slice(key);
-        out
+    /// Saves at `path` the file of `key` whose index's bytes `body` gives to an [`Out`],
+    /// authenticated by `mac`, and removes the kind's oldest files of its directory past the
+    /// newest [`KEPT`]. `body` runs twice, first to count the bytes for the header: the file
+    /// is written as it is made, never held whole in memory beside the index. Failures are
+    /// ignored: the cache is an optimisation.
+    pub(crate) fn save(self, path: &Path, key: &[u8; 32], mac: &[u8; 32], body: impl Fn(&mut Out<'_>)) {
+        let Some(dir) = path.parent() else { return };
+        if std::fs::create_dir_all(dir).is_err() {
+            return;
+        }
+        let mut counted = Out::counting();
+        body(&mut counted);
+        let whole = (HEADER_BYTES + 32 + MAC_BYTES) as u64 + counted.bytes;
+        let written = toolgate_catalog::files::replace_with(path, 0o644, |file| {
+            let mut out = Out::writing(file, mac);
+            out.put(self.magic);
+            out.put(&self.format.to_le_bytes());
+            out.u64(whole);
+            out.put(key);
+            body(&mut out);
+            out.finish(whole)
+        });
+        if written.is_ok() {
+            self.prune(dir);
+        }
     }
 
-    /// Writes the whole length into the header of `out` and appends the MAC under `mac`.
+    /// Writes the whole length into the header of `out` (a file's bytes but its MAC) and
+    /// appends the MAC under `mac`.
+    #[cfg(test)]
     pub(crate) fn seal(self, out: &mut Vec<u8>, mac: &[u8; 32]) {
         let whole = (out.len() + MAC_BYTES) as u64;
         out[8..HEADER_BYTES].copy_from_slice(&whole.to_le_bytes());
         let sum = toolgate_catalog::secret::hmac_sha256(mac, out);
         out.extend_from_slice(&sum);
-    }
-
-    /// Saves `bytes` at `path` and removes the kind's oldest files of its directory past the
-    /// newest [`KEPT`]. Failures are ignored: the cache is an optimisation.
-    pub(crate) fn write(self, path: &Path, bytes: &[u8]) {
-        let Some(dir) = path.parent() else { return };
-        if std::fs::create_dir_all(dir).is_err() {
-            return;
-        }
-        if toolgate_catalog::files::replace(path, bytes, 0o644).is_err() {
-            return;
-        }
-        self.prune(dir);
     }
 
     /// The bytes of the file at `path`: a regular file of this kind whose header states its own
@@ -199,18 +236,152 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Appends `values` to `out`, little-endian.
-#[cfg_attr(not(feature = "semantic"), allow(dead_code))]
-pub(crate) fn put_floats(out: &mut Vec<u8>, values: &[f32]) {
-    for v in values {
-        out.extend_from_slice(&v.to_le_bytes());
+/// Where a file's bytes go as [`Kind::save`] makes them: counted only, or written to the file
+/// and its MAC through a buffer of [`OUT_BUFFER`] bytes.
+pub(crate) struct Out<'f> {
+    bytes: u64,
+    to: Option<Writing<'f>>,
+}
+
+/// What an [`Out`] writing holds: the file, the MAC so far, the bytes not yet written, and the
+/// first error (after which nothing more is written).
+struct Writing<'f> {
+    file: &'f mut std::fs::File,
+    mac: toolgate_catalog::secret::Hmac,
+    buffer: Vec<u8>,
+    failed: Option<std::io::Error>,
+}
+
+/// The bytes an [`Out`] gathers before it writes them.
+const OUT_BUFFER: usize = 1 << 16;
+
+impl<'f> Out<'f> {
+    fn counting() -> Out<'f> {
+        Out { bytes: 0, to: None }
+    }
+
+    fn writing(file: &'f mut std::fs::File, mac: &[u8; 32]) -> Out<'f> {
+        let mac = toolgate_catalog::secret::Hmac::new(mac);
+        Out {
+            bytes: 0,
+            to: Some(Writing { file, mac, buffer: Vec::with_capacity(OUT_BUFFER), failed: None }),
+        }
+    }
+
+    /// Appends `bytes`.
+    pub(crate) fn put(&mut self, bytes: &[u8]) {
+        self.bytes += bytes.len() as u64;
+        if let Some(to) = &mut self.to {
+            to.buffer.extend_from_slice(bytes);
+            if to.buffer.len() >= OUT_BUFFER {
+                to.flush();
+            }
+        }
+    }
+
+    /// Appends one byte.
+    #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
+    pub(crate) fn u8(&mut self, value: u8) {
+        self.put(&[value]);
+    }
+
+    /// Appends `value`, little-endian.
+    pub(crate) fn u32(&mut self, value: u32) {
+        self.put(&value.to_le_bytes());
+    }
+
+    /// Appends `value`, little-endian.
+    pub(crate) fn u64(&mut self, value: u64) {
+        self.put(&value.to_le_bytes());
+    }
+
+    /// Appends `values`, little-endian.
+    pub(crate) fn floats(&mut self, values: &[f32]) {
+        for v in values {
+            self.put(&v.to_le_bytes());
+        }
+    }
+
+    /// Appends `values`, little-endian.
+    pub(crate) fn u32s(&mut self, values: &[u32]) {
+        for &v in values {
+            self.u32(v);
+        }
+    }
+
+    /// Writes what is left and the MAC; fails if anything could not be written, or if the
+    /// bytes were not the `whole` the header states (`body` gave other bytes the second time).
+    fn finish(mut self, whole: u64) -> std::io::Result<()> {
+        let Some(mut to) = self.to.take() else { return Ok(()) };
+        to.flush();
+        if let Some(e) = to.failed {
+            return Err(e);
+        }
+        if self.bytes + MAC_BYTES as u64 != whole {
+            return Err(std::io::Error::other("the index's bytes changed between counting and writing"));
+        }
+        std::io::Write::write_all(to.file, &to.mac.finish())
     }
 }
 
-/// Appends `values` to `out`, little-endian.
-#[cfg_attr(not(feature = "semantic"), allow(dead_code))]
-pub(crate) fn put_u32s(out: &mut Vec<u8>, values: &[u32]) {
-    for v in values {
-        out.extend_from_slice(&v.to_le_bytes());
+impl Writing<'_> {
+    fn flush(&mut self) {
+        if self.failed.is_none() {
+            self.mac.update(&self.buffer);
+            if let Err(e) = std::io::Write::write_all(self.file, &self.buffer) {
+                self.failed = Some(e);
+            }
+        }
+        self.buffer.clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TEST: Kind = Kind { magic: b"TEST", format: 1, extension: "test" };
+
+    fn scratch(name: &str) -> PathBuf {
+        let dir = std::env::temp_dir().join(format!("toolgate-sealed-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        dir
+    }
+
+    #[test]
+    fn a_file_saved_as_it_is_made_opens_with_its_key_and_mac_only() {
+        let dir = scratch("saved");
+        let (key, mac) = ([7u8; 32], [9u8; 32]);
+        let path = TEST.path(&dir, &key);
+        // More than the buffer, so that it is written in several parts.
+        let body: Vec<u8> = (0..3 * OUT_BUFFER + 5).map(|i| (i % 251) as u8).collect();
+        TEST.save(&path, &key, &mac, |out| {
+            out.u32(body.len() as u32);
+            out.put(&body);
+        });
+        let bytes = TEST.read(&path, u64::MAX).unwrap();
+        let mut r = TEST.open(&bytes, &key, &mac).unwrap();
+        assert_eq!(r.u32(), Some(body.len() as u32));
+        assert_eq!(r.take(body.len()), Some(&body[..]));
+        assert_eq!(r.0, &[] as &[u8]);
+        assert!(TEST.open(&bytes, &key, &[8u8; 32]).is_none(), "another MAC key");
+        assert!(TEST.open(&bytes, &[6u8; 32], &mac).is_none(), "another key");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_body_that_gives_other_bytes_the_second_time_leaves_no_file() {
+        let dir = scratch("changing");
+        let (key, mac) = ([7u8; 32], [9u8; 32]);
+        let path = TEST.path(&dir, &key);
+        let calls = std::cell::Cell::new(0);
+        TEST.save(&path, &key, &mac, |out| {
+            calls.set(calls.get() + 1);
+            out.put(&vec![1; calls.get()]);
+        });
+        assert_eq!(calls.get(), 2);
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert!(left.is_empty(), "{left:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -14,7 +14,7 @@ use rustc_hash::FxHashMap;
 use sha2::Digest;
 
 use super::{Bm25Index, Bm25Params};
-use crate::sealed::{self, Kind};
+use crate::sealed::{self, Kind, Out};
 use toolgate_catalog::Catalog;
 
 /// The lexical index's files (`FORMAT` is bumped whenever the layout below, or the way text
@@ -46,12 +46,6 @@ pub(crate) fn default_key_file() -> Option<PathBuf> {
     Some(toolgate_catalog::files::data_dir()?.join("index-cache.key"))
 }
 
-/// The key in `file`, made (32 random bytes, readable by its owner only) when there is none.
-/// `None` when it cannot be read or made, or is not a key: then nothing is cached.
-pub(crate) fn mac_key(file: &Path) -> Option<[u8; 32]> {
-    toolgate_catalog::files::key_file(file)
-}
-
 impl Bm25Index {
     /// The index of a catalog of `n_docs` tools saved at `path` for `key`, if the file is
     /// there, whole, consistent and authenticated by `mac`.
@@ -70,38 +64,27 @@ impl Bm25Index {
     /// cache files of its directory past the newest [`KEPT`]. Failures are ignored: the cache
     /// is an optimisation.
     pub(crate) fn write_cache(&self, path: &Path, key: &[u8; 32], mac: &[u8; 32]) {
-        KIND.write(path, &self.encode(key, mac));
+        KIND.save(path, key, mac, |out| self.encode(out));
     }
 
-    fn encode(&self, key: &[u8; 32], mac: &[u8; 32]) -> Vec<u8> {
-        let mut out = KIND.begin(key, self.docs.len() * 8 + self.terms.len() * 16);
-        out.extend_from_slice(&(self.n_docs as u64).to_le_bytes());
-        for a in self.avg_len {
-            out.extend_from_slice(&a.to_le_bytes());
-        }
-        out.extend_from_slice(&(self.terms.len() as u64).to_le_bytes());
-        out.extend_from_slice(&(self.docs.len() as u64).to_le_bytes());
+    /// The index's bytes, as [`decode`] reads them.
+    fn encode(&self, out: &mut Out<'_>) {
+        out.u64(self.n_docs as u64);
+        out.floats(&self.avg_len);
+        out.u64(self.terms.len() as u64);
+        out.u64(self.docs.len() as u64);
         let mut by_id: Vec<&str> = vec![""; self.terms.len()];
         for (term, &id) in &self.terms {
             by_id[id as usize] = term;
         }
         for term in by_id {
-            out.extend_from_slice(&(term.len() as u32).to_le_bytes());
-            out.extend_from_slice(term.as_bytes());
+            out.u32(term.len() as u32);
+            out.put(term.as_bytes());
         }
-        for &o in &self.offsets {
-            out.extend_from_slice(&o.to_le_bytes());
-        }
-        for &d in &self.docs {
-            out.extend_from_slice(&d.to_le_bytes());
-        }
-        for floats in [&self.scores, &self.idf] {
-            for &f in floats {
-                out.extend_from_slice(&f.to_le_bytes());
-            }
-        }
-        KIND.seal(&mut out, mac);
-        out
+        out.u32s(&self.offsets);
+        out.u32s(&self.docs);
+        out.floats(&self.scores);
+        out.floats(&self.idf);
     }
 }
 
@@ -218,6 +201,35 @@ mod tests {
     }
 
     #[test]
+    fn a_large_catalog_built_or_read_back_names_and_ranks_alike() {
+        // From `SIDE_BY_SIDE_TOOLS` tools on, with a cache, the name tables are made on a
+        // thread of their own: beside a read, or finished before a build.
+        let dir = scratch("large");
+        let embedded = Catalog::embedded();
+        let mut builder = Catalog::builder();
+        for copy in 0..=(crate::SIDE_BY_SIDE_TOOLS / embedded.len()) {
+            for tool in embedded.tools() {
+                let mut spec = tool.spec().as_ref().clone();
+                spec.server = format!("{}{copy}", spec.server);
+                builder = builder.tool(spec);
+            }
+        }
+        let catalog = builder.build().unwrap();
+        assert!(catalog.len() >= crate::SIDE_BY_SIDE_TOOLS);
+        let plain = Index::builder().build(&catalog);
+        let built = cached(&dir).build(&catalog);
+        let read = cached(&dir).build(&catalog);
+        assert!(!built.from_cache() && read.from_cache());
+        let last = catalog.tools().last().unwrap().qualified_name().to_owned();
+        for index in [&built, &read] {
+            assert_eq!(answers(index), answers(&plain));
+            assert_eq!(index.named(&last), plain.named(&last), "{last}");
+            assert_eq!(index.name_rank, plain.name_rank);
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_damaged_or_foreign_file_is_never_read() {
         let dir = scratch("damaged");
         let catalog = Catalog::embedded();
@@ -225,7 +237,7 @@ mod tests {
         let key = key(&catalog, &params);
         let file = path(&dir, &key);
         cached(&dir).build(&catalog);
-        let mac = mac_key(&dir.with_extension("key")).unwrap();
+        let mac = toolgate_catalog::files::key_file(&dir.with_extension("key")).unwrap();
         let good = std::fs::read(&file).unwrap();
         assert!(decode_file(&good, &key, &mac, catalog.len(), params.clone()).is_some());
         let mut other = key;
@@ -304,7 +316,7 @@ mod tests {
         let params = Bm25Params::lexical();
         let key = key(&catalog, &params);
         cached(&dir).build(&catalog);
-        let mac = mac_key(&dir.with_extension("key")).unwrap();
+        let mac = toolgate_catalog::files::key_file(&dir.with_extension("key")).unwrap();
         let good = std::fs::read(path(&dir, &key)).unwrap();
         // Postings edited, and the file sealed again the only way someone without the key can.
         let mut body = good[..good.len() - sealed::MAC_BYTES].to_vec();

@@ -189,11 +189,11 @@ impl Clusters {
 impl Clusters {
     /// Appends the clusters to `out` for [`decode`](Clusters::decode).
     #[cfg_attr(not(feature = "semantic"), allow(dead_code))]
-    pub(crate) fn encode(&self, out: &mut Vec<u8>) {
-        out.extend_from_slice(&(self.count() as u64).to_le_bytes());
-        crate::sealed::put_floats(out, &self.means);
-        crate::sealed::put_floats(out, &self.radii);
-        crate::sealed::put_u32s(out, &self.starts);
+    pub(crate) fn encode(&self, out: &mut crate::sealed::Out<'_>) {
+        out.u64(self.count() as u64);
+        out.floats(&self.means);
+        out.floats(&self.radii);
+        out.u32s(&self.starts);
     }
 
     /// The clusters `r` reads, if they are clusters of `rows` rows of `dim` dimensions: each

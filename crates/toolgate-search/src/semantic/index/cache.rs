@@ -10,10 +10,9 @@
 //! not fit, is built again and written again.
 
 use std::ops::Range;
-use std::path::Path;
 
 use super::{Clusters, DenseConfig, DenseIndex, Kernel};
-use crate::sealed::{self, Kind};
+use crate::sealed::{self, Kind, Out, Site};
 use crate::semantic::StaticModel;
 use toolgate_catalog::Catalog;
 
@@ -39,16 +38,14 @@ impl DenseIndex {
     pub(crate) fn build_cached(
         catalog: &Catalog,
         model: &StaticModel,
-        cache: Option<(&Path, &Path)>,
+        cache: Option<Site<'_>>,
     ) -> (DenseIndex, bool) {
         let config = DenseConfig::default();
-        let Some((dir, mac)) =
-            cache.and_then(|(dir, file)| Some((dir, toolgate_catalog::files::key_file(file)?)))
-        else {
+        let Some((site, mac)) = cache.and_then(|site| Some((site, site.mac()?))) else {
             return (DenseIndex::build_with(catalog, model, &config), false);
         };
         let key = key(catalog, model, &config);
-        let path = KIND.path(dir, &key);
+        let path = KIND.path(site.dir, &key);
         if let Ok(file) = KIND.read(&path, most_bytes(catalog.len())) {
             let opened =
                 KIND.open(&file, &key, &mac).and_then(|r| DenseIndex::decode(r, &file, catalog, model));
@@ -57,31 +54,36 @@ impl DenseIndex {
                 return (index, true);
             }
         }
+        (site.before_build)();
         let index = DenseIndex::build_with(catalog, model, &config);
-        KIND.write(&path, &index.encode(&key, &mac));
+        KIND.save(&path, &key, &mac, |out| index.encode(out));
         (index, false)
     }
 
-    fn encode(&self, key: &[u8; 32], mac: &[u8; 32]) -> Vec<u8> {
-        let mut out = KIND.begin(key, self.rows.len() + self.scales.len() * 8 + self.token_weights.len() * 4);
-        out.extend_from_slice(&(self.len() as u64).to_le_bytes());
-        out.extend_from_slice(&(self.dim as u64).to_le_bytes());
-        out.extend_from_slice(&(self.token_weights.len() as u64).to_le_bytes());
-        sealed::put_floats(&mut out, &self.token_weights);
-        out.extend_from_slice(&(self.mean.len() as u64).to_le_bytes());
-        sealed::put_floats(&mut out, &self.mean);
-        sealed::put_floats(&mut out, &self.scales);
-        out.extend(self.rows.iter().map(|&x| x as u8));
+    /// The index's bytes, as [`decode`](DenseIndex::decode) reads them.
+    fn encode(&self, out: &mut Out<'_>) {
+        out.u64(self.len() as u64);
+        out.u64(self.dim as u64);
+        out.u64(self.token_weights.len() as u64);
+        out.floats(&self.token_weights);
+        out.u64(self.mean.len() as u64);
+        out.floats(&self.mean);
+        out.floats(&self.scales);
+        let mut bytes = [0u8; 4096];
+        for chunk in self.rows.chunks(bytes.len()) {
+            for (b, &x) in bytes.iter_mut().zip(chunk) {
+                *b = x as u8;
+            }
+            out.put(&bytes[..chunk.len()]);
+        }
         match &self.clusters {
-            None => out.push(0),
+            None => out.u8(0),
             Some(clusters) => {
-                out.push(1);
-                sealed::put_u32s(&mut out, &self.tools);
-                clusters.encode(&mut out);
+                out.u8(1);
+                out.u32s(&self.tools);
+                clusters.encode(out);
             }
         }
-        KIND.seal(&mut out, mac);
-        out
     }
 
     /// The index `r` reads (the body of `file`, opened), if it is whole and fits `catalog` and
@@ -218,12 +220,17 @@ mod tests {
         let model = StaticModel::embedded();
         for (name, catalog) in [("small", Catalog::embedded()), ("large", large())] {
             let (dir, key_file) = scratch(name);
-            let cache = Some((dir.as_path(), key_file.as_path()));
+            // What comes before a build (the name tables' thread waited for) comes only then.
+            let builds = std::cell::Cell::new(0);
+            let count = || builds.set(builds.get() + 1);
+            let cache = Some(Site { before_build: &count, ..Site::new(&dir, &key_file) });
             let (built, cached) = DenseIndex::build_cached(&catalog, model, cache);
             assert!(!cached, "{name}");
+            assert_eq!(builds.get(), 1, "{name}");
             assert_eq!(built.clusters.is_some(), name == "large");
             let (read, cached) = DenseIndex::build_cached(&catalog, model, cache);
             assert!(cached, "{name}: the file was not read");
+            assert_eq!(builds.get(), 1, "{name}: read back, yet called as for a build");
             assert_eq!(answers(&read, &catalog), answers(&built, &catalog), "{name}");
             assert_eq!(read.tools, built.tools);
             // One description changed: another key, so a build.
@@ -280,7 +287,7 @@ mod tests {
         let model = StaticModel::embedded();
         let catalog = large();
         let (dir, key_file) = scratch("damaged");
-        let cache = Some((dir.as_path(), key_file.as_path()));
+        let cache = Some(Site::new(&dir, &key_file));
         DenseIndex::build_cached(&catalog, model, cache);
         let key = key(&catalog, model, &DenseConfig::default());
         let file = KIND.path(&dir, &key);
