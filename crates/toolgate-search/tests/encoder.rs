@@ -3,38 +3,45 @@
 //! the same texts, vectors compared by cosine. A short request, a paragraph, one long enough to
 //! be cut at 256 tokens, accents and Chinese, and several texts of different lengths encoded in
 //! one batch (packed with no padding) must each give sentence-transformers' vector.
+//!
+//! sentence-transformers' vectors are recorded in `tests/data/minilm_reference.json` by
+//! `scripts/minilm_reference.py` (torch's wheels bring gigabytes of CUDA libraries that the
+//! tests do not install); the file names the model's weights by hash, checked here.
 #![cfg(feature = "bert")]
 
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
+use sha2::{Digest, Sha256};
 use toolgate_search::semantic::bert::BertEncoder;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
 
-/// sentence-transformers' unit vectors of `texts`, one forward pass each.
-fn reference(texts: &[String]) -> Vec<Vec<f32>> {
-    let python = repo().join("e2e/.venv/bin/python");
-    assert!(python.exists(), "the SDKs are not installed: run e2e/setup.sh (the README's test command does)");
-    let script = "import json, sys\n\
-        from sentence_transformers import SentenceTransformer\n\
-        model = SentenceTransformer(sys.argv[1], device='cpu')\n\
-        texts = json.load(sys.stdin)\n\
-        print(json.dumps([model.encode(t, normalize_embeddings=True).tolist() for t in texts]))\n";
-    let mut child = Command::new(python)
-        .args(["-c", script])
-        .arg(repo().join("e2e/model"))
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
-    serde_json::to_writer(child.stdin.take().unwrap(), texts).unwrap();
-    let out = child.wait_with_output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    serde_json::from_slice(&out.stdout).unwrap()
+/// The recorded texts and sentence-transformers' unit vector of each, one forward pass each,
+/// after checking that `model` holds the weights they were recorded with.
+fn reference(model: &Path) -> Vec<(String, Vec<f32>)> {
+    let weights = model.join("model.safetensors");
+    let bytes = std::fs::read(&weights).unwrap_or_else(|e| {
+        panic!("{}: {e}; run e2e/setup.sh (the README's test command does)", weights.display())
+    });
+    let recorded: serde_json::Value =
+        serde_json::from_str(include_str!("data/minilm_reference.json")).unwrap();
+    let hash: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    assert_eq!(
+        recorded["model_safetensors_sha256"],
+        hash,
+        "{} is not the model the vectors were recorded with: run scripts/minilm_reference.py",
+        weights.display()
+    );
+    let texts = recorded["texts"].as_array().unwrap();
+    texts
+        .iter()
+        .map(|t| {
+            let vector = t["vector"].as_array().unwrap().iter().map(|x| x.as_f64().unwrap() as f32).collect();
+            (t["text"].as_str().unwrap().to_owned(), vector)
+        })
+        .collect()
 }
 
 fn cosine(a: &[f32], b: &[f32]) -> f32 {
@@ -43,23 +50,21 @@ fn cosine(a: &[f32], b: &[f32]) -> f32 {
 
 #[test]
 fn every_text_encodes_to_sentence_transformers_vector_alone_and_in_a_batch() {
-    let long = "Every Monday someone exports the numbers, cleans them by hand and mails a chart. ".repeat(40);
-    let texts: Vec<String> = [
-        "find the cheapest flight from Berlin to Lisbon next Friday",
-        "Read notes.md, pull out every line that mentions a deadline, and add each of them as an \
-         event to my calendar for the right day, with a reminder one day before.",
-        long.as_str(),
-        "Crème brûlée recipes, naïve café reviews",
-        "帮我查一下明天北京的天气",
-        "a",
-    ]
-    .map(str::to_owned)
-    .to_vec();
-    let want = reference(&texts);
-    let encoder = BertEncoder::from_dir(&repo().join("e2e/model")).unwrap();
-    let refs: Vec<&str> = texts.iter().map(String::as_str).collect();
-    let batch = encoder.embed_batch(&refs).unwrap();
-    for ((text, want), batched) in texts.iter().zip(&want).zip(&batch) {
+    let model = repo().join("e2e/model");
+    let recorded = reference(&model);
+    let encoder = BertEncoder::from_dir(&model).unwrap();
+    // What the recording must hold for the test to mean what it says: a text cut at 256
+    // tokens, one of Chinese, one of accents, and six in all.
+    assert!(recorded.len() >= 6);
+    assert!(
+        recorded.iter().any(|(t, _)| t.split_whitespace().count() > 300),
+        "no text long enough to be cut"
+    );
+    assert!(recorded.iter().any(|(t, _)| t.contains('天')), "no Chinese text");
+    assert!(recorded.iter().any(|(t, _)| t.contains('é')), "no accented text");
+    let texts: Vec<&str> = recorded.iter().map(|(t, _)| t.as_str()).collect();
+    let batch = encoder.embed_batch(&texts).unwrap();
+    for ((text, want), batched) in recorded.iter().zip(&batch) {
         let alone = encoder.embed(text).unwrap();
         let label: String = text.chars().take(30).collect();
         assert_eq!(alone.len(), want.len());
