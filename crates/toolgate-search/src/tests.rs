@@ -9,6 +9,21 @@ use super::bm25f::{Bm25Params, brute_force};
 use super::*;
 use toolgate_catalog::{Catalog, CatalogBuilder, ToolSpec};
 
+/// The embedded catalog repeated under other server names (`{server}{copy}`) until it holds
+/// more than `tools` tools: a large catalog of real definitions.
+pub(crate) fn embedded_copies(tools: usize) -> Catalog {
+    let embedded = Catalog::embedded();
+    let mut builder = Catalog::builder();
+    for copy in 0..=(tools / embedded.len().max(1)) {
+        for tool in embedded.tools() {
+            let mut spec = tool.spec().as_ref().clone();
+            spec.server = format!("{}{copy}", spec.server);
+            builder = builder.tool(spec);
+        }
+    }
+    builder.build().unwrap()
+}
+
 fn small() -> Catalog {
     let schema = serde_json::json!({
         "type": "object",

@@ -205,16 +205,7 @@ mod tests {
         // From `SIDE_BY_SIDE_TOOLS` tools on, with a cache, the name tables are made on a
         // thread of their own: beside a read, or finished before a build.
         let dir = scratch("large");
-        let embedded = Catalog::embedded();
-        let mut builder = Catalog::builder();
-        for copy in 0..=(crate::SIDE_BY_SIDE_TOOLS / embedded.len()) {
-            for tool in embedded.tools() {
-                let mut spec = tool.spec().as_ref().clone();
-                spec.server = format!("{}{copy}", spec.server);
-                builder = builder.tool(spec);
-            }
-        }
-        let catalog = builder.build().unwrap();
+        let catalog = crate::tests::embedded_copies(crate::SIDE_BY_SIDE_TOOLS);
         assert!(catalog.len() >= crate::SIDE_BY_SIDE_TOOLS);
         let plain = Index::builder().build(&catalog);
         let built = cached(&dir).build(&catalog);

@@ -194,16 +194,7 @@ mod tests {
     /// A catalog of more than `EXACT_MAX_TOOLS` tools (the embedded one, repeated under other
     /// server names), so that its index is clustered.
     fn large() -> Catalog {
-        let embedded = Catalog::embedded();
-        let mut builder = Catalog::builder();
-        for copy in 0..=(super::super::EXACT_MAX_TOOLS / embedded.len().max(1)) {
-            for tool in embedded.tools() {
-                let mut spec = tool.spec().as_ref().clone();
-                spec.server = format!("{}{copy}", spec.server);
-                builder = builder.tool(spec);
-            }
-        }
-        builder.build().unwrap()
+        crate::tests::embedded_copies(super::super::EXACT_MAX_TOOLS)
     }
 
     #[test]
