@@ -47,6 +47,21 @@ REPO = HERE.parent.parent
 E2E = REPO / "e2e"
 BIN = E2E / "node_modules" / ".bin"
 
+# The npm package of each client's CLI, whose installed version each run records.
+PACKAGES = {
+    "claude": "@anthropic-ai/claude-code",
+    "codex": "@openai/codex",
+    "codex-code": "@openai/codex",
+    "gemini": "@google/gemini-cli",
+    "copilot": "@github/copilot",
+}
+
+
+def cli_version(client: str) -> str:
+    """The version of `client`'s CLI as installed in e2e/node_modules."""
+    manifest = E2E / "node_modules" / PACKAGES[client] / "package.json"
+    return json.loads(manifest.read_text(encoding="utf-8"))["version"]
+
 # The sets a run can serve: a bench set, or several served together (one catalog, their
 # requests together).
 SETS = {
@@ -491,6 +506,7 @@ def main() -> None:
                     for query in requests:
                         record = measure(lab, client, arm, form, query, scratch)
                         record["catalog"] = args.set
+                        record["version"] = cli_version(client)
                         out.write(json.dumps(record) + "\n")
                         out.flush()
                         print(

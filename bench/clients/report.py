@@ -18,13 +18,21 @@ from collections import defaultdict
 from pathlib import Path
 
 ARMS = ["direct", "listing", "toolgate"]
+# Each client's name, `{version}` standing for the version of the CLI its runs record.
 CLIENT_NAMES = {
-    "claude": "Claude Code 2.1.332",
-    "codex": "Codex 0.171 (gpt-5.5)",
-    "codex-code": "Codex 0.171 code mode (gpt-6-sol)",
-    "gemini": "Gemini CLI 0.61",
-    "copilot": "GitHub Copilot CLI 1.0.102",
+    "claude": "Claude Code {version}",
+    "codex": "Codex {version} (gpt-5.5)",
+    "codex-code": "Codex {version} code mode (gpt-6-sol)",
+    "gemini": "Gemini CLI {version}",
+    "copilot": "GitHub Copilot CLI {version}",
 }
+# The versions of each client's CLI the runs were made with ("?" where a run does not say).
+VERSIONS: dict[str, set[str]] = defaultdict(set)
+
+
+def client_name(client: str) -> str:
+    """`client` as the tables and charts name it, with the versions its runs were made with."""
+    return CLIENT_NAMES[client].format(version="/".join(sorted(VERSIONS[client])) or "?")
 ARM_NAMES = {
     "direct": "client alone",
     "listing": "every tool listed",
@@ -78,7 +86,7 @@ def table(rows: list[dict]) -> str:
             problems = f" ({r['problems']} failed)" if r["problems"] else ""
             uncached = "—" if r["mean_uncached_tokens"] is None else f"{r['mean_uncached_tokens']:,}"
             out.append(
-                f"| {CLIENT_NAMES[r['client']]} | {ARM_NAMES[r['arm']]} | {r['form']} | {r['requests']}{problems} | {gold} | "
+                f"| {client_name(r['client'])} | {ARM_NAMES[r['arm']]} | {r['form']} | {r['requests']}{problems} | {gold} | "
                 f"{r['mean_input_tokens']:,} | {uncached} | {r['mean_prefix_changed_bytes']:,} | {r['mean_turns']} | {r['mean_seconds']} |"
             )
         out.append("")
@@ -109,7 +117,7 @@ def bars(rows: list[dict], form: str = "keywords") -> str:
         )
         y = 36
         for client in clients:
-            svg.append(f'<text x="{x0 + label - 8}" y="{y + len(arms) * bar / 2 + 4}" text-anchor="end">{CLIENT_NAMES[client]}</text>')
+            svg.append(f'<text x="{x0 + label - 8}" y="{y + len(arms) * bar / 2 + 4}" text-anchor="end">{client_name(client)}</text>')
             for arm in arms:
                 r = next((r for r in group if r["client"] == client and r["arm"] == arm), None)
                 if r is not None:
@@ -188,7 +196,7 @@ def chart(runs: list[dict], form: str = "keywords") -> str:
             ly = plot + 22 + n * 15
             svg.append(f'<line x1="{x0 + pad}" y1="{ly - 4}" x2="{x0 + pad + 28}" y2="{ly - 4}" stroke="{COLOURS[arm]}" stroke-width="2"{dash}/>')
             svg.append(
-                f'<text x="{x0 + pad + 34}" y="{ly}">{CLIENT_NAMES[client]}, {ARM_NAMES[arm]}: '
+                f'<text x="{x0 + pad + 34}" y="{ly}">{client_name(client)}, {ARM_NAMES[arm]}: '
                 f"{points[-1]:,.0f} after {len(points)}</text>"
             )
     svg.append("</svg>")
@@ -201,6 +209,8 @@ def main() -> None:
     parser.add_argument("--out", required=True, type=Path)
     args = parser.parse_args()
     runs = [json.loads(line) for path in args.runs for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    for run in runs:
+        VERSIONS[run["client"]].add(run.get("version", "?"))
     rows = summarise(runs)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "summary.json").write_text(json.dumps(rows, indent=1) + "\n", encoding="utf-8")
