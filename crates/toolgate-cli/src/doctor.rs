@@ -337,7 +337,8 @@ fn clients(
     Ok(json!([
         {"client": "Claude Code",
          "needs": format!("alwaysLoad, so that it waits for toolgate before its first request; nothing else: \
-                           toolgate's tools are never deferred by its own tool search{token}.{vars}"),
+                           toolgate's tools are never deferred by its own tool search{token}. `claude mcp list` checks \
+                           servers only in a folder you have trusted: run `claude` there once.{vars}"),
          "snippet": format!("claude mcp add-json -s user toolgate {}", quote(&claude.to_string()))},
         {"client": "Codex CLI",
          "needs": format!("required = true, so that it waits for toolgate before its first request; omit_tools_from \

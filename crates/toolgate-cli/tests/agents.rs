@@ -186,21 +186,9 @@ fn claude_add(task: &Task, plain: bool) {
         add.args(["mcp", "add-json", "-s", "user", "toolgate", &entry.to_string()]);
     }
     run(&mut add, "claude mcp add");
-    claude_trust(task);
+    support::claude_trust(&task.home, &task.dir);
     let listed = run(cli(task, &claude).args(["mcp", "list"]), "claude mcp list");
     assert!(listed.contains("toolgate") && listed.contains("Connected"), "{listed}");
-}
-
-/// Marks the task's folder trusted in Claude Code's `~/.claude.json`, as answering its trust
-/// dialog once (running `claude` there) does. Since 2.1.337 `claude mcp list` does not start
-/// the servers of a folder not trusted ("Not checked (folder not trusted; run `claude` here)").
-fn claude_trust(task: &Task) {
-    let file = task.home.join(".claude.json");
-    let text = std::fs::read_to_string(&file).expect("claude mcp add writes ~/.claude.json");
-    let mut settings: Value = serde_json::from_str(&text).expect("~/.claude.json is JSON");
-    let dir = task.dir.display().to_string();
-    settings["projects"][dir]["hasTrustDialogAccepted"] = Value::Bool(true);
-    std::fs::write(&file, settings.to_string()).unwrap();
 }
 
 /// `claude -p "read the notes file"` against the scripted model, with no `ENABLE_TOOL_SEARCH`

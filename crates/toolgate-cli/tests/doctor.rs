@@ -138,6 +138,14 @@ fn paste_into_the_clients(dir: &Path, v: &Value) {
         clients.iter().find(|c| c["client"] == name).unwrap()["snippet"].as_str().unwrap().to_owned()
     };
     shell(&snippet("Claude Code"));
+    // Claude Code checks servers only in a folder its trust question was answered for (what
+    // running `claude` there once does), as the advice beside the snippet says.
+    let needs =
+        v["clients"].as_array().unwrap().iter().find(|c| c["client"] == "Claude Code").unwrap()["needs"]
+            .as_str()
+            .unwrap();
+    assert!(needs.contains("run `claude` there once"), "{needs}");
+    support::claude_trust(&home, dir);
     let listed = shell("claude mcp list");
     assert!(listed.contains("toolgate") && listed.contains("Connected"), "Claude Code: {listed}");
     std::fs::write(home.join(".codex/config.toml"), snippet("Codex CLI")).unwrap();

@@ -61,6 +61,18 @@ pub fn npm_bin(name: &str) -> PathBuf {
     path
 }
 
+/// Marks `folder` trusted in the Claude Code settings of `home` (`~/.claude.json`, which
+/// `claude mcp add` has written), as answering its trust question once, by running `claude`
+/// there, does. Since 2.1.337 `claude mcp list` does not start the servers of a folder not
+/// trusted ("Not checked (folder not trusted; run `claude` here)").
+pub fn claude_trust(home: &Path, folder: &Path) {
+    let file = home.join(".claude.json");
+    let text = std::fs::read_to_string(&file).expect("claude mcp add writes ~/.claude.json");
+    let mut settings: Value = serde_json::from_str(&text).expect("~/.claude.json is JSON");
+    settings["projects"][folder.display().to_string()]["hasTrustDialogAccepted"] = Value::Bool(true);
+    std::fs::write(&file, settings.to_string()).unwrap();
+}
+
 /// A fresh folder for one test, its own even when two tests running at once give the same name
 /// (a shared one was emptied under the other's feet).
 pub fn scratch(test: &str) -> PathBuf {
