@@ -339,14 +339,9 @@ impl Writing<'_> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tests::scratch;
 
     const TEST: Kind = Kind { magic: b"TEST", format: 1, extension: "test" };
-
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("toolgate-sealed-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        dir
-    }
 
     #[test]
     fn a_file_saved_as_it_is_made_opens_with_its_key_and_mac_only() {

@@ -9,6 +9,17 @@ use super::bm25f::{Bm25Params, brute_force};
 use super::*;
 use toolgate_catalog::{Catalog, CatalogBuilder, ToolSpec};
 
+/// A fresh directory for one test's files, its own even when two tests running at once give the
+/// same name; the key file a cache test keeps beside it (`{dir}.key`) is removed too.
+pub(crate) fn scratch(name: &str) -> std::path::PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let nth = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("toolgate-search-{}-{nth}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let _ = std::fs::remove_file(dir.with_extension("key"));
+    dir
+}
+
 /// The embedded catalog repeated under other server names (`{server}{copy}`) until it holds
 /// more than `tools` tools: a large catalog of real definitions.
 pub(crate) fn embedded_copies(tools: usize) -> Catalog {

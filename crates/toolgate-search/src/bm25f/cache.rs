@@ -140,6 +140,7 @@ fn decode(mut r: sealed::Reader<'_>, tools: usize, params: Bm25Params) -> Option
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::tests::scratch;
     use crate::{Index, Request};
     use toolgate_catalog::ToolSpec;
 
@@ -152,13 +153,6 @@ mod tests {
         params: Bm25Params,
     ) -> Option<Bm25Index> {
         decode(KIND.open(bytes, key, mac)?, tools, params)
-    }
-
-    fn scratch(name: &str) -> PathBuf {
-        let dir = std::env::temp_dir().join(format!("toolgate-cache-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        let _ = std::fs::remove_file(dir.with_extension("key"));
-        dir
     }
 
     /// A builder caching in `dir`, with its key file beside it (outside it).

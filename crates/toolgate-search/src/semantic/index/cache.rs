@@ -166,11 +166,10 @@ mod tests {
     use crate::semantic::StaticModel;
     use toolgate_catalog::{ToolId, ToolSpec};
 
+    /// A fresh directory for the cache and its key file beside it.
     fn scratch(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-        let dir = std::env::temp_dir().join(format!("toolgate-dense-cache-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
+        let dir = crate::tests::scratch(name);
         let key = dir.with_extension("key");
-        let _ = std::fs::remove_file(&key);
         (dir, key)
     }
 
