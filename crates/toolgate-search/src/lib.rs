@@ -295,11 +295,11 @@ impl IndexBuilder {
             (self.engine(catalog, &|| ()), name_tables(catalog))
         } else {
             std::thread::scope(|scope| {
-                let running = std::cell::RefCell::new(Some(scope.spawn(|| name_tables(catalog))));
-                let made_names = std::cell::RefCell::new(None);
+                let running = std::cell::Cell::new(Some(scope.spawn(|| name_tables(catalog))));
+                let made_names = std::cell::Cell::new(None);
                 let finish = || {
-                    if let Some(thread) = running.borrow_mut().take() {
-                        *made_names.borrow_mut() = Some(thread.join().expect("the name tables panicked"));
+                    if let Some(thread) = running.take() {
+                        made_names.set(Some(thread.join().expect("the name tables panicked")));
                     }
                 };
                 let made = self.engine(catalog, &finish);
