@@ -499,6 +499,7 @@ def main() -> None:
     runs = args.out / "runs.jsonl"
     with runs.open("w", encoding="utf-8") as out:
         for client in args.clients.split(","):
+            version = cli_version(client)
             for arm in CLIENTS[client]:
                 if arm not in args.arms.split(","):
                     continue
@@ -506,7 +507,7 @@ def main() -> None:
                     for query in requests:
                         record = measure(lab, client, arm, form, query, scratch)
                         record["catalog"] = args.set
-                        record["version"] = cli_version(client)
+                        record["version"] = version
                         out.write(json.dumps(record) + "\n")
                         out.flush()
                         print(

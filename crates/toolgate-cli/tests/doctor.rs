@@ -133,17 +133,14 @@ fn paste_into_the_clients(dir: &Path, v: &Value) {
         assert!(out.status.success(), "`{script}` failed:\n{all}");
         all
     };
-    let snippet = |name: &str| -> String {
-        let clients = v["clients"].as_array().unwrap();
-        clients.iter().find(|c| c["client"] == name).unwrap()["snippet"].as_str().unwrap().to_owned()
+    let client = |name: &str| -> &Value {
+        v["clients"].as_array().unwrap().iter().find(|c| c["client"] == name).unwrap()
     };
+    let snippet = |name: &str| -> String { client(name)["snippet"].as_str().unwrap().to_owned() };
     shell(&snippet("Claude Code"));
     // Claude Code checks servers only in a folder its trust question was answered for (what
     // running `claude` there once does), as the advice beside the snippet says.
-    let needs =
-        v["clients"].as_array().unwrap().iter().find(|c| c["client"] == "Claude Code").unwrap()["needs"]
-            .as_str()
-            .unwrap();
+    let needs = client("Claude Code")["needs"].as_str().unwrap();
     assert!(needs.contains("run `claude` there once"), "{needs}");
     support::claude_trust(&home, dir);
     let listed = shell("claude mcp list");
