@@ -157,6 +157,7 @@ fn dense_config(spec: Option<&str>) -> DenseConfig {
             "model_weights" => c.model_weights = x != 0.0,
             "dims" => c.dims = Some(x as usize),
             "center" => c.center = x != 0.0,
+            "mean_sample" => c.mean_sample = x as usize,
             _ => panic!("unknown --dense key {k}"),
         }
     }

@@ -62,9 +62,7 @@ impl Clusters {
         let d = dim.min(ASSIGN_DIMS);
         // One vector from each stretch of the catalog, at a place in it that varies (a fixed
         // stride could line up with a pattern in the catalog's order).
-        let stretch = (n / (count * SAMPLE_PER_CLUSTER)).max(1);
-        let sample: Vec<Vec<f32>> =
-            (0..n / stretch).map(|i| head(i * stretch + (mix(i as u64) % stretch as u64) as usize)).collect();
+        let sample: Vec<Vec<f32>> = spread(n, count * SAMPLE_PER_CLUSTER).map(&head).collect();
         let mut means = seeds(&sample, count);
         let count = means.len();
         for _ in 0..ROUNDS {
@@ -263,6 +261,15 @@ fn seeds(sample: &[Vec<f32>], count: usize) -> Vec<Vec<f32>> {
         means.push(chosen);
     }
     means
+}
+
+/// About `most` of the positions `0..n` (all of them when `n < 2 × most`), spread over it: one
+/// from each stretch of `n / most` positions, at a place in the stretch that varies from one to
+/// the next (a fixed stride could line up with a pattern in the catalog's order). The same
+/// positions for the same `n` and `most`.
+pub(super) fn spread(n: usize, most: usize) -> impl Iterator<Item = usize> {
+    let stretch = (n / most.max(1)).max(1);
+    (0..n / stretch).map(move |i| i * stretch + (mix(i as u64) % stretch as u64) as usize)
 }
 
 /// SplitMix64's output function: `i` scrambled.

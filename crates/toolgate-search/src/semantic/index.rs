@@ -16,7 +16,7 @@ mod cache;
 
 use rustc_hash::FxHashMap;
 
-use super::clusters::{ASSIGN_DIMS, Clusters};
+use super::clusters::{ASSIGN_DIMS, Clusters, spread};
 use super::kernel::Kernel;
 use super::wordpiece::WordKind;
 use super::{Coverage, StaticModel, best_first, normalize};
@@ -46,6 +46,10 @@ pub struct DenseConfig {
     /// tool shares says nothing about which tool; SIF's common-component removal). Only for
     /// catalogs of at least [`CENTER_MIN_TOOLS`] tools, whose mean means something.
     pub center: bool,
+    /// The mean [`center`](DenseConfig::center) subtracts is taken over about this many tools
+    /// spread over the catalog, when it has at least twice as many ([`MEAN_SAMPLE`]);
+    /// `usize::MAX`: over every tool.
+    pub mean_sample: usize,
 }
 
 impl Default for DenseConfig {
@@ -59,6 +63,7 @@ impl Default for DenseConfig {
             model_weights: true,
             dims: None,
             center: true,
+            mean_sample: MEAN_SAMPLE,
         }
     }
 }
@@ -165,20 +170,22 @@ impl DenseIndex {
             v
         };
         // The catalog's mean vector, from a first pass that keeps no vector: the floats of
-        // 100,000 tools would be 100 MB, four times their rows. Each share of the tools is summed
-        // on its own, the shares then in order.
+        // 100,000 tools would be 100 MB, four times their rows. A catalog of at least twice
+        // `mean_sample` tools is sampled (`spread`). Each share of the tools is summed on its own,
+        // the shares then in order.
         let mut mean = Vec::new();
         if config.center && n >= CENTER_MIN_TOOLS {
-            let share = (n / 4096).max(1);
-            let firsts: Vec<usize> = (0..n).step_by(share).collect();
-            let sums = on_cores(&firsts, |&first| {
+            let sample: Vec<usize> = spread(n, config.mean_sample).collect();
+            let shares: Vec<&[usize]> = sample.chunks((sample.len() / 4096).max(1)).collect();
+            let sums = on_cores(&shares, |share| {
                 let mut sum = vec![0.0f32; dim];
-                for i in first..(first + share).min(n) {
+                for &i in *share {
                     sum.iter_mut().zip(embed(tokens.fields(i))).for_each(|(s, x)| *s += x);
                 }
                 sum
             });
-            mean = (0..dim).map(|j| sums.iter().map(|s| s[j]).sum::<f32>() / n as f32).collect();
+            let count = sample.len() as f32;
+            mean = (0..dim).map(|j| sums.iter().map(|s| s[j]).sum::<f32>() / count).collect();
         }
         // Then each tool's row, written where the index keeps it, a part of the tools at a time,
         // each part's ids let go of once its rows are written: the rows fill as the ids go, not
@@ -530,6 +537,14 @@ pub const EXACT_MAX_TOOLS: usize = 4096;
 
 /// The fewest tools whose mean vector [`DenseConfig::center`] subtracts.
 pub const CENTER_MIN_TOOLS: usize = 32;
+
+/// A catalog of at least twice this many tools has its mean vector taken over about this many
+/// of them, spread over the catalog, instead of over every tool: embedding 100,000 tools once
+/// more for their mean took 0.13 s of the build. Each dimension of the mean of 16,384 unit
+/// vectors stands within about `1 / √16,384 = 0.008` of the catalog's (its standard error); on
+/// 40,000 tools of real words the two means stand 0.5% of their length apart and rank alike
+/// (the test `a_large_catalogs_mean_from_a_sample_ranks_as_the_mean_of_every_tool`).
+pub const MEAN_SAMPLE: usize = 16_384;
 
 /// A search of a clustered index reads the closest clusters until it has read this many rows...
 pub const LEAST_READ: usize = 512;
@@ -889,6 +904,59 @@ mod tests {
             assert!((exact - cos).abs() < 0.02, "{exact} vs {cos}");
         }
         assert_eq!(dot(&[1; 35], &[-2; 35]), -70);
+    }
+
+    #[test]
+    fn a_large_catalogs_mean_from_a_sample_ranks_as_the_mean_of_every_tool() {
+        // 40,000 tools of eight words each, drawn from the words of LiveMCPBench's descriptions
+        // in a pseudo-random order, fifty to a server.
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../bench/livemcpbench/catalog.jsonl");
+        let specs = Catalog::builder().path(path.as_ref()).unwrap().into_specs().unwrap();
+        let words: Vec<String> = specs
+            .iter()
+            .flat_map(|s| s.description.split_whitespace().map(str::to_lowercase).collect::<Vec<_>>())
+            .filter(|w| w.chars().all(char::is_alphabetic))
+            .collect();
+        let mut x: u64 = 11;
+        let mut next = move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize
+        };
+        let mut builder = Catalog::builder();
+        for i in 0..40_000 {
+            let text: Vec<&str> = (0..8).map(|_| words[next() % words.len()].as_str()).collect();
+            builder = builder.tool(ToolSpec::mcp(&format!("s{}", i / 50), &format!("t{i}"), &text.join(" ")));
+        }
+        let cat = builder.build().unwrap();
+        let model = StaticModel::embedded();
+        let sampled = DenseIndex::build(&cat, model);
+        let every = DenseIndex::build_with(
+            &cat,
+            model,
+            &DenseConfig { mean_sample: usize::MAX, ..Default::default() },
+        );
+        // The two means are 0.0034 apart, 0.5% of their length (0.63); the same ten tools come
+        // first for every request, two neighbours swapped in three, each cosine within 0.0021.
+        let (a, b) = (&sampled.mean, &every.mean);
+        let length = b.iter().map(|x| x * x).sum::<f32>().sqrt();
+        let apart = a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum::<f32>().sqrt();
+        assert!(length > 0.1 && apart < 0.02 * length, "{apart} apart, of {length}");
+        let queries = [
+            "search the web for recent news",
+            "convert a pdf to text",
+            "book a flight to paris",
+            "weather forecast for tomorrow",
+            "send an email to my team",
+            "list the files in a folder",
+        ];
+        for q in queries {
+            let (x, y) = (sampled.scan(q, 10), every.scan(q, 10));
+            let same = x.iter().filter(|h| y.iter().any(|g| g.0 == h.0)).count();
+            assert!(same >= 9 && x.len() == 10 && y.len() == 10, "{q}: {x:?} against {y:?}");
+            for (id, cos) in x {
+                assert!((every.similarity(q, id) - cos).abs() < 0.005, "{q}: {id:?}");
+            }
+        }
     }
 
     #[test]
