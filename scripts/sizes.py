@@ -47,10 +47,11 @@ SEARCH = {
 }
 
 
-def make_catalog(directory, n, index_cache=False, strategy=None):
-    """A JSONL catalog of n tools and a config serving it (keeping its index in a cache
-    directory beside it with `index_cache`, ranking with `strategy` if given); returns the
-    config's path."""
+def make_catalog(directory, n, index_cache="off", strategy=None):
+    """A JSONL catalog of n tools and a config serving it, ranking with `strategy` if given;
+    returns the config's path. `index_cache`: "off" sets `index_cache = false`, "dir" a cache
+    directory beside the catalog, "auto" leaves it unset (the gateway's default: the user's
+    cache directory, which every run here points into the temporary directory)."""
     with open(os.path.join(ROOT, "bench/livemcpbench/catalog.jsonl"), encoding="utf-8") as f:
         tools = [json.loads(line) for line in f if line.strip()]
     path = os.path.join(directory, f"cat{n}.jsonl")
@@ -61,14 +62,15 @@ def make_catalog(directory, n, index_cache=False, strategy=None):
             out.write(json.dumps(tool, ensure_ascii=False) + "\n")
     config = os.path.join(directory, f"big{n}.toml")
     with open(config, "w", encoding="utf-8") as out:
-        if index_cache or strategy:
-            out.write("[search]\n")
+        search = []
         if strategy:
-            out.write(f'strategy = "{strategy}"\n')
-        if index_cache:
-            out.write(f'index_cache = "{os.path.join(directory, "index-cache")}"\n')
-        if index_cache or strategy:
-            out.write("\n")
+            search.append(f'strategy = "{strategy}"')
+        if index_cache == "off":
+            search.append("index_cache = false")
+        elif index_cache == "dir":
+            search.append(f'index_cache = "{os.path.join(directory, "index-cache")}"')
+        if search:
+            out.write("[search]\n" + "\n".join(search) + "\n\n")
         out.write(f'[servers.big]\ncatalog = "{path}"\n')
     return config
 
@@ -286,8 +288,11 @@ def main():
     parser.add_argument("--hibernate", type=int, default=20, help="[gateway] session_hibernate_secs for the sessions run")
     parser.add_argument(
         "--index-cache",
-        action="store_true",
-        help="set [search] index_cache; the first start, which writes the cache, is reported apart",
+        choices=["off", "dir", "auto"],
+        default="off",
+        help="[search] index_cache: false (off), a directory (dir) or unset (auto, the default "
+        "cache directory for large catalogs); with a cache, the first start, which writes it, is "
+        "reported apart",
     )
     parser.add_argument("--strategy", help="set [search] strategy (lexical, semantic, ...)")
     parser.add_argument(
@@ -296,9 +301,11 @@ def main():
     args = parser.parse_args()
     sizes = [int(n) for n in args.tools.split(",")]
     with tempfile.TemporaryDirectory() as directory:
+        # The default cache directory, for `--index-cache auto`: never the user's own.
+        os.environ["XDG_CACHE_HOME"] = os.path.join(directory, "xdg-cache")
         configs = {n: make_catalog(directory, n, args.index_cache, args.strategy) for n in sizes}
         for n in sizes:
-            if args.index_cache:
+            if args.index_cache != "off":
                 init, _, _, rss = stdio_run(args.toolgate, configs[n])
                 print(f"{n:>7} tools, first start (index built and saved): {init:.2f} s, peak RSS {rss:.0f} MB")
             runs = [stdio_run(args.toolgate, configs[n]) for _ in range(args.runs)]
