@@ -5,20 +5,27 @@ use std::path::{Path, PathBuf};
 
 /// toolgate's data directory: `$XDG_DATA_HOME/toolgate`, else `~/.local/share/toolgate`.
 pub fn data_dir() -> Option<PathBuf> {
-    let data =
-        std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()).map(PathBuf::from).or_else(|| {
-            std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".local/share"))
-        })?;
-    Some(data.join("toolgate"))
+    base_dir("XDG_DATA_HOME", ".local/share")
 }
 
 /// toolgate's configuration directory: `$XDG_CONFIG_HOME/toolgate`, else `~/.config/toolgate`.
 pub fn config_dir() -> Option<PathBuf> {
-    let config =
-        std::env::var_os("XDG_CONFIG_HOME").filter(|d| !d.is_empty()).map(PathBuf::from).or_else(|| {
-            std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(".config"))
-        })?;
-    Some(config.join("toolgate"))
+    base_dir("XDG_CONFIG_HOME", ".config")
+}
+
+/// toolgate's cache directory, for what may be deleted at any time and made again:
+/// `$XDG_CACHE_HOME/toolgate`, else `~/.cache/toolgate`.
+pub fn cache_dir() -> Option<PathBuf> {
+    base_dir("XDG_CACHE_HOME", ".cache")
+}
+
+/// `toolgate` in the directory the XDG variable `var` names, else in `home` under `$HOME`
+/// (neither counted when empty).
+fn base_dir(var: &str, home: &str) -> Option<PathBuf> {
+    let base = std::env::var_os(var).filter(|d| !d.is_empty()).map(PathBuf::from).or_else(|| {
+        std::env::var_os("HOME").filter(|h| !h.is_empty()).map(|h| PathBuf::from(h).join(home))
+    })?;
+    Some(base.join("toolgate"))
 }
 
 /// Writes `bytes` to a new file at `path` with permissions `mode` (on Unix): fails when

@@ -1,7 +1,8 @@
 //! A gateway listens before it has read a large static catalog: its server shows as starting
 //! meanwhile, and a client that asks at once is answered once the catalog is in (within
 //! `ready_timeout_secs`), with its tools. With `[search] index_cache`, the next start reads the
-//! index saved by the first and answers the same.
+//! index saved by the first and answers the same; left unset, a large catalog's index is kept
+//! in the user's cache directory, and `false` keeps none.
 
 mod support;
 
@@ -27,6 +28,52 @@ fn message(body: &str) -> Value {
 #[test]
 fn the_gateway_listens_before_a_large_catalog_is_read_and_answers_with_its_tools() {
     let dir = scratch("startup-large");
+    let tools = big_catalog(&dir);
+    let config = dir.join("toolgate.toml");
+    std::fs::write(
+        &config,
+        "[gateway]\nready_timeout_secs = 120\n[search]\nindex_cache = \"cache\"\n[servers.big]\ncatalog = \"big.jsonl\"\n",
+    )
+    .unwrap();
+    let first = start_and_search(&config, tools, &[]);
+    // The index was saved (beside an empty catalog's, from before the catalog was in).
+    let saved = cache_files(&dir.join("cache"));
+    assert!(saved.iter().any(|(_, len)| *len > 1_000_000), "{saved:?}");
+    // The next start reads it: the same answer, and no file written.
+    let second = start_and_search(&config, tools, &[]);
+    assert_eq!(second, first);
+    assert_eq!(cache_files(&dir.join("cache")), saved);
+}
+
+#[test]
+fn left_unset_the_index_cache_of_a_large_catalog_is_the_users_cache_directory_and_false_is_none() {
+    let dir = scratch("startup-auto");
+    let tools = big_catalog(&dir);
+    assert!(tools >= toolgate::search::AUTO_CACHE_MIN_TOOLS);
+    let (xdg, data) = (dir.join("xdg-cache"), dir.join("data"));
+    let env = [("XDG_CACHE_HOME", xdg.to_str().unwrap()), ("XDG_DATA_HOME", data.to_str().unwrap())];
+    let config = dir.join("toolgate.toml");
+    let plain = "[gateway]\nready_timeout_secs = 120\n[servers.big]\ncatalog = \"big.jsonl\"\n";
+    std::fs::write(&config, plain).unwrap();
+    let first = start_and_search(&config, tools, &env);
+    // Only the large catalog's index was kept (not the empty one's, from before it was read).
+    let cache = xdg.join("toolgate/index");
+    let saved = cache_files(&cache);
+    assert!(!saved.is_empty() && saved.iter().all(|(_, len)| *len > 1_000_000), "{saved:?}");
+    let second = start_and_search(&config, tools, &env);
+    assert_eq!(second, first);
+    assert_eq!(cache_files(&cache), saved);
+    // `index_cache = false`: built every time, nothing written.
+    std::fs::remove_dir_all(&xdg).unwrap();
+    std::fs::write(&config, plain.replace("[servers.big]", "[search]\nindex_cache = false\n[servers.big]"))
+        .unwrap();
+    assert_eq!(start_and_search(&config, tools, &env), first);
+    assert!(!xdg.exists());
+}
+
+/// Writes `big.jsonl` into `dir`, about 20,000 tools: LiveMCPBench's real catalog under 38
+/// sets of server names; returns how many tools.
+fn big_catalog(dir: &Path) -> usize {
     let real = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../bench/livemcpbench/catalog.jsonl");
     let lines: Vec<Value> = std::fs::read_to_string(real)
         .unwrap()
@@ -34,7 +81,6 @@ fn the_gateway_listens_before_a_large_catalog_is_read_and_answers_with_its_tools
         .filter(|l| !l.trim().is_empty())
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    // About 20,000 tools: the real catalog under 38 sets of server names.
     let mut out = String::new();
     for copy in 0..38 {
         for tool in &lines {
@@ -46,20 +92,7 @@ fn the_gateway_listens_before_a_large_catalog_is_read_and_answers_with_its_tools
         }
     }
     std::fs::write(dir.join("big.jsonl"), out).unwrap();
-    let config = dir.join("toolgate.toml");
-    std::fs::write(
-        &config,
-        "[gateway]\nready_timeout_secs = 120\n[search]\nindex_cache = \"cache\"\n[servers.big]\ncatalog = \"big.jsonl\"\n",
-    )
-    .unwrap();
-    let first = start_and_search(&config, 38 * lines.len());
-    // The index was saved (beside an empty catalog's, from before the catalog was in).
-    let saved = cache_files(&dir.join("cache"));
-    assert!(saved.iter().any(|(_, len)| *len > 1_000_000), "{saved:?}");
-    // The next start reads it: the same answer, and no file written.
-    let second = start_and_search(&config, 38 * lines.len());
-    assert_eq!(second, first);
-    assert_eq!(cache_files(&dir.join("cache")), saved);
+    38 * lines.len()
 }
 
 /// The cache files of `dir`: each one's name, length and time of change.
@@ -77,10 +110,10 @@ fn cache_files(dir: &Path) -> Vec<(String, u64)> {
     files
 }
 
-/// Starts a gateway on `config`, checks that it listens before its catalog of `tools` tools
-/// is read and answers once it is, and returns what a search found.
-fn start_and_search(config: &Path, tools: usize) -> Vec<Value> {
-    let server = serve(&["--http", "127.0.0.1:0", "--config", config.to_str().unwrap()], &[]);
+/// Starts a gateway on `config` with the environment `env`, checks that it listens before its
+/// catalog of `tools` tools is read and answers once it is, and returns what a search found.
+fn start_and_search(config: &Path, tools: usize, env: &[(&str, &str)]) -> Vec<Value> {
+    let server = serve(&["--http", "127.0.0.1:0", "--config", config.to_str().unwrap()], env);
     let a = &server.addr;
     // At once, before the catalog is in: the status says so.
     let (_, _, status) = request_whole(a, "GET", "/status.json", &[], "", LONG);

@@ -103,7 +103,7 @@ impl GatewayBuilder {
         let remember = self.remember;
         let gateway = GatewayBuilder { policy: config.clone(), ..self }.build()?;
         if remember {
-            let store = crate::upstream::remembered::Remembered::open(config.search.index_cache.as_deref());
+            let store = crate::upstream::remembered::Remembered::open(config.search.index_cache.dir());
             let _ = gateway.inner.remembered.set(store);
         }
         if let Some(lock) = serving.lock {

@@ -57,7 +57,7 @@ pub use explain::{Explanation, TermExplanation, score_json};
 use keyword::KeywordIndex;
 pub use relevance::{FLOOR_RANK, LOAD_CUT, LoadCut, floor_of, rank_scored, relevant};
 use sealed::Site;
-pub use strategy::{SearchConfig, Strategy, UnknownStrategy};
+pub use strategy::{AUTO_CACHE_MIN_TOOLS, IndexCache, SearchConfig, Strategy, UnknownStrategy};
 pub use vocab::HandEntry;
 
 use toolgate_catalog::naming;
@@ -202,6 +202,8 @@ pub struct IndexBuilder {
     cache: Option<std::path::PathBuf>,
     /// The file of the key that authenticates cache files (`None`: the data directory's).
     cache_key: Option<std::path::PathBuf>,
+    /// The fewest tools of a catalog whose index is kept in `cache`.
+    cache_min_tools: usize,
     /// The vocabularies queries are expanded with (`None`: the compiled-in ones).
     vocab: Option<Arc<vocab::Vocabulary>>,
     #[cfg(feature = "bert")]
@@ -228,8 +230,14 @@ impl IndexBuilder {
     /// the model is loaded now.
     pub fn from_config(search: &SearchConfig) -> Result<IndexBuilder, ModelError> {
         let mut builder = Index::builder().strategy(search.strategy);
-        if let Some(dir) = &search.index_cache {
-            builder = builder.cache_dir(dir);
+        match &search.index_cache {
+            IndexCache::Dir(dir) => builder = builder.cache_dir(dir),
+            IndexCache::Auto => {
+                if let Some(dir) = toolgate_catalog::files::cache_dir() {
+                    builder = builder.cache_dir(dir.join("index")).cache_min_tools(AUTO_CACHE_MIN_TOOLS);
+                }
+            }
+            IndexCache::Off => {}
         }
         #[cfg(feature = "bert")]
         if let Some(dir) = &search.model {
@@ -250,6 +258,13 @@ impl IndexBuilder {
     /// only): a file someone else wrote, or edited, is never read.
     pub fn cache_dir(mut self, dir: impl Into<std::path::PathBuf>) -> IndexBuilder {
         self.cache = Some(dir.into());
+        self
+    }
+
+    /// Uses the [cache directory](IndexBuilder::cache_dir) only for catalogs of at least
+    /// `tools` tools (0 by default: every catalog).
+    pub fn cache_min_tools(mut self, tools: usize) -> IndexBuilder {
+        self.cache_min_tools = tools;
         self
     }
 
@@ -286,7 +301,10 @@ impl IndexBuilder {
     }
 
     /// Indexes every tool of `catalog` (a cheap clone of it is kept).
-    pub fn build(self, catalog: &Catalog) -> Index {
+    pub fn build(mut self, catalog: &Catalog) -> Index {
+        if catalog.len() < self.cache_min_tools {
+            self.cache = None;
+        }
         // The name tables need only the catalog: for a large one with a cache, while its engine
         // is read back (one core's work), they are made on a thread of their own. When the
         // engine must be built instead, which keeps every core busy, they are waited for
@@ -417,6 +435,7 @@ impl Index {
             expansion: Expansion::default(),
             cache: None,
             cache_key: None,
+            cache_min_tools: 0,
             vocab: None,
             #[cfg(feature = "bert")]
             model: None,

@@ -9,8 +9,8 @@
 //! ([`Explanation`], [`score_json`]). A [`Request`] is one query with its limit and turns.
 
 pub use toolgate_search::{
-    Explanation, Index, IndexBuilder, ModelError, Request, SearchConfig, Strategy, UnknownStrategy,
-    score_json,
+    AUTO_CACHE_MIN_TOOLS, Explanation, Index, IndexBuilder, IndexCache, ModelError, Request, SearchConfig,
+    Strategy, UnknownStrategy, score_json,
 };
 pub(crate) use toolgate_search::{Found, Hit, select_list};
 

@@ -98,7 +98,7 @@ fn design_example_parses_to_the_expected_values() {
             search: SearchConfig {
                 strategy: Semantic,
                 model: None,
-                index_cache: None,
+                index_cache: Auto,
             },
             models: {},
             policy: PolicyConfig {

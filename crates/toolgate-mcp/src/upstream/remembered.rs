@@ -9,7 +9,7 @@
 //! definition the server then lists is the one the model was shown), and the server's own
 //! listing replaces them when it comes.
 //!
-//! One file a server, in the index cache's directory when `[search] index_cache` is set, else
+//! One file a server, in the directory `[search] index_cache` names when it names one, else
 //! in the data directory's `listings`; named by the SHA-256 of the configuration file, the
 //! server's key and how it is reached (command, arguments and working directory, or URL), so a
 //! changed entry starts from nothing. Each file ends with an HMAC-SHA-256 under the key that

@@ -195,6 +195,22 @@ mod tests {
     }
 
     #[test]
+    fn a_catalog_below_the_fewest_tools_asked_is_built_every_time_and_leaves_no_file() {
+        let dir = scratch("fewest");
+        let catalog = Catalog::embedded();
+        let n = catalog.len();
+        for _ in 0..2 {
+            assert!(!cached(&dir).cache_min_tools(n + 1).build(&catalog).from_cache());
+        }
+        assert!(!dir.exists(), "nothing written below the minimum");
+        assert!(!cached(&dir).cache_min_tools(n).build(&catalog).from_cache());
+        assert!(cached(&dir).cache_min_tools(n).build(&catalog).from_cache());
+        // A file there is not read for a catalog below the minimum either.
+        assert!(!cached(&dir).cache_min_tools(n + 1).build(&catalog).from_cache());
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
     fn a_large_catalog_built_or_read_back_names_and_ranks_alike() {
         // From `SIDE_BY_SIDE_TOOLS` tools on, with a cache, the name tables are made on a
         // thread of their own: beside a read, or finished before a build.

@@ -128,13 +128,25 @@ fn the_search_table_names_every_strategy_a_name_can_give() {
 }
 
 #[test]
-fn the_index_cache_is_a_directory_relative_to_the_file() {
+fn the_index_cache_is_a_directory_relative_to_the_file_or_off_or_left_to_the_gateway() {
     let c = toml("[search]\nindex_cache = \"cache/index\"\n").unwrap();
-    assert_eq!(c.search.index_cache.as_deref(), Some(Path::new("/etc/toolgate/cache/index")));
+    assert_eq!(c.search.index_cache.dir(), Some(Path::new("/etc/toolgate/cache/index")));
     assert_eq!(c.search.strategy, crate::search::Strategy::DEFAULT);
+    let off = toml("[search]\nindex_cache = false\n").unwrap();
+    assert_eq!(
+        (off.search.index_cache.clone(), off.search.index_cache.dir()),
+        (crate::search::IndexCache::Off, None)
+    );
+    let unset = toml("[search]\nstrategy = \"lexical\"\n").unwrap();
+    assert_eq!(
+        (unset.search.index_cache.clone(), unset.search.index_cache.dir()),
+        (crate::search::IndexCache::Auto, None)
+    );
     check_error(
         "[search]\nindex_cache = true\n",
-        expect!["toolgate.toml: search.index_cache: expected a directory path, found a boolean (true)"],
+        expect![
+            "toolgate.toml: search.index_cache: expected a directory path, or false, found a boolean (true)"
+        ],
     );
 }
 

@@ -10,7 +10,7 @@ use super::{
     ProfileConfig, SearchConfig, ServerConfig, ServerMode, SideEffects, Source, child_key,
 };
 use crate::defer::{DeferConfig, DeferMode};
-use crate::search::Strategy;
+use crate::search::{IndexCache, Strategy};
 
 /// Every key of the library, as dotted paths with `NAME` for a server's or profile's name, in
 /// the order of the tables.
@@ -183,7 +183,14 @@ pub(super) fn strategy_names() -> &'static [&'static str] {
 
 fn search(f: &Fields<'_, '_>) -> Result<SearchConfig, ConfigError> {
     let model = f.string("model", "a model directory path")?.map(|p| f.src().path(p));
-    let index_cache = f.string("index_cache", "a directory path")?.map(|p| f.src().path(p));
+    let index_cache = match f.get("index_cache") {
+        None => IndexCache::Auto,
+        Some(Value::Boolean(false)) => IndexCache::Off,
+        Some(v) => {
+            let dir = v.as_str().ok_or_else(|| f.wrong("index_cache", "a directory path, or false", v))?;
+            IndexCache::Dir(f.src().path(dir))
+        }
+    };
     let named = f.choice("strategy", STRATEGY_NAMES)?;
     let fail = |problem| {
         Err(f.src().error(
