@@ -813,6 +813,16 @@ mod tests {
     use crate::semantic::tests::toy;
     use toolgate_catalog::ToolSpec;
 
+    /// Numbers below 2³¹ from a linear congruential generator started at `seed`: the same
+    /// every run.
+    fn pseudo_random(seed: u64) -> impl FnMut() -> usize {
+        let mut x = seed;
+        move || {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (x >> 33) as usize
+        }
+    }
+
     fn catalog() -> Catalog {
         Catalog::builder()
             .tool(ToolSpec::mcp("weather", "get_forecast", "The weather forecast"))
@@ -917,11 +927,7 @@ mod tests {
             .flat_map(|s| s.description.split_whitespace().map(str::to_lowercase).collect::<Vec<_>>())
             .filter(|w| w.chars().all(char::is_alphabetic))
             .collect();
-        let mut x: u64 = 11;
-        let mut next = move || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 33) as usize
-        };
+        let mut next = pseudo_random(11);
         let mut builder = Catalog::builder();
         for i in 0..40_000 {
             let text: Vec<&str> = (0..8).map(|_| words[next() % words.len()].as_str()).collect();
@@ -962,22 +968,19 @@ mod tests {
     #[test]
     fn a_clustered_catalog_answers_as_a_full_scan_wherever_it_says_so() {
         // A 96-dimension model of 200 words with pseudo-random vectors, 5,000 tools of 3 words.
-        let mut x: u64 = 7;
-        let mut next = move || {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            (x >> 33) as i64
-        };
+        let mut next = pseudo_random(7);
         let words: Vec<String> = (0..200).map(|i| format!("w{i}")).collect();
         let mut tokens = vec!["[UNK]"];
         tokens.extend(words.iter().map(String::as_str));
-        let vectors: Vec<Vec<i8>> =
-            (0..tokens.len()).map(|_| (0..96).map(|_| (next() % 255 - 127) as i8).collect()).collect();
+        let vectors: Vec<Vec<i8>> = (0..tokens.len())
+            .map(|_| (0..96).map(|_| ((next() % 255) as i64 - 127) as i8).collect())
+            .collect();
         let model =
             StaticModel::from_bytes("random", &crate::semantic::tests::model_bytes(&tokens, &vectors))
                 .unwrap();
         let mut builder = Catalog::builder();
         for i in 0..5000 {
-            let text: Vec<&str> = (0..3).map(|_| words[next() as usize % 200].as_str()).collect();
+            let text: Vec<&str> = (0..3).map(|_| words[next() % 200].as_str()).collect();
             builder = builder.tool(ToolSpec::mcp("s", &format!("t{i}"), &text.join(" ")));
         }
         let cat = builder.build().unwrap();
@@ -1092,11 +1095,10 @@ mod tests {
     #[test]
     fn rows_permuted_in_place_are_the_rows_gathered_in_that_order() {
         let (n, dim) = (37usize, 3usize);
-        let mut x = 7u64;
+        let mut next = pseudo_random(7);
         let mut order: Vec<u32> = (0..n as u32).collect();
         for i in (1..n).rev() {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
-            order.swap(i, (x >> 33) as usize % (i + 1));
+            order.swap(i, next() % (i + 1));
         }
         let rows: Vec<i8> = (0..n * dim).map(|k| (k % 251) as i8).collect();
         let scales: Vec<f32> = (0..n).map(|i| i as f32).collect();
