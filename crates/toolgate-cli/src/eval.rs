@@ -51,6 +51,10 @@ pub(crate) struct Args {
     /// matches a term of the request that no hit loaded before it matches.
     #[arg(long, value_name = "SHARE", default_value_t = LOAD_CUT.novel_share)]
     load_cut_novel: f32,
+    /// "Nothing fits": a `semantic` search whose request is less near than this centred cosine
+    /// to its first hit loads nothing (`-inf` never).
+    #[arg(long, value_name = "COSINE", default_value_t = LOAD_CUT.fit, allow_negative_numbers = true)]
+    load_fit: f32,
     /// A sentence-transformers model directory (`config.json`, `tokenizer.json`,
     /// `model.safetensors`; default: `$TOOLGATE_MODEL`): adds `bert` (`lexical` fused with the
     /// model), `bert-only` (the model's cosine over name and description) and `bm25+bert`
@@ -94,7 +98,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
         ks.sort_unstable();
         ks.dedup();
     }
-    let cut = LoadCut { share: args.load_cut, novel_share: args.load_cut_novel };
+    let cut = LoadCut { share: args.load_cut, novel_share: args.load_cut_novel, fit: args.load_fit };
     let bar = progress_bar((strategies.len() * queries.len()) as u64);
     let mut reports: Vec<Report> = Vec::new();
     for &s in &strategies {

@@ -68,6 +68,8 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     } else {
         Vec::new()
     };
+    // Hits, none of which a `tool_search` would load ([`toolgate::search::LoadCut::fit`]).
+    let nothing_fits = found.loads == 0 && !found.hits.is_empty();
     if args.json {
         let matches: Vec<Value> = found
             .hits
@@ -93,6 +95,8 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
             "strategy": strategy,
             "matches": matches,
             "already_loaded": [],
+            "loaded": found.hits[..found.loads].iter().map(|h| catalog.tool(h.tool).qualified_name()).collect::<Vec<_>>(),
+            "nothing_fits": nothing_fits,
             "unmatched_terms": found.unmatched_terms,
             "pending_servers": [],
         });
@@ -112,6 +116,12 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
                 write_explanation(out, e)?;
             }
         }
+    }
+    if !args.json && nothing_fits {
+        writeln!(
+            out,
+            "Nothing fits: the request is far in meaning from every tool found, so a tool_search loads none of them."
+        )?;
     }
     if !args.json && !found.unmatched_terms.is_empty() {
         writeln!(out, "Terms that matched no tool: {}", found.unmatched_terms.join(", "))?;

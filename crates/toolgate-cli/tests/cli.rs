@@ -328,6 +328,22 @@ fn query_matching_nothing_exits_1_with_message() {
 }
 
 #[test]
+fn a_request_nothing_fits_lists_the_nearest_and_says_none_would_load() {
+    let o = toolgate_exit(&["search", "tell me a joke about cats"], 0);
+    let out = stdout(&o);
+    assert!(out.contains(" 1. ") && out.contains("\nNothing fits: "), "{out}");
+    let o = toolgate_exit(&["search", "--json", "tell me a joke about cats"], 0);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(!match_names(&v).is_empty());
+    assert_eq!((&v["nothing_fits"], &v["loaded"]), (&serde_json::json!(true), &serde_json::json!([])));
+    // Without the model there is no judging it: the words' cut loads.
+    let o = toolgate_exit(&["search", "--json", "--strategy", "lexical", "tell me a joke about cats"], 0);
+    let v: Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["nothing_fits"], false);
+    assert!(v["loaded"].as_array().is_some_and(|l| !l.is_empty()), "{v}");
+}
+
+#[test]
 fn malformed_catalog_exits_2_naming_file_and_line() {
     for args in [
         vec!["search", "--catalog", BAD_CATALOG, "note"],

@@ -7,7 +7,7 @@ use super::FUSION_DEPTH;
 use super::bm25f::Bm25Index;
 #[cfg(feature = "semantic")]
 use super::semantic::RERANK_DEPTH;
-use super::{Engine, Expansion, Index, QueryForm, Request, Via, expand, intent, label, required_word};
+use super::{Engine, Expansion, Index, QueryForm, Request, Via, expand, intent, required_word};
 use toolgate_catalog::ToolId;
 
 /// One term's part in a hit's score, for `--explain`.
@@ -136,7 +136,7 @@ impl Index {
                     // Where each side of the fusion ranked the tool.
                     let lexical = self.fused_lexical(b, *weights, query, &reading, labels, RERANK_DEPTH);
                     let lexical_rank = shown_rank(lexical.iter().position(|h| h.tool == tool));
-                    let text = label::rejoin(labels, &reading.words);
+                    let text = super::label::rejoin(labels, &reading.words);
                     // The dense side reads the lexical candidates' cosines, and this tool's.
                     let mut candidates: Vec<ToolId> = lexical.iter().map(|h| h.tool).collect();
                     if !candidates.contains(&tool) {

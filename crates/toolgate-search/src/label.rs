@@ -235,6 +235,7 @@ fn about_reply(sentence: &str) -> bool {
 
 /// The words of a request's labels and its other words as one text, labels first, for a
 /// reader that weighs every word by what it means (the dense side of `semantic`).
+#[cfg(feature = "semantic")]
 pub(crate) fn rejoin(labels: &[&str], words: &[&str]) -> String {
     labels.iter().chain(words).copied().collect::<Vec<_>>().join(" ")
 }

@@ -55,7 +55,7 @@ use expand::Expanded;
 pub use expand::{Expansion, Via};
 pub use explain::{Explanation, TermExplanation, score_json};
 use keyword::KeywordIndex;
-pub use relevance::{FLOOR_RANK, LOAD_CUT, LoadCut, floor_of, rank_scored, relevant};
+pub use relevance::{FLOOR_RANK, LOAD_CUT, LoadCut, NOTHING_FITS, floor_of, rank_scored, relevant};
 use sealed::Site;
 pub use strategy::{AUTO_CACHE_MIN_TOOLS, IndexCache, SearchConfig, Strategy, UnknownStrategy};
 pub use vocab::HandEntry;
@@ -114,7 +114,8 @@ pub struct Found {
     /// Query terms (or `select:` names) that matched no tool at all.
     pub unmatched_terms: Vec<String>,
     /// How many of the first hits a `tool_search` loads under the request's
-    /// [`cut`](Request::cut) ([`relevant`]).
+    /// [`cut`](Request::cut) ([`relevant`]). 0 with hits is "nothing fits"
+    /// ([`LoadCut::fit`]): the hits are the nearest, and none is near enough to load.
     pub loads: usize,
 }
 
@@ -586,6 +587,9 @@ impl Index {
             Some((b, e)) => expand::expand(b, words, &labelled.labels, e),
             None => Expanded::default(),
         };
+        // The request's cosines to the tools the dense side read, where the model read it.
+        #[allow(unused_mut)]
+        let mut fit: Vec<(ToolId, f32)> = Vec::new();
         let (mut scored, unmatched) = match &self.engine {
             Engine::Keyword(k) => self.rank_keyword(k, words, &required),
             Engine::Bm25(b) => self.rank_bm25(b, words, &required),
@@ -621,7 +625,9 @@ impl Index {
                     let pairs: Vec<(ToolId, f32)> = lexical.iter().map(|h| (h.tool, h.score)).collect();
                     // The dense side reads labels as it reads any word: by what they mean.
                     let text = label::rejoin(&labelled.labels, words);
-                    let fused = dense.hybrid(&text, &pairs, crate::semantic::Fusion::DEFAULT);
+                    let fused = dense.hybrid_fit(&text, &pairs, crate::semantic::Fusion::DEFAULT);
+                    fit = fused.cosines;
+                    let fused = fused.hits;
                     // The fused scores, which the loading cut reads as it reads lexical ones.
                     lexical = fused.into_iter().map(|(tool, score)| Hit { tool, score }).collect();
                 }
@@ -672,7 +678,15 @@ impl Index {
             needed = self.make_room_for_needs(&reading, &mut hits, &allowed);
         }
         hits.truncate(limit);
-        let loads = self.loads(&hits, floor, cut, &expanded, &needed);
+        let mut loads = self.loads(&hits, floor, cut, &expanded, &needed);
+        // Nothing fits: the model read the request, it is far in meaning from the first hit,
+        // and no tool serves a need the request states (a path to write, a page to fetch).
+        if needed.is_empty()
+            && let Some(first) = hits.first().filter(|h| h.score.is_finite())
+            && fit.iter().any(|&(tool, cosine)| tool == first.tool && cosine < cut.fit)
+        {
+            loads = 0;
+        }
         Found { form: QueryForm::Keywords, hits, unmatched_terms: unmatched, loads }
     }
 

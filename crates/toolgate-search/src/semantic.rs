@@ -50,8 +50,8 @@ use std::sync::Arc;
 use sha2::{Digest, Sha256};
 
 pub use index::{
-    CENTER_MIN_TOOLS, DISCOVER, DenseConfig, DenseIndex, EXACT_MAX_TOOLS, Fusion, LEAST_READ, MEAN_SAMPLE,
-    MOST_READ, RERANK_DEPTH, fuse,
+    CENTER_MIN_TOOLS, DISCOVER, DenseConfig, DenseIndex, EXACT_MAX_TOOLS, Fused, Fusion, LEAST_READ,
+    MEAN_SAMPLE, MOST_READ, RERANK_DEPTH, fuse,
 };
 use wordpiece::{WordKind, WordPiece};
 

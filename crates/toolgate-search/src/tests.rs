@@ -861,6 +861,41 @@ fn semantic_gives_at_least_the_hits_of_lexical_for_any_limit_and_server_filter()
     }
 }
 
+/// "Nothing fits" (issue 44): a request far in meaning from every tool the words found loads
+/// none of them, and the hits are still listed; the same request with the rule off, one that
+/// fits, a `select:`, and a request the model cannot read load as before.
+#[cfg(feature = "semantic")]
+#[test]
+fn a_request_nothing_fits_lists_the_nearest_and_loads_none() {
+    let catalog = Catalog::embedded();
+    let index = Index::builder().strategy(Strategy::Semantic).build(&catalog);
+    let with =
+        |query, fit| index.search(Request { cut: LoadCut { fit, ..LOAD_CUT }, ..Request::new(query, 5) });
+    for query in ["tell me a joke about cats", "what is the meaning of life"] {
+        let found = with(query, NOTHING_FITS);
+        assert!(!found.hits.is_empty(), "{query}: the words find tools");
+        assert_eq!(found.loads, 0, "{query}");
+        assert!(with(query, f32::NEG_INFINITY).loads > 0, "{query}: the rule off, the cut loads");
+        // Measured with the same index over and over: a fixed answer, not a coin.
+        assert_eq!(index.search(Request::new(query, 5)).loads, 0, "{query}: the default cut");
+    }
+    // A request that fits, as loose as those, loads.
+    for query in ["take a screenshot of a web page", "what time is it in Tokyo", "create a new git branch"] {
+        assert!(with(query, NOTHING_FITS).loads > 0, "{query}");
+    }
+    // A tool named is loaded whatever the meaning says; a Chinese request, which the model
+    // cannot read, keeps the cut of its words.
+    assert_eq!(with("select:time__get_current_time", f32::INFINITY).loads, 1);
+    assert!(with("帮我查一下明天上海到北京的火车余票", f32::INFINITY).loads > 0);
+    // The lexical strategies have no model and never say it.
+    let lexical = Index::builder().strategy(Strategy::Lexical).build(&catalog);
+    let found = lexical.search(Request {
+        cut: LoadCut { fit: f32::INFINITY, ..LOAD_CUT },
+        ..Request::new("tell me a joke about cats", 5)
+    });
+    assert!(found.loads > 0);
+}
+
 /// A line's label says what the line is: a heading over a request does not bring in the tools
 /// named like it, in either language, and a request that is all label still ranks by it.
 #[test]

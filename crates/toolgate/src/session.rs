@@ -39,6 +39,9 @@ pub(crate) struct Sorted {
     pub(crate) also_found: Vec<ToolId>,
     /// Query terms that matched no tool.
     pub(crate) unmatched_terms: Vec<String>,
+    /// Whether the search found tools and none fits the request ([`Found::loads`] 0 with
+    /// hits): nothing was loaded, and `matches` are only the nearest.
+    pub(crate) nothing_fits: bool,
 }
 
 impl Sorted {
@@ -108,7 +111,8 @@ impl ActiveSet {
                 also_found.push(h.tool);
             }
         }
-        Sorted { matches: hits, already_loaded, also_found, unmatched_terms }
+        let nothing_fits = relevant == 0 && !hits.is_empty();
+        Sorted { matches: hits, already_loaded, also_found, unmatched_terms, nothing_fits }
     }
 
     /// The compaction boundary record that carries the active set across a summary.

@@ -462,10 +462,15 @@ impl DenseIndex {
     /// thousands. On the development sets that ranks as well as fusing the index's own best
     /// hundred did (docs/ranking.md), and it keeps a search as fast as the lexical one.
     pub fn hybrid(&self, query: &str, lexical: &[(ToolId, f32)], fusion: Fusion) -> Vec<(ToolId, f32)> {
+        self.hybrid_fit(query, lexical, fusion).hits
+    }
+
+    /// [`hybrid`](DenseIndex::hybrid), with the cosines it fused ([`Fused::cosines`]).
+    pub fn hybrid_fit(&self, query: &str, lexical: &[(ToolId, f32)], fusion: Fusion) -> Fused {
         let read = self.read(query);
         let fusion = fusion.scaled(if read.coverage < MIN_COVERAGE { 0.0 } else { read.coverage });
         let Some((qi, q_scale)) = read.whole.as_ref().filter(|_| fusion.dense_weight() > 0.0) else {
-            return lexical.to_vec();
+            return Fused { hits: lexical.to_vec(), cosines: Vec::new() };
         };
         let mut tools: Vec<ToolId> = lexical.iter().take(RERANK_DEPTH).map(|h| h.0).collect();
         let found = lexical.iter().filter(|h| h.1.is_finite()).count();
@@ -479,8 +484,24 @@ impl DenseIndex {
                 }
             }
         }
-        fuse(lexical, &self.rerank_read(&read, &tools), fusion)
+        let cosines = self.rerank_read(&read, &tools);
+        Fused { hits: fuse(lexical, &cosines, fusion), cosines }
     }
+}
+
+/// What [`DenseIndex::hybrid_fit`] gives.
+#[derive(Debug, Clone)]
+pub struct Fused {
+    /// The fused hits, as [`DenseIndex::hybrid`] gives them.
+    pub hits: Vec<(ToolId, f32)>,
+    /// How near in meaning the request is to each tool the dense side read (the candidates and
+    /// the tools it discovered): their cosines as the fusion read them (lifted by the request's
+    /// clauses), best first, on the catalog's centred scale, where 0 is no nearer than the
+    /// catalog's average tool. Empty when the dense side had no say (the model reads too little
+    /// of the request): then nothing is known of the fit, and [`LoadCut::fit`] does not apply.
+    ///
+    /// [`LoadCut::fit`]: crate::LoadCut::fit
+    pub cosines: Vec<(ToolId, f32)>,
 }
 
 /// How many of the lexical hits [`DenseIndex::hybrid`] reads the cosines of: on the

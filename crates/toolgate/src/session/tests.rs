@@ -40,7 +40,7 @@ fn text(cat: &Catalog, query: &str, sorted: Sorted, starting: &[&str]) -> String
 
 /// `req` with a cut that loads every hit.
 fn every(req: Request<'_>) -> Request<'_> {
-    Request { cut: crate::search::LoadCut { share: 0.0, novel_share: 0.0 }, ..req }
+    Request { cut: crate::search::LoadCut { share: 0.0, novel_share: 0.0, fit: f32::NEG_INFINITY }, ..req }
 }
 
 #[test]

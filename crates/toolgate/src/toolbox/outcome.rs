@@ -104,6 +104,14 @@ impl<'a> SearchOutcome<'a> {
                 starting.join(", ")
             ));
         }
+        if self.sorted.nothing_fits {
+            text.push_str(&format!(
+                "Nothing in the catalog fits \"{}\" closely, so no tool was loaded. If one of the \
+                 nearest below does what you need, load it with select:NAME; otherwise no tool \
+                 here does this.\n",
+                self.query
+            ));
+        }
         let loaded: Vec<&Tool> = self.loaded().collect();
         if !loaded.is_empty() {
             let s = if loaded.len() == 1 { "" } else { "s" };
@@ -121,10 +129,12 @@ impl<'a> SearchOutcome<'a> {
             text.push_str(&format!("{ALREADY_LOADED}{}\n", names(&mut self.already_loaded())));
         }
         if !self.sorted.also_found.is_empty() {
-            text.push_str(&format!(
-                "Also found, less relevant, not loaded (load one with select:NAME): {}\n",
-                names(&mut self.also_found())
-            ));
+            let what = if self.sorted.nothing_fits {
+                "Nearest, not loaded"
+            } else {
+                "Also found, less relevant, not loaded (load one with select:NAME)"
+            };
+            text.push_str(&format!("{what}: {}\n", names(&mut self.also_found())));
         }
         if self.sorted.matches.is_empty() {
             text.push_str(&format!(
@@ -204,6 +214,7 @@ impl<'a> SearchOutcome<'a> {
             "already_loaded": names(&mut self.already_loaded()),
             "also_found": names(&mut self.also_found()),
             "unmatched_terms": self.sorted.unmatched_terms,
+            "nothing_fits": self.sorted.nothing_fits,
             "pending_servers": self.starting_servers(),
             "reconnecting_servers": self.toolbox.reconnecting,
             "unloaded": self.unloaded.iter().map(|e| e.tool.as_str()).collect::<Vec<_>>(),

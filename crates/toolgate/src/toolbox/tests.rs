@@ -441,3 +441,39 @@ fn a_lists_tokens_are_its_definitions_tokens_counted_once_per_definition() {
     assert_eq!(about.definitions_tokens([changed]), counter.definition(changed));
     assert!(counter.definition(changed) > counter.definition(cat.tool(cat.get("fs__write_file").unwrap())));
 }
+
+/// "Nothing fits" as the model reads it: no tool loaded, the nearest named with how to load one,
+/// and none of them callable until it is.
+#[cfg(feature = "semantic")]
+#[test]
+fn a_search_nothing_fits_loads_nothing_and_says_so() {
+    let cat = Catalog::embedded();
+    let toolbox = Toolbox::builder(&cat, Policy::permissive()).defer(on()).build().unwrap();
+    let mut chat = toolbox.conversation();
+    let found = toolbox.tool_search(&mut chat, &json!({"query": "tell me a joke about cats"})).unwrap();
+    let text = found.text();
+    assert_eq!(found.loaded().count(), 0, "{text}");
+    assert!(text.starts_with("Nothing in the catalog fits \"tell me a joke about cats\""), "{text}");
+    let nearest: Vec<String> = found.also_found().map(|t| t.qualified_name().to_owned()).collect();
+    assert!(
+        !nearest.is_empty() && text.contains(&format!("Nearest, not loaded: {}", nearest.join(", "))),
+        "{text}"
+    );
+    let json = found.to_json();
+    assert_eq!(json["nothing_fits"], true);
+    assert_eq!(json["loaded"], json!([]));
+    assert!(chat.active().is_empty());
+    let d = toolbox.check(&mut chat, &nearest[0], &json!({}));
+    assert!(matches!(d, Decision::Deny(Denial::NotLoaded { .. })), "{d:?}");
+    // The model may still take one by name.
+    toolbox.tool_search(&mut chat, &json!({"query": format!("select:{}", nearest[0])})).unwrap();
+    assert_eq!(chat.active(), [nearest[0].clone()]);
+    // A request that fits says nothing of the kind.
+    let found = toolbox.tool_search(&mut chat, &json!({"query": "take a screenshot of a web page"})).unwrap();
+    assert!(
+        found.loaded().count() > 0 && !found.text().contains("Nothing in the catalog fits"),
+        "{}",
+        found.text()
+    );
+    assert_eq!(found.to_json()["nothing_fits"], false);
+}
