@@ -23,7 +23,10 @@ pub struct LoadCut {
     /// loads nothing if the request is less near than this in meaning to its first hit, on the
     /// catalog's centred cosine scale (0: no nearer than the catalog's average tool). The hits
     /// are still listed, below the cut. `f32::NEG_INFINITY` turns it off. Strategies without
-    /// the model, and requests it cannot read (Chinese), are not judged by it.
+    /// the model, and requests it cannot read (Chinese), are not judged by it; nor is a
+    /// request that states a need a tool was placed for. A catalog of fewer than
+    /// [`CENTER_MIN_TOOLS`](crate::semantic::CENTER_MIN_TOOLS) tools is not centred, and its
+    /// cosines stand higher, so there it seldom applies.
     pub fit: f32,
 }
 

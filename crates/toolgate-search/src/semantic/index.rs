@@ -305,7 +305,7 @@ impl DenseIndex {
     /// empty when the model knows no word of the query.
     ///
     /// Up to [`EXACT_MAX_TOOLS`] tools every vector is compared. Beyond, the rows are stored in
-    /// clusters and only the closest clusters are read ([`Clusters::nearest`], at most
+    /// clusters and only the closest clusters are read (`Clusters::nearest`, at most
     /// [`MOST_READ`] rows), which is exact when the clusters left out are bounded below what
     /// was found, and the best of what was read otherwise.
     pub fn search(&self, query: &str, k: usize) -> Vec<(ToolId, f32)> {
@@ -354,7 +354,7 @@ impl DenseIndex {
     }
 
     /// The cosines of `tools` to `query`, each lifted by the request's clauses
-    /// ([`read`](DenseIndex::read)), best first (ties by catalog order): the dense side of
+    /// (split at its clause ends), best first (ties by catalog order): the dense side of
     /// [`hybrid`](DenseIndex::hybrid). Empty when the model knows no word of the query.
     pub fn rerank(&self, query: &str, tools: &[ToolId]) -> Vec<(ToolId, f32)> {
         self.rerank_read(&self.read(query), tools)
