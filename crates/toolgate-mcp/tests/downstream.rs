@@ -219,6 +219,24 @@ async fn the_wire_surfaces_match_their_golden_files() {
     check_golden("native_tools_list_after_search.json", &serde_json::to_value(client.tools().await).unwrap());
 }
 
+/// A search nothing fits, through the MCP surface: nothing loaded and no list change, the
+/// nearest named, and the operator's list of searches the catalog could not serve has it.
+#[tokio::test]
+async fn a_search_nothing_fits_loads_nothing_and_the_operator_sees_it() {
+    let gateway = embedded(Exposure::Native);
+    let client = Client::duplex(&gateway).await;
+    let before = client.tools().await.len();
+    let result = client.call("tool_search", json!({"query": "tell me a joke about cats"})).await;
+    let structured = result.structured_content.clone().unwrap();
+    assert_eq!(structured["nothing_fits"], true, "{structured}");
+    assert_eq!(structured["loaded"], json!([]));
+    assert!(!structured["also_found"].as_array().unwrap().is_empty(), "{structured}");
+    assert!(text(&result).starts_with("Nothing in the catalog fits"), "{}", text(&result));
+    assert_eq!(client.tools().await.len(), before, "nothing was loaded");
+    let fitted = gateway.status()["timeline"]["nothing_fitted"].clone();
+    assert!(fitted.to_string().contains("tell me a joke about cats"), "{fitted}");
+}
+
 #[tokio::test]
 async fn a_profile_sees_only_the_tools_it_allows() {
     let profile = ProfileConfig {

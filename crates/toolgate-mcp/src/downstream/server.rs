@@ -248,7 +248,8 @@ impl GatewayServer {
                 span.set("toolgate.search.unloaded", unloaded);
             }
             self.gateway.inner.metrics.searched(matched, outcome.loaded().count(), unloaded);
-            if matched == 0 {
+            // What the catalog could not serve: no match, or none close enough to load.
+            if matched == 0 || outcome.nothing_fits() {
                 let subject = toolbox.about().subject().to_string();
                 self.gateway.inner.metrics.nothing_fitted(&subject, &outcome.query);
             }

@@ -317,7 +317,8 @@ impl Report<'_> {
     }
 
     /// A read-only search of the served subject's tools (nothing is loaded), each hit with its
-    /// score and `--explain`'s reasons.
+    /// score and `--explain`'s reasons, and what a `tool_search` would load (`loaded`,
+    /// `nothing_fits`).
     pub fn explain(&self, query: &str, limit: usize) -> Value {
         let view = self.gateway.view(None, Exposure::Native);
         let found = view.toolbox.explained_search(query, limit);
@@ -333,7 +334,9 @@ impl Report<'_> {
                 })
             })
             .collect();
+        let loaded: Vec<&str> = found.hits[..found.loads].iter().map(|h| h.tool.qualified_name()).collect();
         json!({"query": query, "strategy": found.strategy.as_str(), "matches": matches,
+            "loaded": loaded, "nothing_fits": found.loads == 0 && !found.hits.is_empty(),
             "unmatched_terms": found.unmatched_terms})
     }
 }

@@ -282,9 +282,13 @@ fn search(out: &mut String, found: Option<&Value>) {
         let _ = writeln!(out, "<p id=\"results\">No tools matched “{}”.</p>", esc(query));
         return;
     }
+    let would = match found["loaded"].as_array().map_or(0, Vec::len) {
+        0 => "nothing fits: a <code>tool_search</code> would load none of them".to_owned(),
+        n => format!("a <code>tool_search</code> would load the first {n}"),
+    };
     let _ = writeln!(
         out,
-        "<p class=\"muted\">ranked by <b>{}</b>; nothing is loaded by this search</p>\n<table id=\"results\">\
+        "<p class=\"muted\">ranked by <b>{}</b>; nothing is loaded by this search; {would}</p>\n<table id=\"results\">\
          <tr><th>#</th><th>tool</th><th>score</th><th>why</th></tr>",
         esc(str_of(&found["strategy"]))
     );
@@ -384,5 +388,20 @@ mod tests {
         let html = render(&status, Some(&found), "1.tok");
         assert!(!html.contains("http-equiv=\"refresh\""), "a search result does not reload away");
         assert!(html.contains("value=\"q&quot;\""));
+    }
+
+    #[test]
+    fn the_search_box_says_what_a_tool_search_would_load() {
+        let status = json!({"tools": 2, "servers": [], "sessions": []});
+        let hit = |name: &str| json!({"name": name, "score": 1.0, "description": "", "explain": {"via": "semantic"}});
+        let found = |loaded| json!({"query": "q", "strategy": "semantic", "matches": [hit("a__b"), hit("c__d")], "loaded": loaded});
+        let html = render(&status, Some(&found(json!(["a__b"]))), "1.tok");
+        assert!(html.contains("would load the first 1</p>"), "{html}");
+        let html = render(&status, Some(&found(json!([]))), "1.tok");
+        assert!(
+            html.contains("nothing fits: a <code>tool_search</code> would load none of them</p>"),
+            "{html}"
+        );
+        assert!(html.contains("<code>c__d</code>"), "the nearest are still listed");
     }
 }

@@ -14,6 +14,11 @@ pub struct Explained<'a> {
     pub hits: Vec<ExplainedHit<'a>>,
     /// Query terms (or `select:` names) that matched no tool at all.
     pub unmatched_terms: Vec<String>,
+    /// How many of the first hits a `tool_search` would load ([`Found::loads`]); 0 with hits
+    /// is "nothing fits".
+    ///
+    /// [`Found::loads`]: crate::search::Found::loads
+    pub loads: usize,
 }
 
 /// One hit of an [`Explained`] search.
@@ -43,6 +48,11 @@ impl Toolbox {
                 explanation: index.explain(query, h.tool),
             })
             .collect();
-        Explained { strategy: index.strategy(), hits, unmatched_terms: found.unmatched_terms }
+        Explained {
+            strategy: index.strategy(),
+            hits,
+            unmatched_terms: found.unmatched_terms,
+            loads: found.loads,
+        }
     }
 }

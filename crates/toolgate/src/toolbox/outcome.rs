@@ -67,6 +67,13 @@ impl<'a> SearchOutcome<'a> {
         self.sorted.also_found.iter().map(move |&id| catalog.tool(id))
     }
 
+    /// Whether the search found tools and none fits the request closely enough to load
+    /// (`docs/ranking.md`, "Nothing fits"): nothing was loaded, and the matches are only the
+    /// nearest.
+    pub fn nothing_fits(&self) -> bool {
+        self.sorted.nothing_fits
+    }
+
     /// Query terms that matched no tool (or named a tool this subject may not see).
     pub fn unmatched_terms(&self) -> &[String] {
         &self.sorted.unmatched_terms
