@@ -10,7 +10,7 @@
 //! When every cluster left unread is bounded so, the answer equals a scan of every row, and
 //! [`Clusters::nearest`] says it is exact; otherwise it is the best of what was read.
 
-use super::kernel::{Kernel, dot_f32};
+use super::kernel::{Kernel, MEAN_BLOCK, dot_f32};
 use super::{best_first, better};
 use crate::cores::on_cores;
 
@@ -280,10 +280,22 @@ fn mix(i: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// `means` one after another, and half the squared length of each, for
-/// [`Kernel::nearest_mean`].
+/// `means` (each as long as the first) laid out for [`Kernel::nearest_mean`]: in blocks of
+/// [`MEAN_BLOCK`], each block dimension by dimension, the last filled up with zeros; and half
+/// the squared length of each (`+∞` for the filling, which is never nearest).
 fn flatten(means: &[Vec<f32>]) -> (Vec<f32>, Vec<f32>) {
-    (means.concat(), means.iter().map(|m| 0.5 * dot_f32(m, m)).collect())
+    let d = means.first().map_or(0, Vec::len);
+    let blocks = means.len().div_ceil(MEAN_BLOCK);
+    let mut flat = vec![0.0f32; blocks * MEAN_BLOCK * d];
+    let mut halves = vec![f32::INFINITY; blocks * MEAN_BLOCK];
+    for (c, m) in means.iter().enumerate() {
+        let (b, l) = (c / MEAN_BLOCK, c % MEAN_BLOCK);
+        for (j, &x) in m.iter().enumerate().take(d) {
+            flat[(b * d + j) * MEAN_BLOCK + l] = x;
+        }
+        halves[c] = 0.5 * dot_f32(m, m);
+    }
+    (flat, halves)
 }
 
 /// The `k`-th best score of `hits` (`-∞` when there are fewer), keeping only the hits that could
@@ -347,6 +359,30 @@ mod tests {
             .collect();
         best_first(&mut all, k);
         all
+    }
+
+    /// The assignment in blocks of eight means picks the mean a plain comparison of each picks
+    /// (up to the rounding of a near tie), for any number of means, a last block filled up or
+    /// not, on either build of the loops.
+    #[test]
+    fn the_nearest_mean_is_the_one_a_plain_comparison_picks() {
+        for (seed, count, d) in [(1, 1, 64), (2, 7, 64), (3, 8, 64), (4, 13, 64), (5, 316, 64), (6, 9, 5)] {
+            let means = points(seed, count, d, count.min(4), 0.5);
+            let (flat, halves) = flatten(&means);
+            assert_eq!(halves.len() % MEAN_BLOCK, 0);
+            let score = |v: &[f32], c: usize| {
+                let m = &means[c];
+                v.iter().zip(m).map(|(&x, &y)| f64::from(x) * f64::from(y)).sum::<f64>()
+                    - 0.5 * m.iter().map(|&y| f64::from(y) * f64::from(y)).sum::<f64>()
+            };
+            for v in points(seed ^ 0xff, 200, d, 6, 0.8) {
+                let best = (0..count).map(|c| score(&v, c)).fold(f64::NEG_INFINITY, f64::max);
+                let got = Kernel::Portable.nearest_mean(&flat, &halves, &v);
+                assert!((got as usize) < count, "a filling mean won: {got} of {count}");
+                assert!(best - score(&v, got as usize) < 1e-5, "{count} means: {got} is not the nearest");
+                assert_eq!(Kernel::detect().nearest_mean(&flat, &halves, &v), got, "the builds agree");
+            }
+        }
     }
 
     proptest! {

@@ -110,9 +110,12 @@ impl Kernel {
         }
     }
 
-    /// Which of `means` (one after another, each `v.len()` long) is nearest to `v`: the one
-    /// with the largest `v·m − halves[i]`, `halves` holding half the squared length of each
-    /// (ties to the first). k-means' assignment, where building a large index spends its time.
+    /// Which of `means` is nearest to `v`: the one with the largest `v·m − halves[i]`, `halves`
+    /// holding half the squared length of each (ties to the first). k-means' assignment, where
+    /// building a large index spends its time. `means` are in blocks of eight ([`MEAN_BLOCK`]),
+    /// each block dimension by dimension (the eight means' first values, then their second …),
+    /// so that one vector of eight sums takes a value of `v` at a time, with no sum across
+    /// lanes per mean; a last block filled up with means whose half is `+∞` never wins.
     pub(crate) fn nearest_mean(self, means: &[f32], halves: &[f32], v: &[f32]) -> u32 {
         match self {
             Kernel::Portable => nearest_mean(means, halves, v),
@@ -283,14 +286,24 @@ fn strip_rows<const T: usize>(sums: &mut [f32], x: &[f32], strip: &[f32], k: usi
     }
 }
 
+/// How many means [`Kernel::nearest_mean`] compares side by side.
+pub(crate) const MEAN_BLOCK: usize = 8;
+
 #[inline(always)]
 fn nearest_mean(means: &[f32], halves: &[f32], v: &[f32]) -> u32 {
-    let d = v.len().max(1);
+    let width = MEAN_BLOCK * v.len().max(1);
     let mut best = (f32::NEG_INFINITY, 0u32);
-    for (c, (m, &half)) in means.chunks_exact(d).zip(halves).enumerate() {
-        let s = dot_f32(v, m) - half;
-        if s > best.0 {
-            best = (s, c as u32);
+    for (b, (block, halves)) in means.chunks_exact(width).zip(halves.chunks_exact(MEAN_BLOCK)).enumerate() {
+        let mut sums = [0.0f32; MEAN_BLOCK];
+        for (&x, lanes) in v.iter().zip(block.chunks_exact(MEAN_BLOCK)) {
+            for (s, &m) in sums.iter_mut().zip(lanes) {
+                *s += x * m;
+            }
+        }
+        for (l, (&s, &half)) in sums.iter().zip(halves).enumerate() {
+            if s - half > best.0 {
+                best = (s - half, (b * MEAN_BLOCK + l) as u32);
+            }
         }
     }
     best.1
