@@ -68,8 +68,7 @@ pub(crate) fn run(args: Args, out: &mut dyn Write) -> anyhow::Result<Outcome> {
     } else {
         Vec::new()
     };
-    // Hits, none of which a `tool_search` would load ([`toolgate::search::LoadCut::fit`]).
-    let nothing_fits = found.loads == 0 && !found.hits.is_empty();
+    let nothing_fits = found.nothing_fits();
     if args.json {
         let matches: Vec<Value> = found
             .hits

@@ -126,6 +126,12 @@ impl Found {
         let loads = relevant(&hits, floor_of(&hits), cut, &mut |_| 0);
         Found { form: QueryForm::Keywords, hits, unmatched_terms: Vec::new(), loads }
     }
+
+    /// Whether the search found tools and none fits the request closely enough to load
+    /// ([`LoadCut::fit`]): [`loads`](Found::loads) 0 with hits.
+    pub fn nothing_fits(&self) -> bool {
+        self.loads == 0 && !self.hits.is_empty()
+    }
 }
 
 /// What to search for.
@@ -625,9 +631,9 @@ impl Index {
                     let pairs: Vec<(ToolId, f32)> = lexical.iter().map(|h| (h.tool, h.score)).collect();
                     // The dense side reads labels as it reads any word: by what they mean.
                     let text = label::rejoin(&labelled.labels, words);
-                    let fused = dense.hybrid_fit(&text, &pairs, crate::semantic::Fusion::DEFAULT);
-                    fit = fused.cosines;
-                    let fused = fused.hits;
+                    let fused;
+                    crate::semantic::Fused { hits: fused, cosines: fit } =
+                        dense.hybrid_fit(&text, &pairs, crate::semantic::Fusion::DEFAULT);
                     // The fused scores, which the loading cut reads as it reads lexical ones.
                     lexical = fused.into_iter().map(|(tool, score)| Hit { tool, score }).collect();
                 }

@@ -39,8 +39,8 @@ pub(crate) struct Sorted {
     pub(crate) also_found: Vec<ToolId>,
     /// Query terms that matched no tool.
     pub(crate) unmatched_terms: Vec<String>,
-    /// Whether the search found tools and none fits the request ([`Found::loads`] 0 with
-    /// hits): nothing was loaded, and `matches` are only the nearest.
+    /// Whether the search found tools and none fits the request ([`Found::nothing_fits`]):
+    /// nothing was loaded, and `matches` are only the nearest.
     pub(crate) nothing_fits: bool,
 }
 
@@ -97,7 +97,9 @@ impl ActiveSet {
     /// the request's relevance cut ([`crate::search::Found::loads`]), and sorts out the hits
     /// that were active or core already and those below the cut.
     pub(crate) fn tool_search(&mut self, index: &Index, deferral: &Deferral, req: Request<'_>) -> Sorted {
-        let Found { hits, unmatched_terms, loads: relevant, .. } = index.search(req);
+        let found = index.search(req);
+        let nothing_fits = found.nothing_fits();
+        let Found { hits, unmatched_terms, loads: relevant, .. } = found;
         let catalog = index.catalog();
         let mut already_loaded = Vec::new();
         let mut also_found = Vec::new();
@@ -111,7 +113,6 @@ impl ActiveSet {
                 also_found.push(h.tool);
             }
         }
-        let nothing_fits = relevant == 0 && !hits.is_empty();
         Sorted { matches: hits, already_loaded, also_found, unmatched_terms, nothing_fits }
     }
 

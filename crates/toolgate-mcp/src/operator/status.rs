@@ -336,7 +336,7 @@ impl Report<'_> {
             .collect();
         let loaded: Vec<&str> = found.hits[..found.loads].iter().map(|h| h.tool.qualified_name()).collect();
         json!({"query": query, "strategy": found.strategy.as_str(), "matches": matches,
-            "loaded": loaded, "nothing_fits": found.loads == 0 && !found.hits.is_empty(),
+            "loaded": loaded, "nothing_fits": found.nothing_fits,
             "unmatched_terms": found.unmatched_terms})
     }
 }

@@ -14,11 +14,14 @@ pub struct Explained<'a> {
     pub hits: Vec<ExplainedHit<'a>>,
     /// Query terms (or `select:` names) that matched no tool at all.
     pub unmatched_terms: Vec<String>,
-    /// How many of the first hits a `tool_search` would load ([`Found::loads`]); 0 with hits
-    /// is "nothing fits".
+    /// How many of the first hits a `tool_search` would load ([`Found::loads`]).
     ///
     /// [`Found::loads`]: crate::search::Found::loads
     pub loads: usize,
+    /// Whether none of the hits fits closely enough to load ([`Found::nothing_fits`]).
+    ///
+    /// [`Found::nothing_fits`]: crate::search::Found::nothing_fits
+    pub nothing_fits: bool,
 }
 
 /// One hit of an [`Explained`] search.
@@ -39,6 +42,7 @@ impl Toolbox {
     pub fn explained_search(&self, query: &str, limit: usize) -> Explained<'_> {
         let index = self.index.get();
         let found = index.search(Request::new(query, limit));
+        let nothing_fits = found.nothing_fits();
         let hits = found
             .hits
             .iter()
@@ -53,6 +57,7 @@ impl Toolbox {
             hits,
             unmatched_terms: found.unmatched_terms,
             loads: found.loads,
+            nothing_fits,
         }
     }
 }
